@@ -1,0 +1,1 @@
+"""Proximal Policy Optimization: the algorithm, its losses, networks and normalizers."""

@@ -1,0 +1,28 @@
+"""Generic RL infrastructure: batched environments, the simulation step, the training loop.
+
+Names are imported lazily so that light users (environment child processes in particular) do not pay
+for importing TensorFlow.
+"""
+
+import importlib
+
+_NAMES = {
+    "AttrDict": "attr_dict",
+    "BatchEnv": "batch_env",
+    "ExternalProcess": "wrappers",
+    "InGraphBatchEnv": "in_graph_batch_env",
+    "simulate": "simulate",
+    "Loop": "loop",
+    "StreamingMean": "streaming_mean",
+    "MockEnvironment": "mock_environment",
+    "MockAlgorithm": "mock_algorithm",
+}
+
+__all__ = sorted(_NAMES)
+
+
+def __getattr__(name):
+    if name in _NAMES:
+        module = importlib.import_module(f"{__name__}.{_NAMES[name]}")
+        return getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

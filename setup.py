@@ -1,0 +1,33 @@
+"""Install the `agents` package: batched PPO on TensorFlow 2."""
+
+import setuptools
+
+setuptools.setup(
+    name="agents",
+    version="0.1.0",
+    description="Batched, in-graph PPO for TensorFlow 2 and gymnasium.",
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    packages=setuptools.find_packages(include=["agents", "agents.*"]),
+    python_requires=">=3.10",
+    install_requires=[
+        # tfp 0.25 is the release that imports and runs with TF 2.16-2.21; it needs tf-keras.
+        "tensorflow>=2.16,<2.22",
+        "tensorflow-probability>=0.24,<0.26",
+        "tf-keras>=2.16,<2.22",
+        "gymnasium>=1.0,<2",
+        "numpy>=1.24",
+        "mpi4py>=3.1",
+        "mpich",  # MPI runtime wheel: `mpirun` works after pip install alone.
+        "pyyaml>=6",
+        "cloudpickle>=2",
+        "tqdm>=4.60",
+        "matplotlib>=3.7",
+    ],
+    extras_require={
+        "test": ["pytest>=7", "ruff>=0.5"],
+        "mujoco": ["gymnasium[mujoco]>=1.0,<2"],
+        "atari": ["ale-py>=0.9"],
+        "video": ["imageio>=2.30", "imageio-ffmpeg>=0.4"],
+    },
+)
