@@ -15,6 +15,7 @@ setuptools.setup(
         "tensorflow>=2.16,<2.22",
         "tensorflow-probability>=0.24,<0.26",
         "tf-keras>=2.16,<2.22",
+        "tensorboard>=2.16",  # tf.summary writes through it; TF 2.21 no longer depends on it.
         "gymnasium>=1.0,<2",
         "numpy>=1.24",
         "mpi4py>=3.1",

@@ -14,6 +14,8 @@ _NAMES = {
     "simulate": "simulate",
     "Loop": "loop",
     "StreamingMean": "streaming_mean",
+    "RunningMeanStd": "running_mean_std",
+    "mpi_cross_replica_sum": "mpi",
     "MockEnvironment": "mock_environment",
     "MockAlgorithm": "mock_algorithm",
 }
@@ -24,5 +26,7 @@ __all__ = sorted(_NAMES)
 def __getattr__(name):
     if name in _NAMES:
         module = importlib.import_module(f"{__name__}.{_NAMES[name]}")
-        return getattr(module, name)
+        # Cache the object: importing `tools.simulate` binds the submodule under the same name.
+        globals()[name] = value = getattr(module, name)
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,166 @@
+"""InGraphBatchEnv: a batch of environments as TensorFlow operations and variables."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import gymnasium as gym
+import numpy as np
+import tensorflow as tf
+
+
+class InGraphBatchEnv(tf.Module):
+    """Step and reset a `BatchEnv` from inside `tf.function` through `tf.numpy_function`.
+
+    The latest transition lives in non-trainable variables: `observ`, `action`, `reward`,
+    `terminated`, `truncated` and `done` (either of the two), plus the `score` (return so far) and
+    `length` of the running episodes. `done` starts True so that the first simulation step resets
+    every environment.
+
+    Discrete and MultiDiscrete actions are int32, continuous actions float32. Float observations are
+    float32; uint8 observations (pixels) keep their dtype.
+
+    A Python exception inside an environment surfaces from TensorFlow as a `tf.errors.OpError`;
+    run the graph under `with batch_env.python_errors():` to get the original exception instead.
+
+    Args:
+        batch_env: A `BatchEnv` (or anything with its interface).
+    """
+
+    def __init__(self, batch_env) -> None:
+        super().__init__(name="in_graph_batch_env")
+        self._batch_env = batch_env
+        self._error: BaseException | None = None
+        size = len(batch_env)
+        observ_space = batch_env.observation_space
+        if not isinstance(observ_space, gym.spaces.Box):
+            raise ValueError(
+                f"Unsupported observation space {observ_space}: only Box observations are accepted."
+            )
+        self.observation_space = observ_space
+        self.action_space = batch_env.action_space
+        self._observ_dtype = tf.uint8 if observ_space.dtype == np.uint8 else tf.float32
+        self._action_dtype, action_shape = _action_signature(self.action_space)
+        variable = lambda value, name: tf.Variable(value, trainable=False, name=name)  # noqa: E731
+        self.observ = variable(tf.zeros((size,) + observ_space.shape, self._observ_dtype), "observ")
+        self.action = variable(tf.zeros((size,) + action_shape, self._action_dtype), "action")
+        self.reward = variable(tf.zeros([size], tf.float32), "reward")
+        self.terminated = variable(tf.zeros([size], tf.bool), "terminated")
+        self.truncated = variable(tf.zeros([size], tf.bool), "truncated")
+        self.done = variable(tf.ones([size], tf.bool), "done")
+        self.score = variable(tf.zeros([size], tf.float32), "score")
+        self.length = variable(tf.zeros([size], tf.int32), "length")
+
+    def __len__(self) -> int:
+        return len(self._batch_env)
+
+    def simulate(self, action: tf.Tensor) -> None:
+        """Step all environments and store the transition in the variables."""
+        # Reading `done` orders the environment call after earlier writes (e.g. a reset): automatic
+        # control dependencies order stateful ops per resource, and the Python call touches none.
+        observ, reward, terminated, truncated = tf.numpy_function(
+            self._step,
+            [action, self.done.read_value()],
+            [self._observ_dtype, tf.float32, tf.bool, tf.bool],
+            stateful=True,
+        )
+        observ.set_shape(self.observ.shape)
+        for tensor in (reward, terminated, truncated):
+            tensor.set_shape([len(self)])
+        self.action.assign(action)
+        self.observ.assign(observ)
+        self.reward.assign(reward)
+        self.terminated.assign(terminated)
+        self.truncated.assign(truncated)
+        self.done.assign(terminated | truncated)
+        self.score.assign_add(reward)
+        self.length.assign_add(tf.ones_like(self.length))
+
+    def reset(self, indices: tf.Tensor | None = None) -> tf.Tensor:
+        """Reset the environments at `indices` (all when None); returns their observations."""
+        if indices is None:
+            indices = tf.range(len(self))
+        indices = tf.convert_to_tensor(indices, tf.int32)
+        observ = tf.numpy_function(
+            self._reset, [indices, self.done.read_value()], self._observ_dtype, stateful=True
+        )
+        observ.set_shape(tf.TensorShape([None]).concatenate(self.observ.shape[1:]))
+        rows = indices[:, None]
+        count = tf.shape(indices)[0]
+        self.observ.scatter_nd_update(rows, observ)
+        self.reward.scatter_nd_update(rows, tf.zeros([count]))
+        self.score.scatter_nd_update(rows, tf.zeros([count]))
+        self.length.scatter_nd_update(rows, tf.zeros([count], tf.int32))
+        for flag in (self.terminated, self.truncated, self.done):
+            flag.scatter_nd_update(rows, tf.zeros([count], tf.bool))
+        return observ
+
+    def close(self) -> None:
+        """Close the environments."""
+        self._batch_env.close()
+
+    @contextlib.contextmanager
+    def python_errors(self) -> Iterator[None]:
+        """Re-raise the environment's own exception when a graph op that stepped it fails."""
+        self._error = None
+        try:
+            yield
+        except tf.errors.OpError:
+            if self._error is None:
+                raise
+            error, self._error = self._error, None
+            raise error from None
+
+    def _step(self, action: np.ndarray, done: np.ndarray):
+        try:
+            if done.any():
+                raise RuntimeError(
+                    f"Environment(s) {np.flatnonzero(done).tolist()} finished their episode and "
+                    "must be reset before stepping."
+                )
+            observ, reward, terminated, truncated, _ = self._batch_env.step(action)
+            _check_finite(observ, "observation")
+            _check_finite(reward, "reward")
+        except BaseException as error:
+            self._error = error
+            raise
+        return (
+            observ.astype(self._observ_dtype.as_numpy_dtype, copy=False),
+            reward,
+            terminated,
+            truncated,
+        )
+
+    def _reset(self, indices: np.ndarray, done: np.ndarray) -> np.ndarray:
+        del done  # Only read to order this call after earlier steps.
+        try:
+            observ = self._batch_env.reset(indices)
+            _check_finite(observ, "observation", indices)
+        except BaseException as error:
+            self._error = error
+            raise
+        return observ.astype(self._observ_dtype.as_numpy_dtype, copy=False)
+
+
+def _check_finite(values: np.ndarray, what: str, indices=None) -> None:
+    if values.dtype.kind != "f":
+        return
+    finite = np.isfinite(values.reshape(len(values), -1)).all(axis=1)
+    if not finite.all():
+        bad = np.flatnonzero(~finite)
+        envs = bad if indices is None else np.asarray(indices)[bad]
+        raise FloatingPointError(
+            f"Environment(s) {envs.tolist()} returned a non-finite {what}: "
+            f"{values[bad[0]]!r}. Observations and rewards must be finite."
+        )
+
+
+def _action_signature(space: gym.Space) -> tuple[tf.DType, tuple[int, ...]]:
+    if isinstance(space, (gym.spaces.Discrete, gym.spaces.MultiDiscrete)):
+        return tf.int32, space.shape
+    if isinstance(space, gym.spaces.Box):
+        return tf.float32, space.shape
+    raise ValueError(
+        f"Unsupported action space {space}: accepted are Box, Discrete and MultiDiscrete."
+    )

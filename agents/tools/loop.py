@@ -1,0 +1,185 @@
+"""Loop: alternate training and evaluation phases, with reports, summaries and checkpoints."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
+
+import numpy as np
+import tensorflow as tf
+
+
+class Report(NamedTuple):
+    """What `Loop.run` yields at each report."""
+
+    phase: str
+    step: int  # Global step after the call that triggered the report.
+    score: float  # Mean score of the episodes finished since the last report (nan if none).
+    episodes: int  # Number of those episodes.
+    metrics: dict[str, float]  # Latest metrics returned by the phase's step function.
+
+
+class _Phase(NamedTuple):
+    name: str
+    step_fn: Callable[[], tuple[Any, Any, dict]]
+    steps: int
+    report_every: int | None
+    log_every: int | None
+    checkpoint_every: int | None
+    writer: Any
+
+
+class Loop:
+    """Run phases (e.g. train and eval) of simulation steps in turn, counting env steps.
+
+    Each phase owns a step function returning `(done, score, metrics)`, as `tools.simulate` does:
+    `done` and `score` have shape [B] (or [K, B] for a function that runs K simulation steps), and
+    the number of env steps made by one call is their size. The global step (env steps over all
+    phases) decides which phase runs: phases take turns for `steps` env steps each.
+
+    Scores of finished episodes are averaged per phase. At `report_every` env steps of a phase,
+    `run` yields a `Report`; at `log_every`, the mean score and the metrics go to TensorBoard under
+    `logdir/<phase>`; at `checkpoint_every`, the checkpoint is saved with a
+    `tf.train.CheckpointManager` under `logdir/checkpoints`. A new Loop on the same logdir restores
+    the latest checkpoint, and with it the global step.
+
+    Args:
+        logdir: Directory for summaries and checkpoints (None disables both).
+        step: int64 variable counting env steps; must be part of `checkpoint` to survive restarts.
+        checkpoint: A `tf.train.Checkpoint` of everything that should be saved.
+        max_to_keep: Number of checkpoints kept on disk.
+    """
+
+    def __init__(
+        self,
+        logdir: str | None,
+        step: tf.Variable | None = None,
+        checkpoint: tf.train.Checkpoint | None = None,
+        max_to_keep: int = 3,
+    ) -> None:
+        self._logdir = logdir
+        self._step = step if step is not None else tf.Variable(0, dtype=tf.int64, trainable=False)
+        self._phases: list[_Phase] = []
+        self._manager = None
+        if logdir and checkpoint is not None:
+            directory = os.path.join(logdir, "checkpoints")
+            self._manager = tf.train.CheckpointManager(checkpoint, directory, max_to_keep)
+            if self._manager.latest_checkpoint:
+                checkpoint.restore(
+                    self._manager.latest_checkpoint
+                ).assert_existing_objects_matched()
+
+    @property
+    def step(self) -> int:
+        """The global step: env steps made over all phases."""
+        return int(self._step.numpy())
+
+    @property
+    def checkpoint_manager(self) -> tf.train.CheckpointManager | None:
+        return self._manager
+
+    def add_phase(
+        self,
+        name: str,
+        step_fn: Callable[[], tuple[Any, Any, dict]],
+        steps: int,
+        report_every: int | None = None,
+        log_every: int | None = None,
+        checkpoint_every: int | None = None,
+    ) -> None:
+        """Add a phase that runs `step_fn` for `steps` env steps at its turn.
+
+        Args:
+            name: Name of the phase, also the summary subdirectory.
+            step_fn: Callable returning `(done, score, metrics)` (see the class docstring).
+            steps: Env steps of one turn of this phase.
+            report_every: Yield a report every this many env steps of the phase (default: once per
+                turn).
+            log_every: Write summaries every this many env steps of the phase.
+            checkpoint_every: Save a checkpoint every this many env steps of the phase.
+        """
+        if steps <= 0:
+            raise ValueError(f"Phase {name!r} needs steps > 0, got {steps}.")
+        writer = None
+        if self._logdir and log_every:
+            writer = tf.summary.create_file_writer(os.path.join(self._logdir, name))
+        report_every = report_every or steps
+        phase = _Phase(name, step_fn, steps, report_every, log_every, checkpoint_every, writer)
+        self._phases.append(phase)
+
+    def run(self, max_step: int | None = None) -> Iterator[Report]:
+        """Run the phases until the global step reaches `max_step` (forever when None).
+
+        Yields:
+            A `Report` at each phase's report cadence.
+        """
+        if not self._phases:
+            raise ValueError("Loop.run needs at least one phase: call add_phase first.")
+        scores = {phase.name: ([], []) for phase in self._phases}  # (report, log) score lists.
+        while max_step is None or self.step < max_step:
+            phase, epoch, steps_in = self._current_phase(self.step)
+            phase_step = epoch * phase.steps + steps_in
+            done, score, metrics = phase.step_fn()
+            done, score = np.asarray(done), np.asarray(score)
+            made = done.size
+            self._step.assign_add(made)
+            for pending in scores[phase.name]:
+                pending.extend(score[done].tolist())
+            if _is_every(phase_step, made, phase.log_every) and phase.writer:
+                longest = max(p.steps for p in self._phases)
+                self._write_summaries(
+                    phase, scores[phase.name][1], metrics, epoch * longest + steps_in
+                )
+            if _is_every(phase_step, made, phase.checkpoint_every):
+                self.save()
+            if _is_every(phase_step, made, phase.report_every):
+                report_scores = scores[phase.name][0]
+                yield Report(
+                    phase.name,
+                    self.step,
+                    float(np.mean(report_scores)) if report_scores else float("nan"),
+                    len(report_scores),
+                    {key: _to_python(value) for key, value in metrics.items()},
+                )
+                report_scores.clear()
+
+    def save(self) -> str | None:
+        """Save a checkpoint numbered by the global step (if checkpointing is configured)."""
+        if self._manager is None:
+            return None
+        return self._manager.save(checkpoint_number=self.step)
+
+    def _current_phase(self, step: int) -> tuple[_Phase, int, int]:
+        cycle = sum(phase.steps for phase in self._phases)
+        epoch, offset = divmod(step, cycle)
+        for phase in self._phases:
+            if offset < phase.steps:
+                return phase, epoch, offset
+            offset -= phase.steps
+        raise AssertionError("unreachable")
+
+    def _write_summaries(self, phase: _Phase, scores: list, metrics: dict, step: int) -> None:
+        with phase.writer.as_default(step=step):
+            if scores:
+                tf.summary.scalar("mean_score", float(np.mean(scores)))
+            for key, value in metrics.items():
+                value = _to_python(value)
+                if isinstance(value, float):
+                    tf.summary.scalar(key, value)
+        phase.writer.flush()
+        scores.clear()
+
+
+def _is_every(phase_step: int, made: int, every: int | None) -> bool:
+    """Whether the env steps [phase_step, phase_step + made) cross a multiple of `every`."""
+    if not every:
+        return False
+    return (phase_step + made) // every > phase_step // every
+
+
+def _to_python(value: Any) -> Any:
+    array = np.asarray(value)
+    if array.ndim == 0 and array.dtype.kind in "fiub":
+        return float(array)
+    return value

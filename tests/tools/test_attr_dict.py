@@ -1,0 +1,66 @@
+"""Tests for AttrDict."""
+
+import pytest
+import yaml
+
+from agents.tools.attr_dict import AttrDict
+
+
+def test_construct_from_dict_and_kwargs():
+    config = AttrDict({"a": 1}, b=2)
+    assert config.a == 1 and config["b"] == 2
+    assert "a" in config and "c" not in config
+
+
+def test_missing_key_reads_as_none():
+    assert AttrDict().missing is None
+
+
+def test_magic_attribute_raises():
+    with pytest.raises(AttributeError):
+        AttrDict().__getstate_x__  # noqa: B018
+
+
+def test_locked_on_creation():
+    config = AttrDict(a=1)
+    with pytest.raises(RuntimeError, match="with obj.unlocked"):
+        config.a = 2
+    with pytest.raises(RuntimeError, match="with obj.unlocked"):
+        config["b"] = 3
+    with pytest.raises(RuntimeError):
+        config.update(c=4)
+    assert config == {"a": 1}
+
+
+def test_unlocked_allows_writes_and_relocks():
+    config = AttrDict(a=1)
+    with config.unlocked:
+        config.a = 2
+        config.b = 3
+    assert config == {"a": 2, "b": 3}
+    with pytest.raises(RuntimeError):
+        config.c = 4
+
+
+def test_relocks_after_exception():
+    config = AttrDict()
+    with pytest.raises(KeyError), config.unlocked:
+        raise KeyError("x")
+    with pytest.raises(RuntimeError):
+        config.a = 1
+
+
+def test_copy_keeps_type_and_is_independent():
+    config = AttrDict(a=1)
+    copy = config.copy()
+    assert isinstance(copy, AttrDict)
+    with copy.unlocked:
+        copy.a = 5
+    assert config.a == 1 and copy.a == 5
+
+
+def test_yaml_round_trip_with_safe_loader():
+    config = AttrDict(rate=3e-4, layers=[64, 64], name="pendulum", nested=AttrDict(x=True))
+    text = yaml.safe_dump(config.to_dict())
+    restored = AttrDict(yaml.safe_load(text))
+    assert restored == config

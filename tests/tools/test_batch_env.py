@@ -1,0 +1,122 @@
+"""Tests for BatchEnv and InGraphBatchEnv."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from agents import tools
+
+
+def _envs(count, action_space=None, observ_shape=(3,), duration=5):
+    return [
+        tools.MockEnvironment(observ_shape, (2,), duration, duration, i, action_space)
+        for i in range(count)
+    ]
+
+
+def test_batch_env_len_indexing_and_shapes():
+    envs = _envs(3)
+    batch = tools.BatchEnv(envs, blocking=True)
+    assert len(batch) == 3 and batch[1] is envs[1]
+    observ = batch.reset()
+    assert observ.shape == (3, 3) and observ.dtype == np.float32
+    observ, reward, terminated, truncated, info = batch.step(np.zeros((3, 2), np.float32))
+    assert observ.shape == (3, 3) and reward.shape == (3,) and reward.dtype == np.float32
+    assert terminated.dtype == bool and truncated.dtype == bool and len(info) == 3
+
+
+def test_batch_env_partial_reset():
+    batch = tools.BatchEnv(_envs(3), blocking=True)
+    batch.reset()
+    observ = batch.reset(indices=[2])
+    assert observ.shape == (1, 3)
+    assert [len(env.durations) for env in batch] == [1, 1, 2]
+
+
+def test_batch_env_seeded_reset_is_deterministic():
+    first = tools.BatchEnv(_envs(2), blocking=True).reset(seed=7)
+    second = tools.BatchEnv(_envs(2), blocking=True).reset(seed=7)
+    np.testing.assert_array_equal(first, second)
+    assert not np.array_equal(first[0], first[1])
+
+
+def test_batch_env_rejects_mismatched_spaces():
+    envs = _envs(1) + _envs(1, observ_shape=(4,))
+    with pytest.raises(ValueError, match="Environment 1 has observation space"):
+        tools.BatchEnv(envs, blocking=True)
+
+
+@pytest.mark.parametrize(
+    "space, action, bad",
+    [
+        (None, [[0.0, 0.0], [0.0, 7.0]], 1),
+        (None, [[np.nan, 0.0], [0.0, 0.0]], 0),
+        (gym.spaces.Discrete(3), [0, 3], 1),
+        (gym.spaces.Discrete(3), [1.5, 0], 0),
+    ],
+)
+def test_batch_env_rejects_bad_actions_naming_env(space, action, bad):
+    batch = tools.BatchEnv(_envs(2, space), blocking=True)
+    batch.reset()
+    with pytest.raises(ValueError, match=f"environment {bad}.*is not in"):
+        batch.step(np.asarray(action))
+
+
+@pytest.mark.parametrize(
+    "space, dtype, shape",
+    [(None, tf.float32, (4, 2)), (gym.spaces.Discrete(3), tf.int32, (4,))],
+)
+def test_in_graph_batch_env_shapes_and_dtypes(space, dtype, shape):
+    env = tools.InGraphBatchEnv(tools.BatchEnv(_envs(4, space, (2, 3)), blocking=True))
+    assert env.observ.shape == (4, 2, 3) and env.observ.dtype == tf.float32
+    assert env.action.shape == shape and env.action.dtype == dtype
+    assert env.done.numpy().all()
+    env.reset()
+    assert not env.done.numpy().any()
+    env.simulate(tf.zeros(shape, dtype))
+    assert env.reward.dtype == tf.float32 and env.length.numpy().tolist() == [1] * 4
+
+
+def test_in_graph_batch_env_partial_reset_in_tf_function():
+    env = tools.InGraphBatchEnv(tools.BatchEnv(_envs(3, duration=1), blocking=True))
+
+    @tf.function
+    def run():
+        env.reset()
+        env.simulate(tf.zeros([3, 2]))
+        return env.reset([1])
+
+    observ = run()
+    assert observ.shape == (1, 3)
+    assert env.done.numpy().tolist() == [True, False, True]
+    assert env.length.numpy().tolist() == [1, 0, 1]
+
+
+def test_in_graph_batch_env_refuses_stepping_finished_envs():
+    env = tools.InGraphBatchEnv(tools.BatchEnv(_envs(2), blocking=True))
+    message = r"Environment\(s\) \[0, 1\] finished"
+    with pytest.raises(RuntimeError, match=message), env.python_errors():
+        env.simulate(tf.zeros([2, 2]))
+
+
+class _NanEnv(tools.MockEnvironment):
+    def step(self, action):
+        observ, reward, terminated, truncated, info = super().step(action)
+        return observ, float("nan"), terminated, truncated, info
+
+
+def test_in_graph_batch_env_catches_non_finite_reward():
+    envs = _envs(1) + [_NanEnv((3,), (2,), 5, 5)]
+    env = tools.InGraphBatchEnv(tools.BatchEnv(envs, blocking=True))
+    env.reset()
+    message = r"Environment\(s\) \[1\].*non-finite reward"
+    with pytest.raises(FloatingPointError, match=message), env.python_errors():
+        tf.function(lambda: env.simulate(tf.zeros([2, 2])))()
+
+
+def test_in_graph_batch_env_rejects_unsupported_spaces():
+    env = tools.MockEnvironment((3,), (2,), 5, 5)
+    env.action_space = gym.spaces.Dict({"a": gym.spaces.Discrete(2)})
+    with pytest.raises(ValueError, match="Unsupported action space"):
+        tools.InGraphBatchEnv(tools.BatchEnv([env], blocking=True))

@@ -1,0 +1,123 @@
+"""Tests for Loop: phases, cadences, score averaging, summaries and checkpoints."""
+
+import glob
+import math
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from agents import tools
+
+
+class _Scripted:
+    """Step function that returns a fixed sequence of (done, score) batches."""
+
+    def __init__(self, dones, scores):
+        self._items = list(zip(dones, scores))
+        self.calls = 0
+
+    def __call__(self):
+        done, score = self._items[self.calls % len(self._items)]
+        self.calls += 1
+        return np.array(done), np.array(score, np.float32), {"loss": float(self.calls)}
+
+
+def test_report_cadence_global_step_and_score_averaging():
+    loop = tools.Loop(None)
+    step_fn = _Scripted([[True, False], [False, True], [True, True]], [[1, 9], [9, 3], [5, 7]])
+    loop.add_phase("train", step_fn, steps=100, report_every=6)
+    reports = list(loop.run(max_step=12))
+    assert [r.step for r in reports] == [6, 12]
+    assert loop.step == 12
+    # Only scores of finished episodes count: (1 + 3 + 5 + 7) / 4.
+    assert reports[0].score == pytest.approx(4.0) and reports[0].episodes == 4
+    assert reports[0].metrics == {"loss": 3.0}
+
+
+def test_report_without_finished_episodes_is_nan():
+    loop = tools.Loop(None)
+    loop.add_phase("train", _Scripted([[False]], [[1.0]]), steps=10, report_every=5)
+    report = next(loop.run(max_step=5))
+    assert math.isnan(report.score) and report.episodes == 0
+
+
+def test_phases_alternate_and_average_separately():
+    loop = tools.Loop(None)
+    train = _Scripted([[True, True]], [[1.0, 1.0]])
+    evaluate = _Scripted([[True, False]], [[10.0, 0.0]])
+    loop.add_phase("train", train, steps=4)
+    loop.add_phase("eval", evaluate, steps=2)
+    reports = list(loop.run(max_step=12))
+    assert [(r.phase, r.step) for r in reports] == [
+        ("train", 4),
+        ("eval", 6),
+        ("train", 10),
+        ("eval", 12),
+    ]
+    assert [r.score for r in reports] == [1.0, 10.0, 1.0, 10.0]
+    assert (train.calls, evaluate.calls) == (4, 2)
+
+
+def test_batched_done_counts_every_step():
+    loop = tools.Loop(None)
+    # One call makes 3 simulation steps of 2 envs: done has shape [3, 2].
+    step_fn = _Scripted([[[True, False], [False, False], [True, True]]], [[[2, 0], [0, 0], [4, 6]]])
+    loop.add_phase("train", step_fn, steps=60, report_every=12)
+    reports = list(loop.run(max_step=12))
+    assert [r.step for r in reports] == [12] and step_fn.calls == 2
+    assert reports[0].score == pytest.approx(4.0) and reports[0].episodes == 6
+
+
+def test_summaries_and_checkpoints_and_resume(tmp_path):
+    logdir = str(tmp_path)
+
+    def make_loop():
+        step = tf.Variable(0, dtype=tf.int64)
+        weight = tf.Variable(0.0)
+        checkpoint = tf.train.Checkpoint(step=step, weight=weight)
+        return tools.Loop(logdir, step, checkpoint), weight
+
+    loop, weight = make_loop()
+
+    def step_fn():
+        weight.assign_add(1.0)
+        return np.array([True, True]), np.array([1.0, 2.0]), {"loss": 0.5}
+
+    loop.add_phase("train", step_fn, steps=100, log_every=4, checkpoint_every=6)
+    list(loop.run(max_step=14))
+    assert glob.glob(os.path.join(logdir, "train", "events.out.tfevents.*"))
+    checkpoints = loop.checkpoint_manager.checkpoints
+    assert [os.path.basename(c) for c in checkpoints] == ["ckpt-6", "ckpt-12"]
+
+    resumed, weight = make_loop()
+    assert resumed.step == 12 and weight.numpy() == 6.0
+    resumed.add_phase("train", step_fn, steps=100)
+    assert [r.step for r in resumed.run(max_step=16)] == []
+    assert resumed.step == 16
+
+
+def test_summary_values_are_written(tmp_path):
+    from tensorflow.python.summary.summary_iterator import summary_iterator
+
+    loop = tools.Loop(str(tmp_path))
+    loop.add_phase("eval", _Scripted([[True]], [[3.0]]), steps=10, log_every=2)
+    list(loop.run(max_step=4))
+    values = {}
+    for path in glob.glob(os.path.join(str(tmp_path), "eval", "events*")):
+        for event in summary_iterator(path):
+            for value in event.summary.value:
+                values.setdefault(value.tag, []).append(
+                    (event.step, float(tf.make_ndarray(value.tensor)))
+                )
+    assert values["mean_score"] == [(1, 3.0), (3, 3.0)]
+    assert [v for _, v in values["loss"]] == [2.0, 4.0]
+
+
+def test_rejects_empty_phase():
+    loop = tools.Loop(None)
+    with pytest.raises(ValueError, match="steps > 0"):
+        loop.add_phase("train", lambda: None, steps=0)
+    with pytest.raises(ValueError, match="add_phase"):
+        next(loop.run(max_step=1))
