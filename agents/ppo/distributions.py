@@ -1,0 +1,169 @@
+"""Policy heads: Keras layers that turn features into the action distribution of an action space."""
+
+from __future__ import annotations
+
+import math
+
+import gymnasium as gym
+import keras
+import numpy as np
+import tensorflow as tf
+import tensorflow_probability as tfp
+
+tfd = tfp.distributions
+
+# Logit of the padding categories of a ragged MultiDiscrete. Its probability underflows to exactly
+# zero, yet it stays finite, so log-probabilities, entropies and KLs never become inf - inf = NaN.
+MASKED_LOGIT = -1e9
+
+# What each kind of head accepts, for error messages.
+ACCEPTED_SPACES = {
+    "gaussian": "a Box action space of shape (n,)",
+    "categorical": "a Discrete action space with start=0",
+    "multi_categorical": "a MultiDiscrete action space with 1-D nvec and start=0",
+}
+
+
+def orthogonal_dense(
+    units: int, gain: float, activation: str | None = None, name: str | None = None
+) -> keras.layers.Dense:
+    """A dense layer with the PPO-standard orthogonal kernel initializer and zero bias.
+
+    Args:
+        units: Output size.
+        gain: Scale of the orthogonal initializer (sqrt(2) for hidden ReLU/tanh layers, small for
+            the policy output, 1.0 for the value output).
+        activation: Keras activation name, or None for a linear layer.
+        name: Optional layer name.
+
+    Returns:
+        An unbuilt `keras.layers.Dense`.
+    """
+    # A fresh initializer per layer: Keras 3 warns when one unseeded instance is reused, because
+    # every layer would then get the same matrix.
+    return keras.layers.Dense(
+        units,
+        activation=activation,
+        kernel_initializer=keras.initializers.Orthogonal(gain=gain),
+        bias_initializer="zeros",
+        name=name,
+    )
+
+
+def _outer(tensor: tf.Tensor, outer_shape: tf.Tensor, inner: list[int]) -> tf.Tensor:
+    """Reshapes a flat [B*T, ...] tensor to [B, T, *inner]."""
+    return tf.reshape(tensor, tf.concat([outer_shape, inner], axis=0))
+
+
+class GaussianHead(keras.layers.Layer):
+    """Diagonal Gaussian whose mean depends on the features and whose log-std is a free variable.
+
+    Samples are unbounded; clipping them to the Box bounds is the environment wrapper's job, so
+    that log-probabilities stay those of the samples actually drawn.
+    """
+
+    def __init__(self, action_dim: int, init_std: float, init_output_factor: float, **kwargs):
+        super().__init__(**kwargs)
+        if not init_std > 0:
+            raise ValueError(f"init_std must be positive, got {init_std}")
+        self._action_dim, self._init_std = action_dim, init_std
+        self._mean = orthogonal_dense(action_dim, init_output_factor, name="mean")
+
+    def build(self, input_shape):
+        self._mean.build(input_shape)
+        self.log_std = self.add_weight(
+            shape=(self._action_dim,),
+            initializer=keras.initializers.Constant(math.log(self._init_std)),
+            name="log_std",
+        )
+
+    def call(self, features: tf.Tensor, outer_shape: tf.Tensor) -> tfd.Distribution:
+        """Returns Independent(Normal) with batch shape `outer_shape` and event shape [n]."""
+        mean = _outer(self._mean(features), outer_shape, [-1])
+        std = tf.broadcast_to(tf.exp(self.log_std), tf.shape(mean))
+        return tfd.Independent(tfd.Normal(mean, std), reinterpreted_batch_ndims=1)
+
+
+class CategoricalHead(keras.layers.Layer):
+    """Categorical over `num_actions` choices with int32 samples."""
+
+    def __init__(self, num_actions: int, init_output_factor: float, **kwargs):
+        super().__init__(**kwargs)
+        self._logits = orthogonal_dense(num_actions, init_output_factor, name="logits")
+
+    def build(self, input_shape):
+        self._logits.build(input_shape)
+
+    def call(self, features: tf.Tensor, outer_shape: tf.Tensor) -> tfd.Distribution:
+        """Returns Categorical with batch shape `outer_shape` and event shape []."""
+        logits = _outer(self._logits(features), outer_shape, [-1])
+        return tfd.Categorical(logits=logits, dtype=tf.int32)
+
+
+class MultiCategoricalHead(keras.layers.Layer):
+    """Independent categoricals, one per MultiDiscrete entry, padded to the largest `nvec`.
+
+    Entry i has `nvec[i]` valid choices; the padding logits are set to `MASKED_LOGIT`, so they have
+    probability zero and are never sampled nor chosen by the mode.
+    """
+
+    def __init__(self, nvec: np.ndarray, init_output_factor: float, **kwargs):
+        super().__init__(**kwargs)
+        nvec = np.asarray(nvec, dtype=np.int64)
+        self._num_entries, self._max_n = len(nvec), int(nvec.max())
+        valid = np.arange(self._max_n)[None, :] < nvec[:, None]
+        self._valid = None if valid.all() else tf.constant(valid)
+        self._logits = orthogonal_dense(
+            self._num_entries * self._max_n, init_output_factor, name="logits"
+        )
+
+    def build(self, input_shape):
+        self._logits.build(input_shape)
+
+    def call(self, features: tf.Tensor, outer_shape: tf.Tensor) -> tfd.Distribution:
+        """Returns Independent(Categorical) with batch shape `outer_shape` and event shape [k]."""
+        logits = _outer(self._logits(features), outer_shape, [self._num_entries, self._max_n])
+        if self._valid is not None:
+            logits = tf.where(self._valid, logits, MASKED_LOGIT)
+        categorical = tfd.Categorical(logits=logits, dtype=tf.int32)
+        return tfd.Independent(categorical, reinterpreted_batch_ndims=1)
+
+
+def make_policy_head(
+    network: str,
+    kind: str,
+    action_space: gym.Space,
+    init_output_factor: float,
+    init_std: float | None = None,
+) -> keras.layers.Layer:
+    """Creates the policy head of `kind` for `action_space`, checking that the two fit.
+
+    Args:
+        network: Name of the network being built, for error messages.
+        kind: One of "gaussian", "categorical", "multi_categorical".
+        action_space: The environment's action space.
+        init_output_factor: Gain of the output layer's orthogonal initializer.
+        init_std: Initial standard deviation; required for "gaussian".
+
+    Returns:
+        An unbuilt head layer; call `build((None, feature_size))` before use.
+
+    Raises:
+        ValueError: If the action space does not suit `kind`.
+    """
+    space = action_space
+    if kind == "gaussian" and isinstance(space, gym.spaces.Box) and len(space.shape) == 1:
+        return GaussianHead(space.shape[0], init_std, init_output_factor, name="policy")
+    if kind == "categorical" and isinstance(space, gym.spaces.Discrete) and space.start == 0:
+        return CategoricalHead(int(space.n), init_output_factor, name="policy")
+    if (
+        kind == "multi_categorical"
+        and isinstance(space, gym.spaces.MultiDiscrete)
+        and space.nvec.ndim == 1
+        and not np.any(space.start)
+    ):
+        return MultiCategoricalHead(space.nvec, init_output_factor, name="policy")
+    raise ValueError(
+        f"Network {network!r} does not support the action space {space!r}: it needs "
+        f"{ACCEPTED_SPACES[kind]}."
+    )

@@ -1,0 +1,266 @@
+"""PPO policy/value networks: Keras models mapping [batch, time] observations to a NetworkOutput."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+import gymnasium as gym
+import keras
+import numpy as np
+import tensorflow as tf
+import tensorflow_probability as tfp
+
+from agents.ppo.distributions import make_policy_head, orthogonal_dense
+
+tfd = tfp.distributions
+
+_HIDDEN_GAIN = math.sqrt(2.0)
+
+
+class NetworkOutput(NamedTuple):
+    """What every network returns for observations of shape [B, T, ...].
+
+    Attributes:
+        policy: Action distribution with batch shape [B, T]; its event shape is the action shape.
+        value: State-value estimates, [B, T] float32.
+        state: Recurrent state after the last step, [B, ...]; [B, 0] for feed-forward networks.
+    """
+
+    policy: tfd.Distribution
+    value: tf.Tensor
+    state: Any
+
+
+def _mlp(sizes: Sequence[int], activation: str, name: str) -> list[keras.layers.Dense]:
+    return [
+        orthogonal_dense(int(size), _HIDDEN_GAIN, activation, name=f"{name}_{index}")
+        for index, size in enumerate(sizes)
+    ]
+
+
+def _build(layers: Sequence[keras.layers.Layer], input_size: int) -> int:
+    """Builds `layers` as a chain on inputs of `input_size` and returns the output size."""
+    for layer in layers:
+        layer.build((None, input_size))
+        input_size = layer.units
+    return input_size
+
+
+def _apply(layers: Sequence[keras.layers.Layer], inputs: tf.Tensor) -> tf.Tensor:
+    for layer in layers:
+        inputs = layer(inputs)
+    return inputs
+
+
+class FeedForwardNetwork(keras.Model):
+    """Separate policy and value MLPs on the flattened observation; ignores `reset` and `state`."""
+
+    def __init__(
+        self,
+        observation_shape: Sequence[int],
+        policy_head: keras.layers.Layer,
+        policy_layers: Sequence[int],
+        value_layers: Sequence[int],
+        activation: str,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self._observ_size = int(np.prod(observation_shape))
+        self._policy_torso = _mlp(policy_layers, activation, "policy_hidden")
+        self._policy_head = policy_head
+        self._value_torso = _mlp(value_layers, activation, "value_hidden")
+        self._value_head = orthogonal_dense(1, 1.0, name="value")
+        # Built up front so that the variables exist before the first call (optimizers,
+        # checkpoints) and are never created inside a traced function.
+        with keras.name_scope(self.name):
+            self._policy_head.build((None, _build(self._policy_torso, self._observ_size)))
+            self._value_head.build((None, _build(self._value_torso, self._observ_size)))
+        self.built = True
+
+    def initial_state(self, batch_size: int | tf.Tensor) -> tf.Tensor:
+        """Returns the empty [batch_size, 0] placeholder state."""
+        return tf.zeros([batch_size, 0])
+
+    def call(self, observ: tf.Tensor, reset: tf.Tensor, state: tf.Tensor) -> NetworkOutput:
+        """Evaluates the network on every step independently.
+
+        Args:
+            observ: [B, T, *observation_shape] float32 observations.
+            reset: [B, T] bool episode starts (unused).
+            state: [B, 0] placeholder from `initial_state`, returned unchanged.
+
+        Returns:
+            NetworkOutput with a policy of batch shape [B, T] and value [B, T].
+        """
+        del reset
+        outer_shape = tf.shape(observ)[:2]
+        flat = tf.reshape(observ, [-1, self._observ_size])
+        policy = self._policy_head(_apply(self._policy_torso, flat), outer_shape)
+        value = tf.reshape(self._value_head(_apply(self._value_torso, flat)), outer_shape)
+        return NetworkOutput(policy, value, state)
+
+
+class RecurrentNetwork(keras.Model):
+    """MLP torso, then a GRU, then the policy head and a value MLP sharing the GRU output."""
+
+    def __init__(
+        self,
+        observation_shape: Sequence[int],
+        policy_head: keras.layers.Layer,
+        torso_layers: Sequence[int],
+        value_layers: Sequence[int],
+        activation: str,
+        recurrent_units: int,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self._observ_size = int(np.prod(observation_shape))
+        self._units = int(recurrent_units)
+        self._torso = _mlp(torso_layers, activation, "torso")
+        self._cell = keras.layers.GRUCell(self._units, name="gru")
+        self._policy_head = policy_head
+        self._value_torso = _mlp(value_layers, activation, "value_hidden")
+        self._value_head = orthogonal_dense(1, 1.0, name="value")
+        with keras.name_scope(self.name):
+            self._cell.build((None, _build(self._torso, self._observ_size)))
+            self._policy_head.build((None, self._units))
+            self._value_head.build((None, _build(self._value_torso, self._units)))
+        self.built = True
+
+    def initial_state(self, batch_size: int | tf.Tensor) -> tf.Tensor:
+        """Returns the zero GRU state, [batch_size, recurrent_units] float32."""
+        return tf.zeros([batch_size, self._units])
+
+    def call(self, observ: tf.Tensor, reset: tf.Tensor, state: tf.Tensor) -> NetworkOutput:
+        """Unrolls the GRU over time, zeroing the state where an episode starts.
+
+        Args:
+            observ: [B, T, *observation_shape] float32 observations; T may be unknown.
+            reset: [B, T] bool, True at the first step of an episode: the state is zeroed
+                before that step is processed.
+            state: [B, recurrent_units] state from `initial_state` or a previous call.
+
+        Returns:
+            NetworkOutput with a policy of batch shape [B, T], value [B, T] and the state after
+            the last step.
+        """
+        outer_shape = tf.shape(observ)[:2]
+        features = _apply(self._torso, tf.reshape(observ, [-1, self._observ_size]))
+        features = tf.reshape(features, tf.concat([outer_shape, [-1]], axis=0))
+        hidden, state = self._unroll(features, tf.cast(reset, tf.bool), state)
+        hidden = tf.reshape(hidden, [-1, self._units])
+        policy = self._policy_head(hidden, outer_shape)
+        value = tf.reshape(self._value_head(_apply(self._value_torso, hidden)), outer_shape)
+        return NetworkOutput(policy, value, state)
+
+    def _step(self, state: tf.Tensor, inputs: tuple[tf.Tensor, tf.Tensor]) -> tf.Tensor:
+        features, reset = inputs
+        state = tf.where(reset[:, None], tf.zeros_like(state), state)
+        output, _ = self._cell(features, state)
+        return output  # A GRU's output is its new state.
+
+    def _unroll(
+        self, features: tf.Tensor, reset: tf.Tensor, state: tf.Tensor
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        """Runs the cell over [B, T, H] features; returns outputs [B, T, U] and the last state."""
+        if features.shape[1] == 1:  # The rollout hot path: no while loop for a single step.
+            output = self._step(state, (features[:, 0], reset[:, 0]))
+            return output[:, None], output
+        time_major = (tf.transpose(features, [1, 0, 2]), tf.transpose(reset))
+        outputs = tf.scan(self._step, time_major, initializer=state)
+        return tf.transpose(outputs, [1, 0, 2]), outputs[-1]
+
+
+# Network name -> (model class, policy head kind).
+_NETWORKS = {
+    "feed_forward_gaussian": (FeedForwardNetwork, "gaussian"),
+    "feed_forward_categorical": (FeedForwardNetwork, "categorical"),
+    "feed_forward_multi_categorical": (FeedForwardNetwork, "multi_categorical"),
+    "recurrent_gaussian": (RecurrentNetwork, "gaussian"),
+}
+
+# Action space type -> network chosen by network="auto".
+_AUTO = (
+    (gym.spaces.Box, "feed_forward_gaussian"),
+    (gym.spaces.Discrete, "feed_forward_categorical"),
+    (gym.spaces.MultiDiscrete, "feed_forward_multi_categorical"),
+)
+
+
+def _option(config: Any, key: str) -> Any:
+    """Reads `key` from a Mapping or from an object with attributes."""
+    try:
+        return config[key] if isinstance(config, Mapping) else getattr(config, key)
+    except (KeyError, AttributeError):
+        raise KeyError(f"The network config has no {key!r} entry.") from None
+
+
+def _resolve_name(name: str, action_space: gym.Space) -> str:
+    if name == "auto":
+        for space_type, network in _AUTO:
+            if isinstance(action_space, space_type):
+                return network
+        accepted = ", ".join(f"{space.__name__} -> {network}" for space, network in _AUTO)
+        raise ValueError(
+            f"Network 'auto' has no network for the action space {action_space!r}; "
+            f"accepted: {accepted}."
+        )
+    if name not in _NETWORKS:
+        valid = ", ".join(["auto", *_NETWORKS])
+        raise ValueError(f"Unknown network {name!r}; valid names: {valid}.")
+    return name
+
+
+def make_network(
+    observation_space: gym.Space, action_space: gym.Space, config: Mapping[str, Any] | Any
+) -> keras.Model:
+    """Creates the policy/value network named by `config["network"]`, built and ready to call.
+
+    The model is called as `model(observ, reset, state)` with observ [B, T, *obs_shape] float32,
+    reset [B, T] bool and state from `model.initial_state(B)`, and returns a `NetworkOutput`.
+    Evaluation uses `output.policy.mode()`.
+
+    Args:
+        observation_space: A Box of any shape; observations are flattened.
+        action_space: Box of shape (n,), Discrete, or MultiDiscrete with 1-D nvec, as the
+            network requires.
+        config: Mapping or attribute object with `network` (one of "auto",
+            "feed_forward_gaussian", "feed_forward_categorical",
+            "feed_forward_multi_categorical", "recurrent_gaussian"), `policy_layers`,
+            `value_layers`, `activation`, `init_output_factor`, `init_std` (Gaussian policies)
+            and `recurrent_units` (recurrent networks). "auto" picks the feed-forward network
+            for the action space type. A recurrent network uses `policy_layers` as the torso
+            before the GRU and `value_layers` between the GRU and the value output.
+
+    Returns:
+        A built `keras.Model` with `call(observ, reset, state)` and `initial_state(batch_size)`.
+
+    Raises:
+        ValueError: For an unknown network name or unsupported observation or action space.
+        KeyError: If a needed config entry is missing.
+    """
+    name = _resolve_name(_option(config, "network"), action_space)
+    if not isinstance(observation_space, gym.spaces.Box):
+        raise ValueError(
+            f"Network {name!r} does not support the observation space {observation_space!r}: "
+            "it needs a Box observation space (of any shape)."
+        )
+    model_class, head_kind = _NETWORKS[name]
+    init_std = _option(config, "init_std") if head_kind == "gaussian" else None
+    head = make_policy_head(
+        name, head_kind, action_space, _option(config, "init_output_factor"), init_std
+    )
+    kwargs = {}
+    if model_class is RecurrentNetwork:
+        kwargs["recurrent_units"] = _option(config, "recurrent_units")
+    return model_class(
+        observation_space.shape,
+        head,
+        tuple(_option(config, "policy_layers")),
+        tuple(_option(config, "value_layers")),
+        _option(config, "activation"),
+        name=name,
+        **kwargs,
+    )
