@@ -12,6 +12,7 @@ _NAMES = {
     "ExternalProcess": "wrappers",
     "InGraphBatchEnv": "in_graph_batch_env",
     "simulate": "simulate",
+    "simulate_steps": "simulate",
     "Loop": "loop",
     "StreamingMean": "streaming_mean",
     "RunningMeanStd": "running_mean_std",

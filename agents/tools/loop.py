@@ -22,7 +22,7 @@ class Report(NamedTuple):
 
 class _Phase(NamedTuple):
     name: str
-    step_fn: Callable[[], tuple[Any, Any, dict]]
+    step_fn: Callable[[bool], tuple[Any, Any, dict]]
     steps: int
     report_every: int | None
     log_every: int | None
@@ -33,7 +33,9 @@ class _Phase(NamedTuple):
 class Loop:
     """Run phases (e.g. train and eval) of simulation steps in turn, counting env steps.
 
-    Each phase owns a step function returning `(done, score, metrics)`, as `tools.simulate` does:
+    Each phase owns a step function `step_fn(reset)` returning `(done, score, metrics)`, as
+    `tools.simulate` does; `reset` is True on the first call of each turn of the phase, so that
+    e.g. evaluation starts fresh episodes. The function's results follow these rules:
     `done` and `score` have shape [B] (or [K, B] for a function that runs K simulation steps), and
     the number of env steps made by one call is their size. The global step (env steps over all
     phases) decides which phase runs: phases take turns for `steps` env steps each.
@@ -82,7 +84,7 @@ class Loop:
     def add_phase(
         self,
         name: str,
-        step_fn: Callable[[], tuple[Any, Any, dict]],
+        step_fn: Callable[[bool], tuple[Any, Any, dict]],
         steps: int,
         report_every: int | None = None,
         log_every: int | None = None,
@@ -92,7 +94,8 @@ class Loop:
 
         Args:
             name: Name of the phase, also the summary subdirectory.
-            step_fn: Callable returning `(done, score, metrics)` (see the class docstring).
+            step_fn: Callable taking `reset` and returning `(done, score, metrics)` (see the class
+                docstring).
             steps: Env steps of one turn of this phase.
             report_every: Yield a report every this many env steps of the phase (default: once per
                 turn).
@@ -117,10 +120,12 @@ class Loop:
         if not self._phases:
             raise ValueError("Loop.run needs at least one phase: call add_phase first.")
         scores = {phase.name: ([], []) for phase in self._phases}  # (report, log) score lists.
+        previous = None
         while max_step is None or self.step < max_step:
             phase, epoch, steps_in = self._current_phase(self.step)
             phase_step = epoch * phase.steps + steps_in
-            done, score, metrics = phase.step_fn()
+            done, score, metrics = phase.step_fn(phase is not previous)
+            previous = phase
             done, score = np.asarray(done), np.asarray(score)
             made = done.size
             self._step.assign_add(made)

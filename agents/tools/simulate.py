@@ -70,3 +70,28 @@ def _episode_metrics(done, score, length):
         "mean_length": tf.reduce_sum(tf.cast(length, tf.float32) * mask) / denominator,
         "episodes": count,
     }
+
+
+def simulate_steps(batch_env, algo, steps: int, reset=False):
+    """Run `steps` simulation steps in one call (use inside `tf.function`).
+
+    Fewer calls from Python mean less overhead per env step; the training script runs a whole
+    rollout per call.
+
+    Args:
+        batch_env: An `InGraphBatchEnv`.
+        algo: An object implementing the algorithm protocol.
+        steps: Number of simulation steps (a Python int).
+        reset: Boolean (tensor), whether the first step starts new episodes everywhere.
+
+    Returns:
+        Tuple (done, score) of shape [steps, B], as `simulate` returns them for each step.
+    """
+    dones = tf.TensorArray(tf.bool, size=steps)
+    scores = tf.TensorArray(tf.float32, size=steps)
+    reset = tf.convert_to_tensor(reset, tf.bool)
+    for index in tf.range(steps):
+        done, score, _ = simulate(batch_env, algo, log=False, reset=reset & tf.equal(index, 0))
+        dones = dones.write(index, done)
+        scores = scores.write(index, score)
+    return dones.stack(), scores.stack()

@@ -17,8 +17,10 @@ class _Scripted:
     def __init__(self, dones, scores):
         self._items = list(zip(dones, scores))
         self.calls = 0
+        self.resets = []
 
-    def __call__(self):
+    def __call__(self, reset):
+        self.resets.append(reset)
         done, score = self._items[self.calls % len(self._items)]
         self.calls += 1
         return np.array(done), np.array(score, np.float32), {"loss": float(self.calls)}
@@ -58,6 +60,8 @@ def test_phases_alternate_and_average_separately():
     ]
     assert [r.score for r in reports] == [1.0, 10.0, 1.0, 10.0]
     assert (train.calls, evaluate.calls) == (4, 2)
+    # Each turn of a phase starts with reset=True.
+    assert train.resets == [True, False, True, False] and evaluate.resets == [True, True]
 
 
 def test_batched_done_counts_every_step():
@@ -81,7 +85,7 @@ def test_summaries_and_checkpoints_and_resume(tmp_path):
 
     loop, weight = make_loop()
 
-    def step_fn():
+    def step_fn(reset):
         weight.assign_add(1.0)
         return np.array([True, True]), np.array([1.0, 2.0]), {"loss": 0.5}
 
@@ -118,6 +122,6 @@ def test_summary_values_are_written(tmp_path):
 def test_rejects_empty_phase():
     loop = tools.Loop(None)
     with pytest.raises(ValueError, match="steps > 0"):
-        loop.add_phase("train", lambda: None, steps=0)
+        loop.add_phase("train", lambda reset: None, steps=0)
     with pytest.raises(ValueError, match="add_phase"):
         next(loop.run(max_step=1))

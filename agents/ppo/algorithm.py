@@ -1,0 +1,292 @@
+"""PPO: the algorithm protocol over a batch of environments, with an in-graph update."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from agents.ppo import advantages, losses, update
+from agents.ppo.memory import RolloutBuffer
+from agents.ppo.networks import make_network
+from agents.ppo.normalize import RewardScaler, StreamingNormalize
+
+METRICS = (
+    "policy_loss",
+    "value_loss",
+    "entropy",
+    "approx_kl",
+    "clipfrac",
+    "explained_variance",
+    "grad_norm",
+    "learning_rate",
+    "kl_beta",
+    "epochs",
+)
+
+
+class PPO(tf.Module):
+    """Proximal Policy Optimization, driven by `tools.simulate`.
+
+    Each env contributes `rollout_length` consecutive steps (recurrent state carried across
+    rollouts); when the rollout is full, `experience` runs the update: GAE(lambda) targets, then
+    `update_epochs` passes over shuffled minibatches of `chunk_length`-step sequences. Everything
+    runs inside the caller's `tf.function`; diagnostics of the latest update are in `metrics`.
+
+    Args:
+        batch_env: The `InGraphBatchEnv` to learn on.
+        config: Configuration (see `agents.scripts.configs.default`).
+        seed: Seed of action sampling and minibatch shuffling.
+        cross_replica_sum: Optional function summing a tensor over MPI ranks; gradients and
+            normalizer statistics are then averaged over all ranks.
+    """
+
+    def __init__(self, batch_env, config: Any, seed: int = 0, cross_replica_sum=None):
+        super().__init__(name="ppo")
+        if config.policy_loss not in update.POLICY_LOSSES:
+            raise ValueError(
+                f"Unknown policy_loss {config.policy_loss!r}; "
+                f"accepted: {', '.join(update.POLICY_LOSSES)}."
+            )
+        if config.rollout_length % config.chunk_length:
+            raise ValueError(
+                f"rollout_length {config.rollout_length} must be a multiple of chunk_length "
+                f"{config.chunk_length}."
+            )
+        self._config = config
+        self._size = size = len(batch_env)
+        self._sum = cross_replica_sum
+        observ_space, action_space = batch_env.observation_space, batch_env.action_space
+        self.network = make_network(observ_space, action_space, config)
+        self.optimizer = make_optimizer(config.optimizer, config.learning_rate)
+        self.optimizer.build(self.network.trainable_variables)
+        self.observ_normalizer = None
+        if config.normalize_observ:
+            self.observ_normalizer = StreamingNormalize(
+                observ_space.shape, clip=5.0, cross_replica_sum=cross_replica_sum
+            )
+        self.reward_scaler = None
+        if config.normalize_reward:
+            self.reward_scaler = RewardScaler(
+                size, config.discount, clip=10.0, cross_replica_sum=cross_replica_sum
+            )
+        self.rng = tf.random.Generator.from_seed(seed)
+        self.env_steps = tf.Variable(0, dtype=tf.int64, trainable=False)
+        self.kl_beta = tf.Variable(float(config.kl_init_beta or 1.0), trainable=False)
+        self.metrics = {key: tf.Variable(0.0, trainable=False, name=key) for key in METRICS}
+        self._state = tf.Variable(self.network.initial_state(size), trainable=False)
+        self._new = tf.Variable(tf.ones([size], tf.bool), trainable=False)
+        self._buffer = RolloutBuffer(
+            _buffer_specs(observ_space, batch_env.action, self._state), config.rollout_length, size
+        )
+
+    def checkpointables(self) -> dict:
+        """What a checkpoint must hold to resume training (not the partial rollout)."""
+        items = dict(
+            network=self.network,
+            optimizer=self.optimizer,
+            rng=self.rng,
+            env_steps=self.env_steps,
+            kl_beta=self.kl_beta,
+        )
+        if self.observ_normalizer is not None:
+            items["observ_normalizer"] = self.observ_normalizer
+        if self.reward_scaler is not None:
+            items["reward_scaler"] = self.reward_scaler
+        return items
+
+    def normalize(self, observ: tf.Tensor) -> tf.Tensor:
+        """Observations as the network sees them (normalized and clipped when configured)."""
+        if self.observ_normalizer is not None:
+            return self.observ_normalizer.transform(observ)
+        return observ if observ.dtype == tf.uint8 else tf.cast(observ, tf.float32)
+
+    def begin_episode(self, agent_indices: tf.Tensor) -> None:
+        self._new.scatter_nd_update(agent_indices[:, None], tf.ones_like(agent_indices, tf.bool))
+
+    def perform(self, agent_indices: tf.Tensor, observ: tf.Tensor) -> tf.Tensor:
+        """Sample actions for all environments (`agent_indices` must cover the batch)."""
+        del agent_indices
+        if self.observ_normalizer is not None:
+            self.observ_normalizer.update(observ)
+        observ = self.normalize(observ)
+        output = self.network(observ[:, None], self._new[:, None], self._state)
+        seed = tf.cast(self.rng.make_seeds(1)[:, 0], tf.int32)  # tfp wants int32 seeds.
+        action = output.policy.sample(seed=seed)
+        self._buffer.write(
+            dict(
+                observ=observ,
+                action=action[:, 0],
+                log_prob=output.policy.log_prob(action)[:, 0],
+                value=output.value[:, 0],
+                reset=self._new.read_value(),
+                state=self._state.read_value(),
+            )
+        )
+        self._state.assign(output.state)
+        self._new.assign(tf.zeros_like(self._new))
+        return action[:, 0]
+
+    def experience(self, agent_indices, observ, action, reward, terminated, truncated, next_observ):
+        """Store the transition; run the update when the rollout is full."""
+        del agent_indices, observ, action
+        done = terminated | truncated
+        if self.reward_scaler is not None:
+            reward = self.reward_scaler.scale(reward, done)
+        final_value = tf.cond(
+            tf.reduce_any(truncated),
+            lambda: self._value(next_observ) * tf.cast(truncated, tf.float32),
+            lambda: tf.zeros([self._size]),
+        )
+        self._buffer.write(
+            dict(reward=reward, terminated=terminated, truncated=truncated, final_value=final_value)
+        )
+        self.env_steps.assign_add(self._size)
+        full = self._buffer.advance()
+        tf.cond(full, lambda: self._train(next_observ), tf.no_op)
+
+    def end_episode(self, agent_indices: tf.Tensor) -> None:
+        del agent_indices
+
+    def _value(self, observ: tf.Tensor) -> tf.Tensor:
+        """Value of observations that follow the current step, from the current recurrent state."""
+        reset = tf.zeros([self._size, 1], tf.bool)
+        return self.network(self.normalize(observ)[:, None], reset, self._state).value[:, 0]
+
+    def _train(self, next_observ: tf.Tensor):
+        data = self._buffer.data()
+        targets = update.rollout_targets(data, self._value(next_observ), self._config)
+        data.update(targets)
+        if self._config.normalize_advantages:
+            data["advantage"] = advantages.normalize_advantages(data["advantage"])
+        self._set_learning_rate()
+        metrics = self._update(update.to_sequences(data, self._config.chunk_length))
+        metrics["explained_variance"] = advantages.explained_variance(data["value"], data["return"])
+        if self._config.policy_loss == "kl_penalty":
+            self.kl_beta.assign(
+                losses.adapt_kl_beta(self.kl_beta, metrics["approx_kl"], self._config.kl_target)
+            )
+        metrics["kl_beta"] = self.kl_beta.read_value()
+        metrics["learning_rate"] = tf.cast(self.optimizer.learning_rate, tf.float32)
+        for key, value in metrics.items():
+            self.metrics[key].assign(tf.cast(value, tf.float32))
+        self._buffer.clear()
+        return tf.no_op()
+
+    def _update(self, sequences: dict) -> dict:
+        """`update_epochs` passes of shuffled minibatches; returns the last epoch's mean metrics."""
+        config = self._config
+        count = sequences["reward"].shape[0]
+        minibatches = config.num_minibatches
+        size = count // minibatches
+        zeros = {key: 0.0 for key in ("policy_loss", "value_loss", "entropy", "approx_kl")}
+        zeros.update(clipfrac=0.0, grad_norm=0.0)
+        epoch_metrics = {key: tf.constant(value) for key, value in zeros.items()}
+        epochs = tf.constant(0)
+        for _ in tf.range(config.update_epochs):
+            order = tf.argsort(self.rng.uniform([count]))
+            totals = {key: tf.constant(value) for key, value in zeros.items()}
+            for index in tf.range(minibatches):
+                indices = order[index * size : (index + 1) * size]
+                batch = {key: tf.gather(value, indices) for key, value in sequences.items()}
+                step_metrics = self._gradient_step(batch)
+                totals = {key: totals[key] + step_metrics[key] for key in totals}
+            epoch_metrics = {key: value / minibatches for key, value in totals.items()}
+            epochs += 1
+            if config.target_kl and epoch_metrics["approx_kl"] > 1.5 * config.target_kl:
+                break
+        epoch_metrics["epochs"] = tf.cast(epochs, tf.float32)
+        return epoch_metrics
+
+    def _gradient_step(self, batch: dict) -> dict:
+        variables = self.network.trainable_variables
+        with tf.GradientTape() as tape:
+            loss, metrics = update.minibatch_loss(self.network, batch, self.kl_beta, self._config)
+        gradients = tape.gradient(loss, variables)
+        if self._sum is not None:
+            gradients = _average_over_ranks(gradients, self._sum)
+        gradients, norm = tf.clip_by_global_norm(gradients, self._config.max_grad_norm or 1e10)
+        self.optimizer.apply_gradients(zip(gradients, variables))
+        metrics["grad_norm"] = norm
+        return metrics
+
+    def _set_learning_rate(self) -> None:
+        config = self._config
+        if config.learning_rate_schedule == "linear":
+            progress = tf.cast(self.env_steps, tf.float32) * config.world_size / config.train_steps
+            rate = config.learning_rate * tf.maximum(1.0 - progress, 0.0)
+            self.optimizer.learning_rate.assign(rate)
+
+
+class Evaluator(tf.Module):
+    """The deterministic policy of a `PPO` agent (the distribution's mode) on its own envs.
+
+    Shares the agent's network and observation normalizer (without updating it) and keeps its own
+    recurrent state, so evaluation never disturbs training rollouts.
+    """
+
+    def __init__(self, agent: PPO, batch_env) -> None:
+        super().__init__(name="evaluator")
+        self._agent = agent
+        self._state = tf.Variable(agent.network.initial_state(len(batch_env)), trainable=False)
+        self._new = tf.Variable(tf.ones([len(batch_env)], tf.bool), trainable=False)
+
+    def begin_episode(self, agent_indices: tf.Tensor) -> None:
+        self._new.scatter_nd_update(agent_indices[:, None], tf.ones_like(agent_indices, tf.bool))
+
+    def perform(self, agent_indices: tf.Tensor, observ: tf.Tensor) -> tf.Tensor:
+        del agent_indices
+        observ = self._agent.normalize(observ)
+        output = self._agent.network(observ[:, None], self._new[:, None], self._state)
+        self._state.assign(output.state)
+        self._new.assign(tf.zeros_like(self._new))
+        return output.policy.mode()[:, 0]
+
+    def experience(self, *transition) -> None:
+        del transition
+
+    def end_episode(self, agent_indices: tf.Tensor) -> None:
+        del agent_indices
+
+
+def make_optimizer(name: str, learning_rate: float) -> keras.optimizers.Optimizer:
+    """A Keras optimizer by name (e.g. "adam", "sgd", "rmsprop")."""
+    try:
+        optimizer = keras.optimizers.get(name)
+    except ValueError as error:
+        raise ValueError(
+            f"Unknown optimizer {name!r}; accepted are Keras optimizer names such as "
+            "'adam', 'adamw', 'rmsprop' or 'sgd'."
+        ) from error
+    config = optimizer.get_config()
+    config["learning_rate"] = learning_rate
+    if "epsilon" in config:
+        config["epsilon"] = 1e-5  # The PPO reference implementations' Adam epsilon.
+    return type(optimizer).from_config(config)
+
+
+def _average_over_ranks(gradients: list, cross_replica_sum) -> list:
+    """Mean of each gradient over MPI ranks, with one collective for all of them."""
+    flat = tf.concat([tf.reshape(g, [-1]) for g in gradients], 0)
+    count = cross_replica_sum(tf.ones([1], tf.float64))[0]
+    flat = tf.cast(cross_replica_sum(tf.cast(flat, tf.float64)) / count, tf.float32)
+    sizes = [int(np.prod(g.shape)) for g in gradients]
+    return [tf.reshape(part, g.shape) for part, g in zip(tf.split(flat, sizes), gradients)]
+
+
+def _buffer_specs(observ_space, action: tf.Variable, state: tf.Variable) -> dict:
+    observ_dtype = tf.uint8 if observ_space.dtype == np.uint8 else tf.float32
+    return dict(
+        observ=tf.TensorSpec(observ_space.shape, observ_dtype),
+        action=tf.TensorSpec(action.shape[1:], action.dtype),
+        log_prob=tf.TensorSpec([], tf.float32),
+        value=tf.TensorSpec([], tf.float32),
+        reset=tf.TensorSpec([], tf.bool),
+        state=tf.TensorSpec(state.shape[1:], state.dtype),
+        reward=tf.TensorSpec([], tf.float32),
+        terminated=tf.TensorSpec([], tf.bool),
+        truncated=tf.TensorSpec([], tf.bool),
+        final_value=tf.TensorSpec([], tf.float32),
+    )

@@ -1,0 +1,184 @@
+"""Training configurations: one function per task, each returning plain serializable values.
+
+Optimizer and network are named, not constructed, so a config round-trips through
+`config.yaml`. Values are overridden on the command line with `--set key=value`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def default() -> dict[str, Any]:
+    """Defaults shared by every task (PPO as in the reference implementations)."""
+    return dict(
+        # Environment.
+        env="Pendulum-v1",
+        max_episode_steps=None,  # None keeps the environment's registered time limit.
+        num_agents=16,  # Environments per process, stepped as one batch.
+        eval_agents=8,
+        env_processes=False,  # Step each env in its own process (see README for when it pays).
+        # Schedule, in env steps.
+        train_steps=100_000,
+        train_every=10_000,  # Train env steps between evaluation phases.
+        eval_steps=1_600,  # Eval env steps per evaluation phase.
+        log_every=2_048,
+        checkpoint_every=20_000,
+        # Network.
+        network="auto",
+        policy_layers=[64, 64],
+        value_layers=[64, 64],
+        activation="tanh",
+        init_std=1.0,
+        init_output_factor=0.01,
+        recurrent_units=64,
+        # Optimization.
+        optimizer="adam",
+        learning_rate=3e-4,
+        learning_rate_schedule="constant",  # Or "linear" (decays to zero at train_steps).
+        max_grad_norm=0.5,
+        rollout_length=128,
+        chunk_length=1,  # Sequence length for recurrent networks; 1 for feed-forward ones.
+        update_epochs=10,
+        num_minibatches=32,
+        discount=0.99,
+        gae_lambda=0.95,
+        normalize_advantages=True,
+        # Losses.
+        policy_loss="clip",  # "clip", "dual_clip" or "kl_penalty".
+        clip_ratio=0.2,
+        dual_clip=3.0,
+        kl_target=0.01,
+        kl_init_beta=1.0,
+        kl_cutoff_factor=None,  # E.g. 2.0: quadratic penalty (x1000) beyond 2 x kl_target.
+        target_kl=None,  # Stop the epochs of an update once approx_kl > 1.5 x target_kl.
+        value_clip=None,
+        value_coef=0.5,
+        entropy_coef=0.0,
+        # Normalization (statistics are saved in checkpoints).
+        normalize_observ=True,
+        normalize_reward=True,
+        world_size=1,  # Set by train.py from MPI.
+    )
+
+
+def debug() -> dict[str, Any]:
+    """Tiny sizes for smoke tests."""
+    config = default()
+    config.update(
+        env="Pendulum-v1",
+        num_agents=2,
+        eval_agents=2,
+        train_steps=256,
+        train_every=128,
+        eval_steps=64,
+        log_every=64,
+        checkpoint_every=128,
+        policy_layers=[8],
+        value_layers=[8],
+        rollout_length=16,
+        update_epochs=2,
+        num_minibatches=2,
+    )
+    return config
+
+
+def pendulum() -> dict[str, Any]:
+    config = default()
+    config.update(
+        env="Pendulum-v1",
+        num_agents=16,
+        train_steps=100_000,
+        train_every=10_000,
+        eval_steps=1_600,
+        rollout_length=128,
+        update_epochs=10,
+        num_minibatches=16,
+        discount=0.9,
+        learning_rate=1e-3,
+        learning_rate_schedule="linear",
+        init_std=0.5,
+    )
+    return config
+
+
+def cartpole() -> dict[str, Any]:
+    config = default()
+    config.update(
+        env="CartPole-v1",
+        num_agents=8,
+        train_steps=60_000,
+        train_every=10_000,
+        eval_steps=4_000,
+        rollout_length=32,
+        update_epochs=20,
+        num_minibatches=1,
+        discount=0.98,
+        gae_lambda=0.8,
+        learning_rate=1e-3,
+        learning_rate_schedule="linear",
+        normalize_observ=False,
+        normalize_reward=False,
+    )
+    return config
+
+
+def _mujoco(env: str, **overrides: Any) -> dict[str, Any]:
+    """MuJoCo tasks (gymnasium v5; `pip install -e .[mujoco]`), 1M env steps."""
+    config = default()
+    config.update(
+        env=env,
+        num_agents=8,
+        train_steps=1_000_000,
+        train_every=50_000,
+        eval_steps=8_000,
+        rollout_length=256,
+        update_epochs=10,
+        num_minibatches=32,
+        learning_rate=3e-4,
+        learning_rate_schedule="linear",
+        checkpoint_every=100_000,
+    )
+    config.update(overrides)
+    return config
+
+
+def reacher() -> dict[str, Any]:
+    return _mujoco("Reacher-v5", train_steps=500_000)
+
+
+def cheetah() -> dict[str, Any]:
+    return _mujoco("HalfCheetah-v5")
+
+
+def walker() -> dict[str, Any]:
+    return _mujoco("Walker2d-v5")
+
+
+def hopper() -> dict[str, Any]:
+    return _mujoco("Hopper-v5")
+
+
+def ant() -> dict[str, Any]:
+    return _mujoco("Ant-v5", train_steps=3_000_000)
+
+
+def humanoid() -> dict[str, Any]:
+    return _mujoco("Humanoid-v5", train_steps=5_000_000, policy_layers=[256, 256])
+
+
+CONFIGS = {
+    fn.__name__: fn
+    for fn in (
+        default,
+        debug,
+        pendulum,
+        cartpole,
+        reacher,
+        cheetah,
+        walker,
+        hopper,
+        ant,
+        humanoid,
+    )
+}
