@@ -93,7 +93,7 @@ def pendulum() -> dict[str, Any]:
         eval_steps=1_600,
         rollout_length=128,
         update_epochs=10,
-        num_minibatches=16,
+        num_minibatches=32,
         discount=0.9,
         learning_rate=1e-3,
         learning_rate_schedule="linear",
@@ -106,7 +106,7 @@ def cartpole() -> dict[str, Any]:
     config = default()
     config.update(
         env="CartPole-v1",
-        num_agents=8,
+        num_agents=16,
         train_steps=60_000,
         train_every=10_000,
         eval_steps=4_000,

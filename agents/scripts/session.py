@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import keras
 import numpy as np
@@ -43,7 +43,10 @@ class Session:
             self.evaluator = Evaluator(self.agent, self.eval_env)
             self.step = tf.Variable(0, dtype=tf.int64, trainable=False)
             checkpoint = tf.train.Checkpoint(step=self.step, **self.agent.checkpointables())
-            self._loop = tools.Loop(run_dir, self.step, checkpoint)
+            try:
+                self._loop = tools.Loop(run_dir, self.step, checkpoint)
+            except ValueError as error:  # E.g. resuming with other layer sizes.
+                raise UsageError(f"Cannot restore the checkpoint of {run_dir!r}: {error}") from None
         except BaseException:
             self.close()
             raise
@@ -61,8 +64,12 @@ class Session:
         """Training env steps so far."""
         return int(self.agent.env_steps.numpy())
 
-    def loop(self) -> Iterator[tools.loop.Report]:
-        """Alternate training and evaluation until `train_steps`; yields reports."""
+    def loop(self, should_stop: Callable[[], bool] | None = None) -> Iterator[tools.loop.Report]:
+        """Alternate training and evaluation until `train_steps`; yields reports.
+
+        Args:
+            should_stop: Checked between steps (see `tools.Loop.run`); True ends the loop early.
+        """
         config = self.config
         train_call = config.rollout_length * config.num_agents
         eval_call = EVAL_CALL_STEPS * config.eval_agents
@@ -79,9 +86,21 @@ class Session:
         self._loop.add_phase("eval", self._eval_step, eval_phase, log_every=eval_phase)
         cycles = math.ceil(config.train_steps / train_phase)
         with self._python_errors():
-            yield from self._loop.run(max_step=cycles * (train_phase + eval_phase))
+            yield from self._loop.run(cycles * (train_phase + eval_phase), should_stop)
+
+    def evaluate(self, episodes: int) -> list[float]:
+        """Returns of `episodes` fresh episodes of the deterministic policy on the eval envs."""
+        scores: list[float] = []
+        reset = True
+        with self._python_errors():
+            while len(scores) < episodes:
+                done, score = self._eval_fn(tf.constant(reset))
+                scores.extend(np.asarray(score)[np.asarray(done)].tolist())
+                reset = False
+        return scores[:episodes]
 
     def save(self) -> str | None:
+        """Save a checkpoint now; returns its path."""
         return self._loop.save()
 
     def close(self) -> None:
@@ -107,9 +126,9 @@ class Session:
         config = self.config
         try:
             envs = make_envs(config.env, count, config.max_episode_steps, config.env_processes)
-        except ValueError as error:
+            batch_env = tools.BatchEnv(envs, blocking=not config.env_processes)
+        except ValueError as error:  # E.g. an unknown env id, or num_agents=0.
             raise UsageError(str(error)) from None
-        batch_env = tools.BatchEnv(envs, blocking=not config.env_processes)
         self._envs.append(batch_env)
         batch_env.reset(seed=seed)
         for index, env in enumerate(envs):
@@ -127,7 +146,3 @@ class Session:
 
 def _round_up(value: int, multiple: int) -> int:
     return max(1, math.ceil(value / multiple)) * multiple
-
-
-def evaluate_scores(scores: list[float]) -> tuple[float, float]:
-    return float(np.mean(scores)), float(np.std(scores))

@@ -1,0 +1,171 @@
+"""Tests for PPO through tools.simulate on mock environments."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from agents import tools
+from agents.ppo.algorithm import PPO, Evaluator
+from agents.scripts import configs
+
+
+def _config(**overrides):
+    config = configs.debug()
+    config.update(rollout_length=8, update_epochs=2, num_minibatches=2)
+    config.update(overrides)
+    return tools.AttrDict(config)
+
+
+def _env(observ_shape=(3,), action_space=None, count=2, limit=None, durations=(3, 9)):
+    envs = []
+    for index in range(count):
+        env = tools.MockEnvironment(observ_shape, (2,), *durations, index, action_space)
+        if isinstance(env.action_space, gym.spaces.Box):
+            env = gym.wrappers.ClipAction(env)  # As make_env does: Gaussian policies are unbounded.
+        envs.append(gym.wrappers.TimeLimit(env, limit) if limit else env)
+    return tools.InGraphBatchEnv(tools.BatchEnv(envs, blocking=True))
+
+
+def _run(batch_env, algo, steps):
+    run = tf.function(lambda: tools.simulate_steps(batch_env, algo, steps))
+    return run, run()
+
+
+@pytest.mark.parametrize(
+    "observ_shape, action_space",
+    [
+        ((1,), None),
+        ((2, 3), gym.spaces.Discrete(3)),
+        ((2, 3, 4), gym.spaces.MultiDiscrete([2, 4])),
+        ((3,), gym.spaces.Box(-1, 1, (2,), np.float32)),
+    ],
+)
+def test_ppo_runs_through_simulate_and_updates(observ_shape, action_space):
+    batch_env = _env(observ_shape, action_space)
+    config = _config()
+    ppo = PPO(batch_env, config, seed=1)
+    before = [v.numpy().copy() for v in ppo.network.trainable_variables]
+    run, _ = _run(batch_env, ppo, 2 * config.rollout_length)
+    # Two rollouts, each with update_epochs x num_minibatches optimizer steps.
+    assert int(ppo.optimizer.iterations) == 2 * 2 * 2
+    assert int(ppo.env_steps) == 2 * 8 * 2
+    after = ppo.network.trainable_variables
+    assert any(not np.allclose(b, a.numpy()) for b, a in zip(before, after))
+    assert float(ppo.metrics["epochs"]) == 2.0
+    assert all(np.isfinite(v.numpy()) for v in ppo.metrics.values())
+    space = batch_env.action_space
+    assert all(space.contains(a.astype(space.dtype)) for a in batch_env.action.numpy())
+
+
+def test_no_retracing_between_updates():
+    batch_env = _env()
+    ppo = PPO(batch_env, _config(), seed=0)
+    run, _ = _run(batch_env, ppo, 8)
+    for _ in range(3):
+        run()
+    assert run.experimental_get_tracing_count() == 1
+    assert int(ppo.optimizer.iterations) == 4 * 4
+
+
+@pytest.mark.parametrize("loss", ["clip", "dual_clip", "kl_penalty"])
+def test_policy_losses_train(loss):
+    batch_env = _env()
+    ppo = PPO(batch_env, _config(policy_loss=loss, kl_target=10.0), seed=0)
+    _run(batch_env, ppo, 16)
+    assert np.isfinite(float(ppo.metrics["policy_loss"]))
+    if loss == "kl_penalty":
+        # KL far below the huge target: beta shrinks by 1.5 at each of the two updates.
+        assert float(ppo.kl_beta) == pytest.approx(1.5**-2)
+    else:
+        assert float(ppo.kl_beta) == 1.0
+
+
+def test_target_kl_stops_epochs_early():
+    batch_env = _env()
+    ppo = PPO(batch_env, _config(update_epochs=5, target_kl=1e-9, learning_rate=0.1), seed=0)
+    _run(batch_env, ppo, 8)
+    assert float(ppo.metrics["epochs"]) == 1.0
+
+
+def test_truncated_steps_store_final_value_and_terminated_do_not():
+    # Episodes of 3 steps end by termination; a time limit of 2 truncates them first in env 0.
+    envs = [
+        gym.wrappers.ClipAction(
+            gym.wrappers.TimeLimit(tools.MockEnvironment((3,), (2,), 5, 5, 0), 2)
+        ),
+        gym.wrappers.ClipAction(tools.MockEnvironment((3,), (2,), 3, 3, 1)),
+    ]
+    batch_env = tools.InGraphBatchEnv(tools.BatchEnv(envs, blocking=True))
+    ppo = PPO(batch_env, _config(rollout_length=32), seed=0)
+    _run(batch_env, ppo, 6)
+    data = {k: v[:6].numpy() for k, v in ppo._buffer.data().items()}
+    assert data["truncated"][:, 0].tolist() == [False, True] * 3
+    assert data["terminated"][:, 1].tolist() == [False, False, True] * 2
+    assert np.all(data["final_value"][1::2, 0] != 0)
+    assert np.all(data["final_value"][:, 1] == 0) and np.all(data["final_value"][0::2, 0] == 0)
+    assert data["reset"][:, 0].tolist() == [True, False] * 3
+
+
+def test_recurrent_ppo_with_chunks():
+    batch_env = _env()
+    config = _config(network="recurrent_gaussian", chunk_length=4, recurrent_units=8)
+    ppo = PPO(batch_env, config, seed=0)
+    _run(batch_env, ppo, 8)
+    assert int(ppo.optimizer.iterations) == 4
+    assert np.abs(ppo._state.numpy()).sum() > 0
+
+
+def test_rejects_bad_configuration():
+    with pytest.raises(ValueError, match="policy_loss 'nope'.*clip"):
+        PPO(_env(), _config(policy_loss="nope"))
+    with pytest.raises(ValueError, match="multiple of chunk_length"):
+        PPO(_env(), _config(rollout_length=6, chunk_length=4, network="recurrent_gaussian"))
+    with pytest.raises(ValueError, match="Unknown optimizer 'nope'"):
+        PPO(_env(), _config(optimizer="nope"))
+
+
+def test_evaluator_is_deterministic_and_does_not_learn():
+    batch_env = _env(count=2)
+    ppo = PPO(batch_env, _config(), seed=0)
+    evaluator = Evaluator(ppo, batch_env)
+    observ = tf.random.uniform([2, 3])
+    evaluator.begin_episode(tf.range(2))
+    first = evaluator.perform(tf.range(2), observ)
+    evaluator.begin_episode(tf.range(2))
+    second = evaluator.perform(tf.range(2), observ)
+    np.testing.assert_array_equal(first.numpy(), second.numpy())
+    assert int(ppo.observ_normalizer.count) == 0
+
+
+def test_checkpoint_restores_training_state(tmp_path):
+    batch_env = _env()
+    ppo = PPO(batch_env, _config(), seed=0)
+    _run(batch_env, ppo, 16)
+    path = tf.train.Checkpoint(**ppo.checkpointables()).save(str(tmp_path / "ckpt"))
+
+    fresh = PPO(_env(), _config(), seed=5)
+    tf.train.Checkpoint(**fresh.checkpointables()).restore(path).assert_consumed()
+    assert int(fresh.env_steps) == int(ppo.env_steps) == 32
+    assert int(fresh.optimizer.iterations) == int(ppo.optimizer.iterations) == 8
+    for a, b in zip(ppo.network.variables, fresh.network.variables):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    for a, b in zip(ppo.optimizer.variables, fresh.optimizer.variables):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    np.testing.assert_array_equal(
+        ppo.observ_normalizer.mean.numpy(), fresh.observ_normalizer.mean.numpy()
+    )
+    assert float(fresh.observ_normalizer.count) == 32
+    np.testing.assert_array_equal(
+        ppo.reward_scaler.returns.numpy(), fresh.reward_scaler.returns.numpy()
+    )
+    np.testing.assert_array_equal(ppo.rng.state.numpy(), fresh.rng.state.numpy())
+
+
+def test_linear_learning_rate_schedule():
+    batch_env = _env()
+    config = _config(learning_rate=1e-3, learning_rate_schedule="linear", train_steps=64)
+    ppo = PPO(batch_env, config, seed=0)
+    _run(batch_env, ppo, 8)
+    # The update after 16 of 64 env steps uses 1e-3 * (1 - 16/64).
+    assert float(ppo.metrics["learning_rate"]) == pytest.approx(7.5e-4)
