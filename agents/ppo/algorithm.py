@@ -82,17 +82,19 @@ class PPO(tf.Module):
             _buffer_specs(observ_space, batch_env.action, self._state), config.rollout_length, size
         )
 
-    def checkpointables(self) -> dict:
-        """What a checkpoint must hold to resume training (not the partial rollout)."""
-        items = dict(
-            network=self.network,
-            optimizer=self.optimizer,
-            rng=self.rng,
-            env_steps=self.env_steps,
-            kl_beta=self.kl_beta,
-        )
+    def policy_checkpointables(self) -> dict:
+        """What acting needs: the network and the observation normalizer."""
+        items = dict(network=_Weights(self.network))
         if self.observ_normalizer is not None:
             items["observ_normalizer"] = self.observ_normalizer
+        return items
+
+    def checkpointables(self) -> dict:
+        """What a checkpoint must hold to resume training (not the partial rollout)."""
+        items = self.policy_checkpointables()
+        items.update(
+            optimizer=self.optimizer, rng=self.rng, env_steps=self.env_steps, kl_beta=self.kl_beta
+        )
         if self.reward_scaler is not None:
             items["reward_scaler"] = self.reward_scaler
         return items
@@ -249,6 +251,19 @@ class Evaluator(tf.Module):
 
     def end_episode(self, agent_indices: tf.Tensor) -> None:
         del agent_indices
+
+
+class _Weights(tf.Module):
+    """A Keras model's variables as an explicit list, for `tf.train.Checkpoint`.
+
+    TF's object-based checkpoints do not see Keras 3 layers kept in lists or nested inside other
+    layers (only 3 of 9 variables of a small MLP were saved), so the network is saved through this
+    list instead: the architecture fixes the order of `model.variables`.
+    """
+
+    def __init__(self, model: keras.Model) -> None:
+        super().__init__(name="weights")
+        self.weights = list(model.variables)
 
 
 def make_optimizer(name: str, learning_rate: float) -> keras.optimizers.Optimizer:

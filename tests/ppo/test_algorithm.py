@@ -144,7 +144,12 @@ def test_checkpoint_restores_training_state(tmp_path):
     _run(batch_env, ppo, 16)
     path = tf.train.Checkpoint(**ppo.checkpointables()).save(str(tmp_path / "ckpt"))
 
+    saved = {name for name, _ in tf.train.list_variables(path) if name.startswith("network/")}
+    assert len(saved) == len(ppo.network.variables)
+
     fresh = PPO(_env(), _config(), seed=5)
+    for variable in fresh.network.variables:
+        variable.assign(tf.random.normal(variable.shape))
     tf.train.Checkpoint(**fresh.checkpointables()).restore(path).assert_consumed()
     assert int(fresh.env_steps) == int(ppo.env_steps) == 32
     assert int(fresh.optimizer.iterations) == int(ppo.optimizer.iterations) == 8
