@@ -26,9 +26,17 @@ setuptools.setup(
         "matplotlib>=3.7",
     ],
     extras_require={
-        "test": ["pytest>=7", "ruff>=0.5"],
+        # The tests render videos too, so they need the video extra's packages.
+        "test": [
+            "pytest>=7",
+            "ruff>=0.5",
+            "imageio>=2.30",
+            "imageio-ffmpeg>=0.4",
+            "gymnasium[classic-control]>=1.0,<2",
+        ],
         "mujoco": ["gymnasium[mujoco]>=1.0,<2"],
         "atari": ["ale-py>=0.9"],
-        "video": ["imageio>=2.30", "imageio-ffmpeg>=0.4"],
+        # pygame (classic-control) renders Pendulum and CartPole frames; imageio writes mp4.
+        "video": ["imageio>=2.30", "imageio-ffmpeg>=0.4", "gymnasium[classic-control]>=1.0,<2"],
     },
 )
