@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import shutil
 import signal
 import sys
 
@@ -30,7 +31,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def setup_config(args: argparse.Namespace):
-    """Returns (config, run_dir, resumed) after validating the arguments."""
+    """Returns (config, run_dir, resumed) after validating the arguments.
+
+    A new run's directory is created here (empty); `train` writes the config once the session is
+    built, so that a failed start never overwrites a resumed run's config.
+    """
     base = utility.load_named_config(args.config)
     overrides = list(args.set) + (["env_processes=True"] if args.env_processes else [])
     config = utility.apply_overrides(base, overrides)
@@ -38,7 +43,6 @@ def setup_config(args: argparse.Namespace):
     if resumed:
         saved = utility.load_config(run_dir, args.config)
         config = utility.apply_overrides(dict(saved), overrides)
-    utility.save_config(config, run_dir, args.config)
     return config, run_dir, resumed
 
 
@@ -47,24 +51,32 @@ def train(args: argparse.Namespace) -> int:
     config, run_dir, resumed = setup_config(args)
     from agents.scripts import session  # Imports TensorFlow.
 
-    run = session.Session(config, run_dir, args.seed)
-    print(f"{'Resuming' if resumed else 'Starting'} run {run_dir} at env step {run.env_steps}.")
-    _raise_on_sigterm()
     try:
-        for report in run.loop():
-            print(_format(report), flush=True)
-    except KeyboardInterrupt:
+        run = session.Session(config, run_dir, args.seed)
+    except BaseException:
+        if not resumed:  # Leave no empty run directory that looks like a run.
+            shutil.rmtree(run_dir, ignore_errors=True)
+        raise
+    try:
+        utility.save_config(config, run_dir, args.config)
+        print(f"{'Resuming' if resumed else 'Starting'} run {run_dir} at env step {run.env_steps}.")
+        with _StopSignals() as stop:
+            try:
+                for report in run.loop(should_stop=lambda: stop.signum is not None):
+                    print(_format(report), flush=True)
+            except KeyboardInterrupt:  # A second signal, while a step ran.
+                stop.signum = stop.signum or signal.SIGINT
         run.save()
+    finally:
+        run.close()
+    if stop.signum is not None:
         print(
             f"Interrupted at env step {run.env_steps}; checkpoint saved. Resume with: "
             f"python -m agents.scripts.train --config={args.config} --logdir={args.logdir} "
             f"--timestamp={os.path.basename(run_dir).split('-')[0]}",
             file=sys.stderr,
         )
-        return 130
-    finally:
-        run.close()
-    run.save()
+        return 128 + stop.signum
     print(f"Done: {run.env_steps} env steps in {run_dir}.")
     return 0
 
@@ -78,11 +90,35 @@ def _format(report) -> str:
     return line
 
 
-def _raise_on_sigterm() -> None:
-    def handler(signum, frame):
-        raise KeyboardInterrupt(f"signal {signum}")
+class _StopSignals:
+    """Within the block, SIGINT (Ctrl-C) and SIGTERM ask the loop to stop before its next step.
 
-    signal.signal(signal.SIGTERM, handler)
+    Stopping between steps keeps the counters and the checkpoint consistent (a KeyboardInterrupt
+    could land in the middle of a rollout or of a checkpoint write). A second signal raises
+    KeyboardInterrupt at once, for a step that hangs. The previous handlers return on exit.
+    """
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self._previous: dict = {}
+
+    def __enter__(self) -> _StopSignals:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            self._previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+
+    def _handle(self, signum, frame) -> None:
+        del frame
+        if self.signum is not None:
+            raise KeyboardInterrupt(f"signal {signum}")
+        self.signum = signum
+        # os.write, not print: a print in a signal handler can re-enter a print in progress.
+        name = signal.Signals(signum).name
+        os.write(2, f"{name}: stopping after this step (again to stop at once).\n".encode())
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -67,7 +67,8 @@ def run_directory(logdir: str, config_name: str, timestamp: str | None) -> tuple
     """The run directory `<logdir>/<timestamp>-<config>`, and whether it is resumed.
 
     Raises:
-        UsageError: If `timestamp` names no existing run, or the logdir is not writable.
+        UsageError: If `timestamp` names no existing run, the new run's directory exists
+            already, or the logdir is not writable.
     """
     if timestamp:
         path = os.path.join(logdir, f"{timestamp}-{config_name}")
@@ -80,6 +81,8 @@ def run_directory(logdir: str, config_name: str, timestamp: str | None) -> tuple
         return path, True
     stamp = datetime.datetime.now().strftime("%Y%m%dT%H%M%S")
     path = os.path.join(logdir, f"{stamp}-{config_name}")
+    if os.path.exists(path):
+        raise UsageError(f"Run {path!r} exists already: another run started this second?")
     try:
         os.makedirs(path, exist_ok=False)
         probe = os.path.join(path, ".write-test")

@@ -26,8 +26,11 @@ __all__ = sorted(_NAMES)
 
 def __getattr__(name):
     if name in _NAMES:
-        module = importlib.import_module(f"{__name__}.{_NAMES[name]}")
+        source = _NAMES[name]
+        module = importlib.import_module(f"{__name__}.{source}")
         # Cache the object: importing `tools.simulate` binds the submodule under the same name.
         globals()[name] = value = getattr(module, name)
+        if source in _NAMES:  # Also when `simulate_steps` is the name that imported it.
+            globals()[source] = getattr(module, source)
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

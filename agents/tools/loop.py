@@ -111,8 +111,15 @@ class Loop:
         phase = _Phase(name, step_fn, steps, report_every, log_every, checkpoint_every, writer)
         self._phases.append(phase)
 
-    def run(self, max_step: int | None = None) -> Iterator[Report]:
+    def run(
+        self, max_step: int | None = None, should_stop: Callable[[], bool] | None = None
+    ) -> Iterator[Report]:
         """Run the phases until the global step reaches `max_step` (forever when None).
+
+        Args:
+            max_step: Global step at which to stop.
+            should_stop: Called before each call of a step function; returning True ends the run
+                early, between two calls, so that counters and checkpoints stay consistent.
 
         Yields:
             A `Report` at each phase's report cadence.
@@ -122,6 +129,8 @@ class Loop:
         scores = {phase.name: ([], []) for phase in self._phases}  # (report, log) score lists.
         previous = None
         while max_step is None or self.step < max_step:
+            if should_stop is not None and should_stop():
+                return
             phase, epoch, steps_in = self._current_phase(self.step)
             phase_step = epoch * phase.steps + steps_in
             done, score, metrics = phase.step_fn(phase is not previous)

@@ -125,3 +125,12 @@ def test_rejects_empty_phase():
         loop.add_phase("train", lambda reset: None, steps=0)
     with pytest.raises(ValueError, match="add_phase"):
         next(loop.run(max_step=1))
+
+
+def test_should_stop_ends_the_run_between_calls():
+    loop = tools.Loop(None)
+    step_fn = _Scripted([[False, True]], [[0.0, 1.0]])
+    loop.add_phase("train", step_fn, steps=100, report_every=2)
+    reports = list(loop.run(max_step=100, should_stop=lambda: step_fn.calls == 3))
+    assert [r.step for r in reports] == [2, 4, 6]
+    assert loop.step == 6 and step_fn.calls == 3

@@ -1,0 +1,226 @@
+"""Tests for the training script: run directories, resuming, bad input and interruption.
+
+Every run uses the `debug` config (256 train env steps of Pendulum); `main` runs in-process, and
+only the Ctrl-C test starts a process.
+"""
+
+import contextlib
+import glob
+import io
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+
+import pytest
+import yaml
+
+from agents.scripts import train, utility
+
+_TIMESTAMP = "20000101T000000"  # The stamp of copies of the first run.
+
+
+def _run(argv):
+    """`train.main(argv)` in-process; returns (exit code, stdout, stderr)."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = train.main(argv)
+    return code, stdout.getvalue(), stderr.getvalue()
+
+
+def _files(directory):
+    """Relative path -> contents of every file under `directory`."""
+    result = {}
+    for path in glob.glob(os.path.join(directory, "**"), recursive=True):
+        if os.path.isfile(path):
+            with open(path, "rb") as handle:
+                result[os.path.relpath(path, directory)] = handle.read()
+    return result
+
+
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory):
+    """A finished debug run with `learning_rate=0.001`: (logdir, run_dir, exit code, stdout)."""
+    logdir = str(tmp_path_factory.mktemp("logdir"))
+    argv = ["--config=debug", f"--logdir={logdir}", "--set", "learning_rate=0.001"]
+    code, stdout, _ = _run(argv)
+    runs = os.listdir(logdir)
+    run_dir = os.path.join(logdir, runs[0]) if len(runs) == 1 else None
+    return logdir, run_dir, code, stdout
+
+
+def _copy_run(run_dir, logdir):
+    """Copy a run under `logdir` as `<_TIMESTAMP>-debug`; returns the copy's path."""
+    copy = os.path.join(logdir, f"{_TIMESTAMP}-debug")
+    shutil.copytree(run_dir, copy)
+    return copy
+
+
+def test_new_run_writes_config_checkpoints_and_summaries(first_run):
+    logdir, run_dir, code, stdout = first_run
+    assert code == 0
+    assert len(os.listdir(logdir)) == 1
+    timestamp, name = os.path.basename(run_dir).split("-")
+    assert name == "debug" and len(timestamp) == len(_TIMESTAMP)
+    with open(os.path.join(run_dir, "config.yaml")) as handle:
+        saved = yaml.safe_load(handle)
+    assert saved["name"] == "debug"
+    assert saved["config"]["learning_rate"] == 0.001
+    assert isinstance(saved["config"]["learning_rate"], float)
+    assert saved["config"]["train_steps"] == 256
+    assert os.path.isfile(os.path.join(run_dir, "checkpoints", "checkpoint"))
+    assert glob.glob(os.path.join(run_dir, "checkpoints", "ckpt-*.index"))
+    for phase in ("train", "eval"):
+        assert glob.glob(os.path.join(run_dir, phase, "events.out.tfevents.*")), phase
+    lines = stdout.splitlines()
+    assert lines[0] == f"Starting run {run_dir} at env step 0."
+    assert any(line.startswith("train  env step") for line in lines)
+    assert any(line.startswith(" eval  env step") for line in lines)
+    assert lines[-1] == f"Done: 256 env steps in {run_dir}."
+
+
+def test_session_restores_the_latest_checkpoint(first_run):
+    from agents.scripts.session import Session
+
+    run_dir = first_run[1]
+    session = Session(utility.load_config(run_dir, "debug"), run_dir)
+    try:
+        assert session.env_steps == 256
+        # 256 env steps / (16 steps x 2 envs) = 8 updates of 2 epochs x 2 minibatches.
+        assert int(session.agent.optimizer.iterations.numpy()) == 32
+        assert session.agent.optimizer.learning_rate.numpy() == pytest.approx(0.001)
+        # Only training observations update the normalizer: one per env step.
+        assert session.agent.observ_normalizer.count.numpy() == 256
+    finally:
+        session.close()
+
+
+def test_resume_continues_training_and_keeps_the_saved_config(first_run, tmp_path):
+    run_dir = _copy_run(first_run[1], str(tmp_path))
+    argv = ["--config=debug", f"--logdir={tmp_path}", f"--timestamp={_TIMESTAMP}"]
+    code, stdout, stderr = _run(argv + ["--set", "train_steps=512"])
+    assert code == 0, stderr
+    lines = stdout.splitlines()
+    assert lines[0] == f"Resuming run {run_dir} at env step 256."
+    assert lines[-1] == f"Done: 512 env steps in {run_dir}."
+    with open(os.path.join(run_dir, "config.yaml")) as handle:
+        saved = yaml.safe_load(handle)["config"]
+    assert saved["train_steps"] == 512 and saved["learning_rate"] == 0.001
+
+
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        (["--config=nope"], ["'nope'", "pendulum", "debug"]),
+        (["--set", "nope=1"], ["'nope=1'", "learning_rate", "num_agents"]),
+        (["--set", "learning_rate=abc"], ["learning_rate", "'abc'", "float"]),
+        (["--set", "num_agents=2.5"], ["num_agents", "'2.5'", "int"]),
+        (["--timestamp", "19990101T000000"], ["19990101T000000", "none"]),
+        (["--set", "env=NoSuchEnv-v0"], ["'NoSuchEnv-v0'"]),
+        (["--set", "policy_loss=bogus"], ["'bogus'", "clip", "dual_clip"]),
+        (["--set", "num_agents=0"], ["environment"]),
+    ],
+)
+def test_bad_input_is_one_line_error_and_leaves_no_run(argv, expected, tmp_path):
+    if not argv[0].startswith("--config"):
+        argv = ["--config=debug"] + argv
+    code, stdout, stderr = _run(argv + [f"--logdir={tmp_path}"])
+    assert code == 2
+    assert stderr.startswith("error: ") and stderr.count("\n") == 1, stderr
+    for text in expected:
+        assert text in stderr
+    assert "Traceback" not in stderr and "Starting" not in stdout
+    assert os.listdir(tmp_path) == []
+
+
+def test_failed_resume_leaves_the_run_untouched(first_run, capsys):
+    logdir, run_dir = first_run[:2]
+    timestamp = os.path.basename(run_dir).split("-")[0]
+    before = _files(run_dir)
+    resume = [f"--logdir={logdir}", f"--timestamp={timestamp}"]
+    assert train.main(["--config=debug", *resume, "--set", "env=NoSuchEnv-v0"]) == 2
+    assert "NoSuchEnv-v0" in capsys.readouterr().err
+    assert train.main(["--config=debug", *resume, "--set", "policy_layers=[16]"]) == 2
+    assert "error: Cannot restore the checkpoint" in capsys.readouterr().err
+    # The run directory's name holds the config name: another config finds no such run.
+    assert train.main(["--config=pendulum", *resume]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("error: No run") and timestamp in error
+    assert os.path.basename(run_dir) in error  # Lists the runs that exist.
+    assert _files(run_dir) == before
+
+
+def test_load_config_rejects_another_config_name(first_run):
+    with pytest.raises(utility.UsageError, match=r"--config=debug, not --config=pendulum"):
+        utility.load_config(first_run[1], "pendulum")
+
+
+def test_unwritable_logdir(tmp_path):
+    (tmp_path / "file.txt").write_text("not a directory")
+    logdir = str(tmp_path / "file.txt" / "logs")
+    code, _, stderr = _run(["--config=debug", f"--logdir={logdir}"])
+    assert code == 2
+    assert stderr.startswith("error: Cannot write to logdir") and logdir in stderr
+
+
+def test_sigterm_stops_at_a_step_and_saves(tmp_path, monkeypatch):
+    format_report = train._format
+
+    def format_and_terminate(report):  # Signals arrive while the loop runs.
+        signal.raise_signal(signal.SIGTERM)
+        return format_report(report)
+
+    monkeypatch.setattr(train, "_format", format_and_terminate)
+    previous = signal.getsignal(signal.SIGTERM)
+    code, stdout, stderr = _run(["--config=debug", f"--logdir={tmp_path}"])
+    assert code == 128 + signal.SIGTERM
+    assert signal.getsignal(signal.SIGTERM) is previous
+    (run_dir,) = glob.glob(os.path.join(tmp_path, "*-debug"))
+    timestamp = os.path.basename(run_dir).split("-")[0]
+    # Stopped before the step after the first report, at 128 env steps.
+    assert stdout.splitlines()[1].startswith("train  env step       128")
+    assert "Done" not in stdout
+    assert "Interrupted at env step 128; checkpoint saved. Resume with: " in stderr
+    assert f"--timestamp={timestamp}" in stderr
+    assert os.path.isfile(os.path.join(run_dir, "checkpoints", "ckpt-128.index"))
+
+
+def test_ctrl_c_saves_a_checkpoint_and_exits_130(tmp_path):
+    stderr_path = tmp_path / "stderr.txt"
+    command = [sys.executable, "-m", "agents.scripts.train", "--config=debug"]
+    command += [f"--logdir={tmp_path / 'logs'}", "--set", "train_steps=1000000"]
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    with open(stderr_path, "w") as errors:
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=errors, env=env, text=True
+        )
+    lines = queue.Queue()  # Filled by a thread, so that waiting for a line can time out.
+    reader = threading.Thread(target=_read_lines, args=(process.stdout, lines), daemon=True)
+    reader.start()
+    try:
+        line = ""
+        while not line.startswith("train"):  # The first report, after the first checkpoint.
+            line = lines.get(timeout=60)
+            assert line is not None, f"Exited early: {stderr_path.read_text()}"
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=30) == 130
+    finally:
+        process.kill()  # Only if still running.
+        process.wait()
+        reader.join(timeout=10)
+        process.stdout.close()
+    error = stderr_path.read_text()
+    assert "Traceback" not in error
+    assert "Resume with: python -m agents.scripts.train --config=debug" in error
+    (run_dir,) = glob.glob(os.path.join(tmp_path, "logs", "*-debug"))
+    assert f"--timestamp={os.path.basename(run_dir).split('-')[0]}" in error
+    assert glob.glob(os.path.join(run_dir, "checkpoints", "ckpt-*.index"))
+
+
+def _read_lines(stream, lines):
+    for line in stream:
+        lines.put(line)
+    lines.put(None)  # End of output.
