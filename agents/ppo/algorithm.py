@@ -12,6 +12,7 @@ from agents.ppo import advantages, losses, update
 from agents.ppo.memory import RolloutBuffer
 from agents.ppo.networks import make_network
 from agents.ppo.normalize import RewardScaler, StreamingNormalize
+from agents.ppo.validate import validate_config
 
 METRICS = (
     "policy_loss",
@@ -45,16 +46,7 @@ class PPO(tf.Module):
 
     def __init__(self, batch_env, config: Any, seed: int = 0, cross_replica_sum=None):
         super().__init__(name="ppo")
-        if config.policy_loss not in update.POLICY_LOSSES:
-            raise ValueError(
-                f"Unknown policy_loss {config.policy_loss!r}; "
-                f"accepted: {', '.join(update.POLICY_LOSSES)}."
-            )
-        if config.rollout_length % config.chunk_length:
-            raise ValueError(
-                f"rollout_length {config.rollout_length} must be a multiple of chunk_length "
-                f"{config.chunk_length}."
-            )
+        validate_config(config)
         self._config = config
         self._size = size = len(batch_env)
         self._sum = cross_replica_sum

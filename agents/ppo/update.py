@@ -7,8 +7,7 @@ from typing import Any
 import tensorflow as tf
 
 from agents.ppo import advantages, losses
-
-POLICY_LOSSES = ("clip", "dual_clip", "kl_penalty")
+from agents.ppo.validate import POLICY_LOSSES
 
 
 def rollout_targets(data: dict, bootstrap_value: tf.Tensor, config: Any) -> dict:

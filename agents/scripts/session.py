@@ -13,6 +13,7 @@ import tensorflow as tf
 
 from agents import tools
 from agents.ppo.algorithm import PPO, Evaluator
+from agents.ppo.validate import validate_config
 from agents.scripts.environments import make_envs
 from agents.scripts.utility import UsageError
 
@@ -31,6 +32,7 @@ class Session:
     def __init__(self, config, run_dir: str, seed: int = 0) -> None:
         self.config = config = tools.AttrDict(config)
         self.run_dir = run_dir
+        _validate(config)
         keras.utils.set_random_seed(seed)
         self._envs = []
         try:
@@ -142,6 +144,17 @@ class Session:
     def _python_errors(self):
         with self.train_env.python_errors(), self.eval_env.python_errors():
             yield
+
+
+def _validate(config) -> None:
+    """Fail before building anything when a setting is invalid."""
+    for key in ("num_agents", "eval_agents", "train_every", "eval_steps", "log_every"):
+        if not isinstance(config[key], int) or config[key] < 1:
+            raise UsageError(f"{key} must be a positive integer, got {config[key]!r}.")
+    try:
+        validate_config(config)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
 
 
 def _round_up(value: int, multiple: int) -> int:

@@ -121,7 +121,7 @@ def test_resume_continues_training_and_keeps_the_saved_config(first_run, tmp_pat
         (["--timestamp", "19990101T000000"], ["19990101T000000", "none"]),
         (["--set", "env=NoSuchEnv-v0"], ["'NoSuchEnv-v0'"]),
         (["--set", "policy_loss=bogus"], ["'bogus'", "clip", "dual_clip"]),
-        (["--set", "num_agents=0"], ["environment"]),
+        (["--set", "num_agents=0"], ["num_agents", "positive integer", "got 0"]),
     ],
 )
 def test_bad_input_is_one_line_error_and_leaves_no_run(argv, expected, tmp_path):
