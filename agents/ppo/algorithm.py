@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-import keras
 import numpy as np
 import tensorflow as tf
 
 from agents.ppo import advantages, losses, update
+from agents.ppo.evaluator import Evaluator  # noqa: F401 (re-exported)
 from agents.ppo.memory import RolloutBuffer
 from agents.ppo.networks import make_network
 from agents.ppo.normalize import RewardScaler, StreamingNormalize
+from agents.ppo.utility import Weights, make_optimizer
 from agents.ppo.validate import validate_config
 
 METRICS = (
@@ -51,6 +52,7 @@ class PPO(tf.Module):
         self._size = size = len(batch_env)
         self._sum = cross_replica_sum
         observ_space, action_space = batch_env.observation_space, batch_env.action_space
+        self.observation_space, self.action_space = observ_space, action_space
         self.network = make_network(observ_space, action_space, config)
         self.optimizer = make_optimizer(config.optimizer, config.learning_rate)
         self.optimizer.build(self.network.trainable_variables)
@@ -68,6 +70,9 @@ class PPO(tf.Module):
         self.env_steps = tf.Variable(0, dtype=tf.int64, trainable=False)
         self.kl_beta = tf.Variable(float(config.kl_init_beta or 1.0), trainable=False)
         self.metrics = {key: tf.Variable(0.0, trainable=False, name=key) for key in METRICS}
+        # Set when an update met a non-finite loss or gradient (see `raise_if_nonfinite`).
+        self.nonfinite = tf.Variable(0, trainable=False, name="nonfinite")
+        self.nonfinite_step = tf.Variable(0, dtype=tf.int64, trainable=False)
         self._state = tf.Variable(self.network.initial_state(size), trainable=False)
         self._new = tf.Variable(tf.ones([size], tf.bool), trainable=False)
         self._buffer = RolloutBuffer(
@@ -76,7 +81,7 @@ class PPO(tf.Module):
 
     def policy_checkpointables(self) -> dict:
         """What acting needs: the network and the observation normalizer."""
-        items = dict(network=_Weights(self.network))
+        items = dict(network=Weights(self.network))
         if self.observ_normalizer is not None:
             items["observ_normalizer"] = self.observ_normalizer
         return items
@@ -202,9 +207,40 @@ class PPO(tf.Module):
         if self._sum is not None:
             gradients = _average_over_ranks(gradients, self._sum)
         gradients, norm = tf.clip_by_global_norm(gradients, self._config.max_grad_norm or 1e10)
-        self.optimizer.apply_gradients(zip(gradients, variables))
+        # A non-finite loss or gradient never reaches the weights: the step is skipped and
+        # recorded, and the caller stops training (so no checkpoint holds non-finite values).
+        code = tf.where(tf.math.is_finite(loss), tf.where(tf.math.is_finite(norm), 0, 2), 1)
+        tf.cond(
+            tf.equal(code, 0),
+            lambda: self._apply(gradients, variables),
+            lambda: self._record_nonfinite(code),
+        )
         metrics["grad_norm"] = norm
         return metrics
+
+    def _apply(self, gradients, variables):
+        self.optimizer.apply_gradients(zip(gradients, variables))
+        return tf.no_op()
+
+    def _record_nonfinite(self, code):
+        tf.cond(
+            tf.equal(self.nonfinite, 0),
+            lambda: tf.group(
+                self.nonfinite.assign(code), self.nonfinite_step.assign(self.env_steps)
+            ),
+            tf.no_op,
+        )
+        return tf.no_op()
+
+    def raise_if_nonfinite(self) -> None:
+        """Raise FloatingPointError if an update met a non-finite loss or gradient."""
+        code = int(self.nonfinite.numpy())
+        if code:
+            what = {1: "loss", 2: "gradient"}[code]
+            raise FloatingPointError(
+                f"Non-finite {what} in the PPO update at env step "
+                f"{int(self.nonfinite_step.numpy())}; the update was skipped and training stopped."
+            )
 
     def _set_learning_rate(self) -> None:
         config = self._config
@@ -212,66 +248,6 @@ class PPO(tf.Module):
             progress = tf.cast(self.env_steps, tf.float32) * config.world_size / config.train_steps
             rate = config.learning_rate * tf.maximum(1.0 - progress, 0.0)
             self.optimizer.learning_rate.assign(rate)
-
-
-class Evaluator(tf.Module):
-    """The deterministic policy of a `PPO` agent (the distribution's mode) on its own envs.
-
-    Shares the agent's network and observation normalizer (without updating it) and keeps its own
-    recurrent state, so evaluation never disturbs training rollouts.
-    """
-
-    def __init__(self, agent: PPO, batch_env) -> None:
-        super().__init__(name="evaluator")
-        self._agent = agent
-        self._state = tf.Variable(agent.network.initial_state(len(batch_env)), trainable=False)
-        self._new = tf.Variable(tf.ones([len(batch_env)], tf.bool), trainable=False)
-
-    def begin_episode(self, agent_indices: tf.Tensor) -> None:
-        self._new.scatter_nd_update(agent_indices[:, None], tf.ones_like(agent_indices, tf.bool))
-
-    def perform(self, agent_indices: tf.Tensor, observ: tf.Tensor) -> tf.Tensor:
-        del agent_indices
-        observ = self._agent.normalize(observ)
-        output = self._agent.network(observ[:, None], self._new[:, None], self._state)
-        self._state.assign(output.state)
-        self._new.assign(tf.zeros_like(self._new))
-        return output.policy.mode()[:, 0]
-
-    def experience(self, *transition) -> None:
-        del transition
-
-    def end_episode(self, agent_indices: tf.Tensor) -> None:
-        del agent_indices
-
-
-class _Weights(tf.Module):
-    """A Keras model's variables as an explicit list, for `tf.train.Checkpoint`.
-
-    TF's object-based checkpoints do not see Keras 3 layers kept in lists or nested inside other
-    layers (only 3 of 9 variables of a small MLP were saved), so the network is saved through this
-    list instead: the architecture fixes the order of `model.variables`.
-    """
-
-    def __init__(self, model: keras.Model) -> None:
-        super().__init__(name="weights")
-        self.weights = list(model.variables)
-
-
-def make_optimizer(name: str, learning_rate: float) -> keras.optimizers.Optimizer:
-    """A Keras optimizer by name (e.g. "adam", "sgd", "rmsprop")."""
-    try:
-        optimizer = keras.optimizers.get(name)
-    except ValueError as error:
-        raise ValueError(
-            f"Unknown optimizer {name!r}; accepted are Keras optimizer names such as "
-            "'adam', 'adamw', 'rmsprop' or 'sgd'."
-        ) from error
-    config = optimizer.get_config()
-    config["learning_rate"] = learning_rate
-    if "epsilon" in config:
-        config["epsilon"] = 1e-5  # The PPO reference implementations' Adam epsilon.
-    return type(optimizer).from_config(config)
 
 
 def _average_over_ranks(gradients: list, cross_replica_sum) -> list:

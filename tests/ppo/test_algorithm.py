@@ -174,3 +174,20 @@ def test_linear_learning_rate_schedule():
     _run(batch_env, ppo, 8)
     # The update after 16 of 64 env steps uses 1e-3 * (1 - 16/64).
     assert float(ppo.metrics["learning_rate"]) == pytest.approx(7.5e-4)
+
+
+def test_nonfinite_loss_skips_update_and_is_reported():
+    batch_env = _env()
+    ppo = PPO(batch_env, _config(), seed=0)
+    # A NaN value head makes the loss NaN while actions stay valid.
+    value_kernel = next(v for v in ppo.network.variables if v.path.endswith("value/kernel"))
+    value_kernel.assign(value_kernel * np.nan)
+    weights = [v.numpy().copy() for v in ppo.network.variables]
+    _run(batch_env, ppo, 8)
+    assert int(ppo.optimizer.iterations) == 0  # Every step was skipped.
+    for before, after in zip(weights, ppo.network.variables):
+        np.testing.assert_array_equal(before, after.numpy())
+    with pytest.raises(
+        FloatingPointError, match="Non-finite loss in the PPO update at env step 16"
+    ):
+        ppo.raise_if_nonfinite()
