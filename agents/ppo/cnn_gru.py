@@ -1,0 +1,274 @@
+"""The RND paper's CNN+GRU policy: conv torso, GRU memory, a policy head and two value heads."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
+
+import gymnasium as gym
+import keras
+import tensorflow as tf
+import tensorflow_probability as tfp
+
+from agents.ppo.distributions import make_policy_head, orthogonal_dense
+
+tfd = tfp.distributions
+
+# Width multiplier of hidsize and memsize, as `enlargement` in the RND code. The policy's conv
+# filters stay 32/64/64 there for every size (its `convfeat = 16 * enlargement` only widens the
+# RND target and predictor networks), and so they do here.
+POLICY_SIZES = {"small": 1, "normal": 2, "large": 4}
+
+# (filters, kernel, stride) of the conv torso: the DQN/RND stack, ReLU, 'valid' padding.
+_CONVS = ((32, 8, 4), (64, 4, 2), (64, 4, 1))
+
+# 'valid' padding needs frames of at least this height and width (84x84 gives 6x6x64 features).
+MIN_FRAME_SIZE = 44
+
+_HIDDEN_GAIN = math.sqrt(2.0)
+
+
+class CnnGruOutput(NamedTuple):
+    """What `CnnGruPolicy.opt` returns for observations of shape [B, T, H, W, C].
+
+    Attributes:
+        policy: Categorical over the actions with batch shape [B, T] and int32 samples.
+        vpred_int: Intrinsic-reward value estimates, [B, T] float32.
+        vpred_ext: Extrinsic-reward value estimates, [B, T] float32.
+        state: GRU state after the last step, [B, state_size] float32.
+    """
+
+    policy: tfd.Distribution
+    vpred_int: tf.Tensor
+    vpred_ext: tf.Tensor
+    state: tf.Tensor
+
+
+class RolloutOutput(NamedTuple):
+    """What `CnnGruPolicy.rollout` returns for one step of B environments; all tensors are [B]."""
+
+    action: tf.Tensor
+    vpred_int: tf.Tensor
+    vpred_ext: tf.Tensor
+    neglogp: tf.Tensor
+    entropy: tf.Tensor
+    state: tf.Tensor
+
+
+def _valid_size(size: int) -> int:
+    """Spatial size after the conv torso with 'valid' padding (<= 0 when the input is too small)."""
+    for _, kernel, stride in _CONVS:
+        size = (size - kernel) // stride + 1
+    return size
+
+
+def _unroll(
+    step: Callable[[tf.Tensor, tuple[tf.Tensor, tf.Tensor]], tf.Tensor],
+    inputs: tf.Tensor,
+    new: tf.Tensor,
+    state: tf.Tensor,
+    single_step: bool,
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """Runs `step(state, (x_t, new_t)) -> state` over [B, T, F] inputs.
+
+    Returns:
+        The states after every step, [B, T, U], and the last state, [B, U].
+    """
+    if single_step:
+        state = step(state, (inputs[:, 0], new[:, 0]))
+        return state[:, None], state
+    time_major = (tf.transpose(inputs, [1, 0, 2]), tf.transpose(new))
+    states = tf.scan(step, time_major, initializer=state)
+    return tf.transpose(states, [1, 0, 2]), states[-1]
+
+
+class CnnGruPolicy(keras.Model):
+    """Recurrent Atari policy of Burda et al. (2018), "Exploration by Random Network Distillation".
+
+    uint8 frames / 255 -> conv 32x8/4, 64x4/2, 64x4/1 (ReLU, 'valid') -> dense `hidsize` (ReLU) ->
+    GRU of `memsize` units -> optional residual layers `x + relu(dense(x))` (one on the policy
+    path, one on the value path) -> categorical logits and the `vpred_int`, `vpred_ext` heads.
+    `rollout` (one step of B environments) and `opt` (B sequences of T steps, for the loss) share
+    all weights; calling the model is `opt`.
+
+    The GRU is the RND code's: with h zeroed where `new` is set, [m, r] = sigmoid(W [h, x] + b)
+    and h' = m * h + (1 - m) * tanh(U [r * h, x] + c). `rec_gate_init` initializes the bias b of
+    both gates, which share that dense layer as in the original; positive values keep the state.
+    """
+
+    def __init__(
+        self,
+        observation_shape: Sequence[int],
+        action_space: gym.Space,
+        policy_size: str = "normal",
+        hidsize: int = 128,
+        memsize: int = 128,
+        extrahid: bool = True,
+        rec_gate_init: float = 0.0,
+        **kwargs,
+    ):
+        """Creates the model with all its variables.
+
+        Args:
+            observation_shape: (H, W, C) of one observation: C stacked frames of at least
+                `MIN_FRAME_SIZE` x `MIN_FRAME_SIZE` pixels.
+            action_space: A Discrete action space with start=0.
+            policy_size: "small", "normal" or "large": multiplies `hidsize` and `memsize` by 1,
+                2 or 4 (the RND defaults, "normal" with 128/128, give 256/256).
+            hidsize: Base width of the dense layer after the convs.
+            memsize: Base number of GRU units; the state has `memsize * multiplier` entries.
+            extrahid: Whether to add the residual hidden layers on the policy and value paths.
+            rec_gate_init: Initial bias of the GRU gates.
+            **kwargs: Passed on to `keras.Model` (e.g. `name`).
+
+        Raises:
+            ValueError: If `policy_size` is unknown, the observation is not (H, W, C) with
+                H, W >= `MIN_FRAME_SIZE`, or the action space is not Discrete.
+        """
+        kwargs.setdefault("name", "cnn_gru_policy")
+        super().__init__(**kwargs)
+        if policy_size not in POLICY_SIZES:
+            raise ValueError(f"Unknown policy_size {policy_size!r}; valid: {list(POLICY_SIZES)}.")
+        self._observation_shape = tuple(int(size) for size in observation_shape)
+        if len(self._observation_shape) != 3 or min(self._observation_shape[:2]) < MIN_FRAME_SIZE:
+            raise ValueError(
+                f"CnnGruPolicy needs observations of shape (H, W, C) with H, W >= "
+                f"{MIN_FRAME_SIZE}, got {self._observation_shape}."
+            )
+        height, width, channels = self._observation_shape
+        self._hidsize = int(hidsize) * POLICY_SIZES[policy_size]
+        self._memsize = int(memsize) * POLICY_SIZES[policy_size]
+        self._flat_size = _valid_size(height) * _valid_size(width) * _CONVS[-1][0]
+
+        self._convs = [
+            keras.layers.Conv2D(
+                filters,
+                kernel,
+                strides=stride,
+                padding="valid",
+                activation="relu",
+                kernel_initializer=keras.initializers.Orthogonal(gain=_HIDDEN_GAIN),
+                name=f"conv{index + 1}",
+            )
+            for index, (filters, kernel, stride) in enumerate(_CONVS)
+        ]
+        self._hidden = orthogonal_dense(self._hidsize, _HIDDEN_GAIN, "relu", name="hidden")
+        self._gates = keras.layers.Dense(
+            2 * self._memsize,
+            activation="sigmoid",
+            kernel_initializer=keras.initializers.Orthogonal(gain=1.0),
+            bias_initializer=keras.initializers.Constant(rec_gate_init),
+            name="gru_gates",
+        )
+        self._candidate = orthogonal_dense(self._memsize, 1.0, "tanh", name="gru_candidate")
+        self._policy_extra = self._value_extra = None
+        if extrahid:
+            self._policy_extra = orthogonal_dense(self._memsize, 0.1, "relu", name="policy_extra")
+            self._value_extra = orthogonal_dense(self._memsize, 0.1, "relu", name="value_extra")
+        self._policy_head = make_policy_head("cnn_gru", "categorical", action_space, 0.01)
+        self._vpred_int = orthogonal_dense(1, 0.01, name="vpred_int")
+        self._vpred_ext = orthogonal_dense(1, 0.01, name="vpred_ext")
+        self._build_layers(channels)
+
+    def _build_layers(self, channels: int) -> None:
+        """Creates every variable now, so that none is created inside a traced function."""
+        memsize = self._memsize
+        with keras.name_scope(self.name):
+            shape = (None, *self._observation_shape[:2], channels)
+            for conv in self._convs:
+                conv.build(shape)
+                shape = conv.compute_output_shape(shape)
+            self._hidden.build((None, self._flat_size))
+            self._gates.build((None, memsize + self._hidsize))
+            self._candidate.build((None, memsize + self._hidsize))
+            for layer in (self._policy_extra, self._value_extra):
+                if layer is not None:
+                    layer.build((None, memsize))
+            for layer in (self._policy_head, self._vpred_int, self._vpred_ext):
+                layer.build((None, memsize))
+        self.built = True
+
+    @property
+    def state_size(self) -> int:
+        """Number of GRU units: `memsize` times the `policy_size` multiplier."""
+        return self._memsize
+
+    def initial_state(self, batch_size: int | tf.Tensor) -> tf.Tensor:
+        """Returns the zero GRU state, [batch_size, state_size] float32."""
+        return tf.zeros([batch_size, self._memsize])
+
+    def call(self, observ: tf.Tensor, reset: tf.Tensor, state: tf.Tensor) -> CnnGruOutput:
+        """Same as `opt`, so that the model is used as `model(observ, reset, state)`."""
+        return self.opt(observ, reset, state)
+
+    def opt(self, observ: tf.Tensor, new: tf.Tensor, state: tf.Tensor) -> CnnGruOutput:
+        """Evaluates B sequences of T steps, carrying the GRU state through time.
+
+        Args:
+            observ: [B, T, H, W, C] frames with values in 0..255 (uint8 or any numeric dtype).
+            new: [B, T] bool or 0/1 numbers, set at episode starts: the state is zeroed before
+                that step is processed.
+            state: [B, state_size] state before the first step.
+
+        Returns:
+            CnnGruOutput with a policy of batch shape [B, T], values [B, T] and the last state.
+        """
+        outer_shape = tf.shape(observ)[:2]
+        frames = tf.reshape(observ, [-1, *self._observation_shape])  # Convs see B*T images.
+        features = tf.cast(frames, tf.float32) / 255.0
+        for conv in self._convs:
+            features = conv(features)
+        features = self._hidden(tf.reshape(features, [-1, self._flat_size]))
+        features = tf.reshape(features, tf.concat([outer_shape, [self._hidsize]], axis=0))
+        single_step = observ.shape[1] == 1  # Static: the rollout hot path needs no while loop.
+        memory, state = _unroll(self._step, features, tf.cast(new, tf.bool), state, single_step)
+        memory = tf.reshape(memory, [-1, self._memsize])
+        policy_features = value_features = memory
+        if self._policy_extra is not None:
+            policy_features = memory + self._policy_extra(memory)
+            value_features = memory + self._value_extra(memory)
+        return CnnGruOutput(
+            policy=self._policy_head(policy_features, outer_shape),
+            vpred_int=tf.reshape(self._vpred_int(value_features), outer_shape),
+            vpred_ext=tf.reshape(self._vpred_ext(value_features), outer_shape),
+            state=state,
+        )
+
+    def rollout(
+        self,
+        observ: tf.Tensor,
+        new: tf.Tensor,
+        state: tf.Tensor,
+        seed: tf.Tensor | None = None,
+    ) -> RolloutOutput:
+        """Acts for one step of B environments.
+
+        Args:
+            observ: [B, H, W, C] frames with values in 0..255.
+            new: [B] bool or 0/1 numbers, set where an episode starts at this step.
+            state: [B, state_size] state from `initial_state` or the previous step.
+            seed: Optional stateless seed, [2] int32, for reproducible sampling.
+
+        Returns:
+            RolloutOutput with the sampled int32 action, both values, the action's negative
+            log-probability, the policy's entropy (all [B]) and the next state.
+        """
+        out = self.opt(observ[:, None], new[:, None], state)
+        action = out.policy.sample(seed=seed)
+        return RolloutOutput(
+            action=action[:, 0],
+            vpred_int=out.vpred_int[:, 0],
+            vpred_ext=out.vpred_ext[:, 0],
+            neglogp=-out.policy.log_prob(action)[:, 0],
+            entropy=out.policy.entropy()[:, 0],
+            state=out.state,
+        )
+
+    def _step(self, state: tf.Tensor, inputs: tuple[tf.Tensor, tf.Tensor]) -> tf.Tensor:
+        """One GRU step; its output is its new state."""
+        features, new = inputs
+        state = tf.where(new[:, None], tf.zeros_like(state), state)
+        keep, read = tf.split(self._gates(tf.concat([state, features], axis=1)), 2, axis=1)
+        candidate = self._candidate(tf.concat([read * state, features], axis=1))
+        return keep * state + (1.0 - keep) * candidate

@@ -1,0 +1,241 @@
+"""Tests for the RND CNN+GRU policy."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from agents.ppo.cnn_gru import MIN_FRAME_SIZE, CnnGruOutput, CnnGruPolicy, RolloutOutput
+
+SHAPE = (MIN_FRAME_SIZE, MIN_FRAME_SIZE, 4)
+ACTIONS = gym.spaces.Discrete(5)
+B, T, HID, MEM = 3, 5, 8, 6
+
+
+def _policy(**overrides):
+    options = {"policy_size": "small", "hidsize": HID, "memsize": MEM, "extrahid": True}
+    return CnnGruPolicy(SHAPE, ACTIONS, **{**options, **overrides})
+
+
+def _randomized(**overrides):
+    """A policy with O(1) random weights, so logits and values depend visibly on the inputs."""
+    net = _policy(**overrides)
+    for index, variable in enumerate(net.variables):
+        fan_in = int(np.prod(variable.shape[:-1])) if len(variable.shape) > 1 else 4
+        noise = tf.random.stateless_normal(variable.shape, seed=(index, 7))
+        variable.assign(noise / np.sqrt(fan_in))
+    return net
+
+
+def _frames(batch=B, time=T, seed=0):
+    frames = tf.random.stateless_uniform((batch, time, *SHAPE), (seed, 1), 0, 256, tf.int32)
+    return tf.cast(frames, tf.uint8)
+
+
+def _new(time=T, start=None):
+    new = np.zeros((B, time), bool)
+    if start is not None:
+        new[:, start] = True
+    return tf.constant(new)
+
+
+def _state(seed=0):
+    return tf.random.stateless_uniform((B, MEM), (seed, 2), -1.0, 1.0)
+
+
+def _summary(out):
+    """Log-probs of actions 0 and 3, entropy and both values side by side: [B, T, 5]."""
+    policy = out.policy
+    columns = [policy.log_prob(tf.fill(tf.shape(out.vpred_int), a)) for a in (0, 3)]
+    columns += [policy.entropy(), out.vpred_int, out.vpred_ext]
+    return tf.stack(columns, axis=-1).numpy()
+
+
+def test_opt_shapes_and_dtypes():
+    net = _policy()
+    out = net(_frames(), _new(), net.initial_state(B))
+    assert isinstance(out, CnnGruOutput)
+    action = out.policy.sample()
+    assert action.shape == (B, T) and action.dtype == tf.int32
+    assert np.all((action.numpy() >= 0) & (action.numpy() < ACTIONS.n))
+    assert out.policy.logits_parameter().shape == (B, T, ACTIONS.n)
+    for value in (out.vpred_int, out.vpred_ext):
+        assert value.shape == (B, T) and value.dtype == tf.float32
+    assert out.state.shape == (B, MEM) and out.state.dtype == tf.float32
+
+
+def test_rollout_shapes_dtypes_and_seeded_sampling():
+    net = _randomized()
+    frames, new, state = _frames(time=1)[:, 0], tf.zeros(B), net.initial_state(B)
+    out = net.rollout(frames, new, state, seed=tf.constant([1, 2]))
+    assert isinstance(out, RolloutOutput)
+    assert out.action.shape == (B,) and out.action.dtype == tf.int32
+    assert np.all((out.action.numpy() >= 0) & (out.action.numpy() < ACTIONS.n))
+    for name in ("vpred_int", "vpred_ext", "neglogp", "entropy"):
+        tensor = getattr(out, name)
+        assert tensor.shape == (B,) and tensor.dtype == tf.float32, name
+    assert np.all(out.neglogp.numpy() > 0) and np.all(out.entropy.numpy() > 0)
+    assert out.state.shape == (B, MEM)
+    again = net.rollout(frames, new, state, seed=tf.constant([1, 2]))
+    np.testing.assert_array_equal(out.action, again.action)
+
+
+def test_opt_equals_rollout_steps_carrying_the_state():
+    net = _randomized()
+    frames, new, initial = _frames(), _new(start=2), _state()
+    unrolled = net.opt(frames, new, initial)
+    state, steps = initial, []
+    for t in range(T):
+        out = net.rollout(frames[:, t], new[:, t], state, seed=tf.constant([t, 0]))
+        step = net.opt(frames[:, t : t + 1], new[:, t : t + 1], state)
+        np.testing.assert_allclose(-out.neglogp, step.policy.log_prob(out.action[:, None])[:, 0])
+        steps.append(_summary(step))
+        np.testing.assert_allclose(out.entropy, steps[-1][:, 0, 2])
+        np.testing.assert_allclose(out.vpred_int, steps[-1][:, 0, 3])
+        np.testing.assert_allclose(out.vpred_ext, steps[-1][:, 0, 4])
+        state = out.state
+    np.testing.assert_allclose(_summary(unrolled), np.concatenate(steps, axis=1), atol=1e-5)
+    np.testing.assert_allclose(unrolled.state, state, atol=1e-5)
+
+
+def test_new_resets_the_state_before_its_step():
+    net = _randomized()
+    frames = _frames()
+    carried = net.opt(frames, _new(start=2), _state(seed=1))
+    fresh = net.opt(frames[:, 2:], _new(time=T - 2), net.initial_state(B))
+    np.testing.assert_allclose(_summary(carried)[:, 2:], _summary(fresh), atol=1e-5)
+    np.testing.assert_allclose(carried.state, fresh.state, atol=1e-5)
+    kept = net.opt(frames, _new(), _state(seed=1))
+    assert not np.allclose(_summary(kept)[:, 2], _summary(fresh)[:, 0], atol=1e-3)
+    as_float = net.opt(frames, tf.cast(_new(start=2), tf.float32), _state(seed=1))
+    np.testing.assert_allclose(_summary(as_float), _summary(carried), atol=1e-6)
+
+
+def _variables(net):
+    return {variable.path.split("/", 1)[1]: variable for variable in net.variables}
+
+
+def test_rec_gate_init_sets_the_gate_bias_and_keeps_the_state():
+    biases = _variables(_policy(rec_gate_init=1.5))
+    np.testing.assert_array_equal(biases["gru_gates/bias"], np.full(2 * MEM, 1.5))
+    np.testing.assert_array_equal(biases["gru_candidate/bias"], np.zeros(MEM))
+    np.testing.assert_array_equal(_variables(_policy())["gru_gates/bias"], np.zeros(2 * MEM))
+    frames, state = _frames(time=1)[:, 0], _state()
+    keep = _policy(rec_gate_init=30.0).rollout(frames, tf.zeros(B), state).state
+    np.testing.assert_allclose(keep, state, atol=1e-6)
+    forget = _policy(rec_gate_init=-30.0)
+    other = forget.rollout(frames, tf.zeros(B), _state(seed=5)).state
+    np.testing.assert_allclose(forget.rollout(frames, tf.zeros(B), state).state, other, atol=1e-6)
+
+
+def test_extrahid_adds_residual_layers():
+    with_extra, without = _variables(_policy()), _variables(_policy(extrahid=False))
+    added = sorted(set(with_extra) - set(without))
+    assert added == [
+        f"{path}_extra/{w}" for path in ("policy", "value") for w in ("bias", "kernel")
+    ]
+    assert set(without) < set(with_extra)
+    assert with_extra["policy_extra/kernel"].shape == (MEM, MEM)
+
+
+@pytest.mark.parametrize("policy_size, factor", [("small", 1), ("normal", 2), ("large", 4)])
+def test_policy_size_scales_hidden_and_memory_widths(policy_size, factor):
+    net = _policy(policy_size=policy_size)
+    shapes = {path: tuple(v.shape) for path, v in _variables(net).items()}
+    assert net.state_size == MEM * factor
+    assert net.initial_state(2).shape == (2, MEM * factor)
+    assert shapes["hidden/kernel"] == (64, HID * factor)  # 44x44 frames -> 1x1x64 features.
+    assert shapes["gru_candidate/kernel"] == ((MEM + HID) * factor, MEM * factor)
+    assert shapes["policy/logits/kernel"] == (MEM * factor, ACTIONS.n)
+    # As in the RND code, the policy's conv filters do not grow with the policy size.
+    assert [shapes[f"conv{i}/kernel"] for i in (1, 2, 3)] == [
+        (8, 8, 4, 32),
+        (4, 4, 32, 64),
+        (4, 4, 64, 64),
+    ]
+
+
+def test_84x84_frames_give_the_rnd_feature_size():
+    net = CnnGruPolicy((84, 84, 4), ACTIONS, policy_size="small", hidsize=4, memsize=4)
+    assert _variables(net)["hidden/kernel"].shape == (6 * 6 * 64, 4)
+
+
+def test_frames_are_scaled_to_unit_range(monkeypatch):
+    net = _policy()
+    seen = []
+    conv_call = net._convs[0].call
+    monkeypatch.setattr(net._convs[0], "call", lambda x: seen.append(x) or conv_call(x))
+    frames = _frames(time=2)
+    frames = tf.concat([frames[:, :1] * 0, frames[:, 1:] * 0 + 255], axis=1)  # All 0, all 255.
+    uint8 = net.opt(frames, _new(time=2), net.initial_state(B))
+    inputs = seen[0].numpy().reshape(B, 2, -1)
+    assert seen[0].dtype == tf.float32
+    assert np.all(inputs[:, 0] == 0.0) and np.all(inputs[:, 1] == 1.0)
+    as_float = net.opt(tf.cast(frames, tf.float32), _new(time=2), net.initial_state(B))
+    np.testing.assert_array_equal(_summary(uint8), _summary(as_float))
+
+
+def test_tf_function_traces_once_for_the_same_shapes():
+    net = _policy()
+    traces = []
+
+    @tf.function
+    def act(observ, new, state, seed):
+        traces.append("rollout")
+        return net.rollout(observ, new, state, seed)
+
+    @tf.function
+    def evaluate(observ, new, state):
+        traces.append("opt")
+        out = net(observ, new, state)
+        return out.policy.log_prob(tf.zeros_like(new, tf.int32)), out.vpred_int, out.state
+
+    state = net.initial_state(B)
+    for seed in range(3):
+        frames, seed_tensor = _frames(time=1, seed=seed)[:, 0], tf.constant([seed, 0])
+        out = act(frames, tf.zeros(B, tf.bool), state, seed_tensor)
+        state = out.state
+        log_prob, _, _ = evaluate(_frames(seed=seed), _new(start=seed), state)
+        assert out.action.shape == (B,) and log_prob.shape == (B, T)
+    assert traces == ["rollout", "opt"]
+
+
+def test_gradients_reach_every_variable():
+    net = _policy()
+    with tf.GradientTape() as tape:
+        out = net(_frames(), _new(start=1), _state())
+        loss = tf.reduce_sum(out.policy.log_prob(tf.ones((B, T), tf.int32)))
+        loss += tf.reduce_sum(out.vpred_int) + tf.reduce_sum(out.vpred_ext)
+    grads = tape.gradient(loss, net.trainable_variables)
+    assert len(net.trainable_variables) == len(net.variables) == 22
+    assert all(grad is not None for grad in grads)
+
+
+def test_checkpoint_of_variables_restores_outputs_exactly(tmp_path):
+    source, target = _randomized(), _policy()
+    assert [v.path for v in source.variables] == [v.path for v in target.variables]
+    frames, new, state = _frames(), _new(start=3), _state()
+    expected = source.opt(frames, new, state)
+    assert not np.allclose(_summary(target.opt(frames, new, state)), _summary(expected))
+    path = tf.train.Checkpoint(weights=list(source.variables)).save(str(tmp_path / "ckpt"))
+    tf.train.Checkpoint(weights=list(target.variables)).restore(path).assert_consumed()
+    restored = target.opt(frames, new, state)
+    np.testing.assert_array_equal(_summary(restored), _summary(expected))
+    np.testing.assert_array_equal(restored.state, expected.state)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"policy_size": "huge"}, "Unknown policy_size 'huge'"),
+        ({"observation_shape": (43, 84, 4)}, "H, W >= 44"),
+        ({"observation_shape": (84, 84)}, r"shape \(H, W, C\)"),
+        ({"action_space": gym.spaces.Box(-1, 1, (2,))}, "Discrete action space"),
+    ],
+)
+def test_invalid_arguments_raise(kwargs, message):
+    arguments = {"observation_shape": SHAPE, "action_space": ACTIONS, **kwargs}
+    with pytest.raises(ValueError, match=message):
+        CnnGruPolicy(**arguments)
