@@ -1,0 +1,109 @@
+"""Tests for the learning-curve plot: reading summaries back, the PNG, and runs without events."""
+
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from agents.scripts import plot
+from agents.scripts.utility import UsageError
+
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+# (summary step, env_steps, mean_score or None) per phase, as tools.Loop writes them: summary steps
+# are not env steps, and a log without finished episodes has no mean_score.
+_TRAIN = [(0, 64, None), (32, 128, -1200.0), (64, 192, -900.0), (96, 256, -400.5)]
+_EVAL = [(16, 128, -1000.0), (116, 256, -250.25)]
+
+
+def _write(directory, rows):
+    writer = tf.summary.create_file_writer(str(directory))
+    with writer.as_default():
+        for step, env_steps, score in rows:
+            tf.summary.scalar("env_steps", float(env_steps), step=step)
+            if score is not None:
+                tf.summary.scalar("mean_score", score, step=step)
+    writer.close()
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("run")
+    _write(run_dir / "train", _TRAIN)
+    _write(run_dir / "eval", _EVAL)
+    return str(run_dir)
+
+
+def _png_size(path):
+    """Width and height from the IHDR chunk, after checking the PNG signature."""
+    with open(path, "rb") as handle:
+        header = handle.read(24)
+    assert header[:8] == _PNG_SIGNATURE
+    assert header[12:16] == b"IHDR"
+    return int.from_bytes(header[16:20], "big"), int.from_bytes(header[20:24], "big")
+
+
+def test_read_scalars_returns_steps_and_values_in_order(run_dir):
+    steps, values = plot.read_scalars(run_dir, "train", "mean_score")
+    assert steps.tolist() == [32, 64, 96]
+    np.testing.assert_allclose(values, [-1200.0, -900.0, -400.5])
+    steps, values = plot.read_scalars(run_dir, "eval", "env_steps")
+    assert steps.tolist() == [16, 116]
+    assert values.tolist() == [128.0, 256.0]
+
+
+def test_read_scalars_of_a_missing_tag_is_empty(run_dir):
+    steps, values = plot.read_scalars(run_dir, "train", "no_such_tag")
+    assert steps.shape == values.shape == (0,)
+
+
+def test_read_scalars_keeps_the_latest_value_of_a_step(tmp_path):
+    _write(tmp_path / "train", [(0, 64, -5.0), (1, 128, -4.0)])
+    _write(tmp_path / "train", [(1, 128, -3.0), (2, 192, -2.0)])  # A resumed run's second file.
+    steps, values = plot.read_scalars(str(tmp_path), "train", "mean_score")
+    assert steps.tolist() == [0, 1, 2]
+    assert values.tolist() == [-5.0, -3.0, -2.0]
+
+
+def test_read_curve_puts_scores_at_their_env_steps(run_dir):
+    env_steps, values = plot.read_curve(run_dir, "eval")
+    assert env_steps.tolist() == [128.0, 256.0]
+    assert values.tolist() == [-1000.0, -250.25]
+    env_steps, _ = plot.read_curve(run_dir, "train")
+    assert env_steps.tolist() == [128.0, 192.0, 256.0]
+
+
+def test_plot_runs_writes_a_png(run_dir, tmp_path):
+    curves = {"seed 0": plot.read_curve(run_dir, "eval"), "empty": (np.zeros(0), np.zeros(0))}
+    path = plot.plot_runs(curves, str(tmp_path / "sub" / "curve.png"), "title", target=-200.0)
+    assert path == str(tmp_path / "sub" / "curve.png")
+    width, height = _png_size(path)
+    assert width > 100 and height > 100
+
+
+def test_main_saves_the_curve_in_the_run_dir_by_default(run_dir, capsys):
+    assert plot.main(["--logdir", run_dir]) == 0
+    path = os.path.join(run_dir, "learning_curve.png")
+    assert capsys.readouterr().out == path + "\n"
+    assert os.path.getsize(path) > 0
+    _png_size(path)
+
+
+def test_main_writes_to_out(run_dir, tmp_path, capsys):
+    out = str(tmp_path / "out.png")
+    assert plot.main(["--logdir", run_dir, "--out", out]) == 0
+    assert capsys.readouterr().out == out + "\n"
+    _png_size(out)
+
+
+def test_a_dir_without_event_files_is_a_one_line_error(tmp_path, capsys):
+    (tmp_path / "train").mkdir()
+    assert plot.main(["--logdir", str(tmp_path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("error: No TensorBoard event files in")
+    assert captured.err.count("\n") == 1
+    assert not os.path.exists(tmp_path / "learning_curve.png")
+    with pytest.raises(UsageError, match="No TensorBoard event files"):
+        plot.read_scalars(str(tmp_path), "train", "mean_score")
