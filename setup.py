@@ -35,7 +35,9 @@ setuptools.setup(
             "gymnasium[classic-control]>=1.0,<2",
         ],
         "mujoco": ["gymnasium[mujoco]>=1.0,<2"],
-        "atari": ["ale-py>=0.9"],
+        # AtariPreprocessing needs cv2; the headless build avoids GUI libraries on servers.
+        "atari": ["ale-py>=0.9", "opencv-python-headless>=4"],
+        "minigrid": ["minigrid>=2.3"],
         # pygame (classic-control) renders Pendulum and CartPole frames; imageio writes mp4.
         "video": ["imageio>=2.30", "imageio-ffmpeg>=0.4", "gymnasium[classic-control]>=1.0,<2"],
     },

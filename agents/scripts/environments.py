@@ -6,29 +6,47 @@ import functools
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
+
+WRAPPERS = ("minigrid_pixels", "atari")
 
 
-def make_env(env_id: str, max_episode_steps: int | None = None, **kwargs: Any) -> gym.Env:
+def make_env(
+    env_id: str, max_episode_steps: int | None = None, wrapper: str | None = None, **kwargs: Any
+) -> gym.Env:
     """Create a gymnasium environment with the wrappers PPO needs.
 
     Continuous actions are clipped to the action space by gymnasium's `ClipAction` (the Gaussian
-    policy is unbounded).
+    policy is unbounded). `wrapper` selects a pixel preprocessing: "minigrid_pixels" (the agent's
+    partial view rendered as a 56x56 grayscale image, plus a count of visited cells) or "atari"
+    (84x84 grayscale, 4 stacked frames, frame skip 4, sticky actions as in ALE v5).
 
     Raises:
-        ValueError: If gymnasium does not know `env_id`, naming close matches.
+        ValueError: If gymnasium does not know `env_id` or `wrapper` is unknown.
     """
+    if wrapper not in (None, *WRAPPERS):
+        raise ValueError(f"Unknown env_wrapper {wrapper!r}; accepted: None, {', '.join(WRAPPERS)}.")
+    _register(env_id)
+    if wrapper == "atari":
+        kwargs.setdefault("frameskip", 1)  # AtariPreprocessing skips frames itself.
     try:
         env = gym.make(env_id, max_episode_steps=max_episode_steps, **kwargs)
     except gym.error.Error as error:
         raise ValueError(f"Unknown environment {env_id!r}: {error}") from None
+    if wrapper == "minigrid_pixels":
+        env = _minigrid_pixels(env)
+    elif wrapper == "atari":
+        env = _atari(env)
     if isinstance(env.action_space, gym.spaces.Box):
         env = gym.wrappers.ClipAction(env)
     return env
 
 
-def make_envs(env_id: str, count: int, max_episode_steps=None, processes: bool = False) -> list:
+def make_envs(
+    env_id: str, count: int, max_episode_steps=None, processes: bool = False, wrapper=None
+) -> list:
     """`count` environments, each in its own process when `processes` is True."""
-    constructor = functools.partial(make_env, env_id, max_episode_steps)
+    constructor = functools.partial(make_env, env_id, max_episode_steps, wrapper)
     if not processes:
         return [constructor() for _ in range(count)]
     from agents.tools.wrappers import ExternalProcess
@@ -42,3 +60,36 @@ def make_envs(env_id: str, count: int, max_episode_steps=None, processes: bool =
             env.close()
         raise
     return envs
+
+
+def _register(env_id: str) -> None:
+    """Import the package that registers `env_id`'s family, with a hint if it is missing."""
+    families = {"MiniGrid-": ("minigrid", "pip install minigrid"), "ALE/": ("ale_py", ".[atari]")}
+    for prefix, (module, install) in families.items():
+        if env_id.startswith(prefix):
+            try:
+                package = __import__(module)
+            except ImportError:
+                raise ValueError(f"{env_id} needs the {module} package: {install}.") from None
+            if module == "ale_py":
+                gym.register_envs(package)
+
+
+def _minigrid_pixels(env: gym.Env) -> gym.Env:
+    from minigrid.wrappers import ImgObsWrapper, RGBImgPartialObsWrapper
+
+    from agents.tools.wrappers import VisitedCells
+
+    env = VisitedCells(env, lambda inner: tuple(inner.unwrapped.agent_pos))
+    env = ImgObsWrapper(RGBImgPartialObsWrapper(env, tile_size=8))
+    return gym.wrappers.GrayscaleObservation(env, keep_dim=True)
+
+
+def _atari(env: gym.Env) -> gym.Env:
+    env = gym.wrappers.AtariPreprocessing(env, frame_skip=4, screen_size=84, noop_max=30)
+    env = gym.wrappers.FrameStackObservation(env, 4)
+    space = env.observation_space
+    channels_last = gym.spaces.Box(0, 255, (*space.shape[1:], space.shape[0]), np.uint8)
+    return gym.wrappers.TransformObservation(
+        env, lambda observ: np.moveaxis(np.asarray(observ), 0, -1), channels_last
+    )

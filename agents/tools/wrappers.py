@@ -212,3 +212,34 @@ def _serve(env: gymnasium.Env, conn: Any, parent_pid: int) -> None:
             conn.send((_RESULT, result))
         except Exception as exc:
             conn.send((_EXCEPTION, (isinstance(exc, AttributeError), traceback.format_exc())))
+
+
+class VisitedCells(gymnasium.Wrapper):
+    """Counts the distinct states (e.g. grid cells) visited over all episodes.
+
+    gymnasium has no such wrapper; exploration benchmarks need it. `visited_cells` is the count.
+
+    Args:
+        env: The environment.
+        locate: Function of the environment returning a hashable description of the state, e.g.
+            `lambda env: tuple(env.unwrapped.agent_pos)` for MiniGrid.
+    """
+
+    def __init__(self, env: gymnasium.Env, locate: Callable[[gymnasium.Env], Any]) -> None:
+        super().__init__(env)
+        self._locate = locate
+        self._visited: set = set()
+
+    @property
+    def visited_cells(self) -> int:
+        return len(self._visited)
+
+    def reset(self, **kwargs):
+        result = self.env.reset(**kwargs)
+        self._visited.add(self._locate(self.env))
+        return result
+
+    def step(self, action):
+        result = self.env.step(action)
+        self._visited.add(self._locate(self.env))
+        return result
