@@ -1,21 +1,25 @@
-"""Running mean and variance in numpy float64, merged across MPI ranks (RND-style normalization)."""
+"""Running mean and variance in float64 TensorFlow variables, merged across MPI ranks."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
+import tensorflow as tf
+
+from agents.tools.mpi import CrossReplicaSum, mpi_cross_replica_sum
+
+TensorLike = tf.types.experimental.TensorLike
 
 
 def combine_moments(
-    mean_a: np.ndarray,
-    var_a: np.ndarray,
-    count_a: float,
-    mean_b: np.ndarray,
-    var_b: np.ndarray,
-    count_b: float,
-) -> tuple[np.ndarray, np.ndarray, float]:
+    mean_a: TensorLike,
+    var_a: TensorLike,
+    count_a: TensorLike,
+    mean_b: TensorLike,
+    var_b: TensorLike,
+    count_b: TensorLike,
+) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     """Merges the moments of two disjoint samples (the parallel algorithm of Chan et al., 1979).
 
     With `delta = mean_b - mean_a` and `count = count_a + count_b`:
@@ -27,116 +31,137 @@ def combine_moments(
     Args:
       mean_a: Mean of the first sample.
       var_a: Population variance of the first sample.
-      count_a: Size of the first sample (may be fractional, e.g. a prior pseudo-count).
+      count_a: Scalar size of the first sample (may be fractional, e.g. a prior pseudo-count).
       mean_b: Mean of the second sample.
       var_b: Population variance of the second sample.
-      count_b: Size of the second sample.
+      count_b: Scalar size of the second sample.
 
     Returns:
-      `(mean, var, count)` of the union in float64; the first sample unchanged when `count` is 0.
+      `(mean, var, count)` of the union as float64 tensors; the first sample's moments where the
+      total count is 0.
     """
-    count = float(count_a) + float(count_b)
-    if count == 0:
-        return np.asarray(mean_a, np.float64), np.asarray(var_a, np.float64), count
-    delta = np.asarray(mean_b, np.float64) - mean_a
-    mean = mean_a + delta * (count_b / count)
-    m2 = var_a * count_a + var_b * count_b + np.square(delta) * (count_a * count_b / count)
-    return mean, m2 / count, count
+    mean_a, var_a, count_a, mean_b, var_b, count_b = (
+        tf.cast(x, tf.float64) for x in (mean_a, var_a, count_a, mean_b, var_b, count_b)
+    )
+    count = count_a + count_b
+    weight_b = tf.math.divide_no_nan(count_b, count)
+    delta = mean_b - mean_a
+    mean = mean_a + delta * weight_b
+    m2 = var_a * count_a + var_b * count_b + tf.square(delta) * count_a * weight_b
+    var = tf.where(count > 0, tf.math.divide_no_nan(m2, count), var_a)
+    return mean, var, count
 
 
-class RunningMeanStd:
+def _batch_moments(
+    value: TensorLike,
+    shape: Sequence[int],
+    cross_replica_sum: CrossReplicaSum | None = None,
+) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    """Mean, population variance and count of a batch, over all ranks when a sum is given.
+
+    Args:
+      value: Tensor of shape `[..., *shape]`; the leading dimensions are flattened into the batch.
+      shape: Shape of one sample.
+      cross_replica_sum: Function summing a float64 tensor over MPI ranks, or None.
+
+    Returns:
+      `(mean, var, count)` as float64 tensors; mean and variance 0 for an empty batch.
+
+    Raises:
+      ValueError: If the trailing dimensions of `value` do not match `shape`.
+    """
+    shape = [int(d) for d in shape]
+    value = tf.convert_to_tensor(value)
+    if value.shape.rank is not None:
+        trailing = value.shape[max(value.shape.rank - len(shape), 0) :]
+        if not trailing.is_compatible_with(shape):
+            raise ValueError(f"Expected samples of shape {shape}, got a tensor of {value.shape}.")
+    value = tf.reshape(tf.cast(value, tf.float64), [-1, *shape])
+    count = tf.cast(tf.shape(value)[0], tf.float64)
+    total = tf.reduce_sum(value, 0)
+    if cross_replica_sum is not None:
+        # Two exact reductions: count and sum give the global mean, around which every rank then
+        # sums its squared deviations. Summing raw squares instead would lose precision.
+        packed = cross_replica_sum(tf.concat([count[None], tf.reshape(total, [-1])], 0))
+        count, total = packed[0], tf.reshape(packed[1:], shape)
+    mean = tf.math.divide_no_nan(total, count)
+    m2 = tf.reduce_sum(tf.square(value - mean), 0)
+    if cross_replica_sum is not None:
+        m2 = cross_replica_sum(m2)
+    return mean, tf.math.divide_no_nan(m2, count), count
+
+
+class RunningMeanStd(tf.Module):
     """Mean and variance of every sample seen so far, as in OpenAI baselines and RND.
 
-    Statistics are float64: after millions of samples a float32 running count and mean lose the
-    digits a new batch contributes. Each `update` computes the batch moments and merges them with
-    `combine_moments`. With an MPI communicator of size > 1, the batch moments are first reduced
-    over all ranks (an allreduce of count and sum, then one of the squared deviations from the
-    global batch mean), so every rank holds the statistics of all ranks' data concatenated. `update`
-    is then a collective: every rank must call it the same number of times (an empty batch is
-    allowed).
+    The statistics are non-trainable float64 variables (`mean`, `var`, `count`): after millions of
+    samples a float32 count and mean lose the digits a new batch contributes. They are saved by
+    `tf.train.Checkpoint(stats=obj)`, and `update` runs eagerly or inside `tf.function`. Each update
+    computes the batch moments and merges them with `combine_moments`.
+
+    With an MPI sum (`cross_replica_sum` or `comm`), the batch moments are first reduced over all
+    ranks (an allreduce of count and sum, then one of the squared deviations from the global batch
+    mean), so every rank holds the statistics of all ranks' data concatenated. `update` is then a
+    collective: every rank must call it the same number of times (an empty batch is allowed).
 
     The statistics start at mean 0, variance 1 with a pseudo-count of `epsilon`, so dividing by
-    `std` is safe before the first update; pass `epsilon=0` for the exact statistics of the data.
+    `std` is safe before the first update; with `epsilon=0` they are exactly those of the data and
+    the first update replaces the prior.
 
     Attributes:
-      mean: float64 array of `shape`.
-      var: float64 array of `shape`, the population variance.
-      count: Number of samples seen (plus `epsilon`).
+      mean: float64 variable of `shape`.
+      var: float64 variable of `shape`, the population variance.
+      count: float64 scalar variable, the number of samples seen (plus `epsilon`).
     """
 
-    def __init__(self, shape: Sequence[int] = (), epsilon: float = 1e-4, comm: Any | None = None):
+    def __init__(
+        self,
+        shape: Sequence[int] = (),
+        epsilon: float = 1e-4,
+        cross_replica_sum: CrossReplicaSum | None = None,
+        comm: Any | None = None,
+        name: str = "running_mean_std",
+    ):
         """Creates the statistics.
 
         Args:
           shape: Shape of one sample.
           epsilon: Initial pseudo-count of the prior mean 0, variance 1.
-          comm: Optional `mpi4py.MPI.Comm`; batch moments are summed over its ranks when it has
-            more than one.
+          cross_replica_sum: Function summing a float64 tensor over MPI ranks (see
+            `agents.tools.mpi.mpi_cross_replica_sum`); it wins over `comm` when both are given.
+          comm: Optional `mpi4py.MPI.Comm`, converted with `mpi_cross_replica_sum`.
+          name: Name of the module and its variable scope.
         """
+        super().__init__(name=name)
         self.shape = tuple(int(d) for d in shape)
-        self.mean = np.zeros(self.shape, np.float64)
-        self.var = np.ones(self.shape, np.float64)
-        self.count = float(epsilon)
-        self._comm = comm if comm is not None and comm.Get_size() > 1 else None
+        if cross_replica_sum is None:
+            cross_replica_sum = mpi_cross_replica_sum(comm)
+        self._cross_replica_sum = cross_replica_sum
+        with self.name_scope:
+            self.count = tf.Variable(
+                tf.constant(epsilon, tf.float64), trainable=False, name="count"
+            )
+            self.mean = tf.Variable(tf.zeros(self.shape, tf.float64), trainable=False, name="mean")
+            self.var = tf.Variable(tf.ones(self.shape, tf.float64), trainable=False, name="var")
 
     @property
-    def std(self) -> np.ndarray:
-        """Standard deviation, `sqrt(var)`."""
-        return np.sqrt(self.var)
+    def std(self) -> tf.Tensor:
+        """Standard deviation, `sqrt(var)`, float64."""
+        return tf.sqrt(self.var)
 
-    def update(self, x: np.ndarray) -> None:
+    def update(self, x: TensorLike) -> None:
         """Adds a batch of samples.
 
         Args:
-          x: Array of shape `[..., *shape]`; the leading dimensions are flattened into the batch.
+          x: Tensor of shape `[..., *shape]`; the leading dimensions are flattened into the batch.
 
         Raises:
           ValueError: If the trailing dimensions of `x` do not match `shape`.
         """
-        batch_mean, batch_var, batch_count = self._batch_moments(x)
-        self.mean, self.var, self.count = combine_moments(
+        batch_mean, batch_var, batch_count = _batch_moments(x, self.shape, self._cross_replica_sum)
+        mean, var, count = combine_moments(
             self.mean, self.var, self.count, batch_mean, batch_var, batch_count
         )
-
-    def _batch_moments(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-        x = np.asarray(x, np.float64)
-        ndim = len(self.shape)
-        if x.ndim < ndim or x.shape[x.ndim - ndim :] != self.shape:
-            raise ValueError(f"Expected samples of shape {self.shape}, got an array of {x.shape}.")
-        x = x.reshape((-1, *self.shape))
-        count_sum = self._sum_over_ranks(np.concatenate([[len(x)], x.sum(0).ravel()]))
-        count = float(count_sum[0])
-        mean = count_sum[1:].reshape(self.shape) / max(count, 1.0)
-        m2 = self._sum_over_ranks(np.square(x - mean).sum(0))
-        return mean, m2 / max(count, 1.0), count
-
-    def _sum_over_ranks(self, array: np.ndarray) -> np.ndarray:
-        if self._comm is None:
-            return array
-        send = np.asarray(array, np.float64, order="C")
-        recv = np.empty_like(send)
-        self._comm.Allreduce(send, recv)  # mpi4py sums by default.
-        return recv
-
-    def state_dict(self) -> dict[str, np.ndarray]:
-        """Returns copies of the statistics as plain float64 arrays (`np.savez` without pickle)."""
-        return {
-            "mean": self.mean.copy(),
-            "var": self.var.copy(),
-            "count": np.asarray(self.count, np.float64),
-        }
-
-    def load_state_dict(self, state: dict[str, np.ndarray]) -> None:
-        """Restores statistics saved by `state_dict`.
-
-        Args:
-          state: Mapping with `mean`, `var` (arrays of `shape`) and `count` (a scalar).
-
-        Raises:
-          ValueError: If the saved shapes do not match this instance.
-        """
-        mean = np.array(state["mean"], np.float64)
-        var = np.array(state["var"], np.float64)
-        if mean.shape != self.shape or var.shape != self.shape:
-            raise ValueError(f"Expected statistics of shape {self.shape}, got {mean.shape}.")
-        self.mean, self.var, self.count = mean, var, float(state["count"])
+        self.mean.assign(mean)
+        self.var.assign(var)
+        self.count.assign(count)

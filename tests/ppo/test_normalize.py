@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from agents.ppo.normalize import RewardScaler, StreamingNormalize, combine_moments
+from agents.ppo.normalize import RewardScaler, StreamingNormalize
 
 SHAPES = [(), (3,), (2, 3)]
 
@@ -31,30 +31,6 @@ def _naive_scaled_rewards(rewards, dones, gamma, clip, epsilon=1e-8):
         scaled.append(np.clip(reward / np.sqrt(np.var(seen) + epsilon), -clip, clip))
         ret = np.where(done, 0.0, ret)
     return np.array(scaled)
-
-
-def test_combine_moments_hand_computed():
-    mean, var, count = combine_moments(1.5, 0.25, 2.0, 3.0, 0.0, 1.0)
-    np.testing.assert_allclose([mean, var, count], [2.0, 2.0 / 3.0, 3.0])
-    assert mean.dtype == tf.float64
-
-
-@pytest.mark.parametrize("shape", SHAPES)
-def test_combine_moments_matches_numpy_on_concatenation(shape):
-    rng = np.random.default_rng(0)
-    a, b = rng.normal(3.0, 2.0, (7, *shape)), rng.normal(-1.0, 0.5, (4, *shape))
-    mean, var, count = combine_moments(a.mean(0), a.var(0), 7.0, b.mean(0), b.var(0), 4.0)
-    both = np.concatenate([a, b])
-    np.testing.assert_allclose(mean, both.mean(0), rtol=1e-12)
-    np.testing.assert_allclose(var, both.var(0), rtol=1e-12)
-    assert count == 11.0
-
-
-def test_combine_moments_with_empty_samples_keeps_first():
-    mean, var, count = combine_moments(0.0, 1.0, 0.0, 0.0, 0.0, 0.0)
-    np.testing.assert_allclose([mean, var, count], [0.0, 1.0, 0.0])
-    mean, var, count = combine_moments(2.0, 3.0, 5.0, 0.0, 0.0, 0.0)
-    np.testing.assert_allclose([mean, var, count], [2.0, 3.0, 5.0])
 
 
 @pytest.mark.parametrize("shape", SHAPES)

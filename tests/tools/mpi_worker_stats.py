@@ -1,9 +1,9 @@
-"""MPI worker for tests/tools/test_mpi.py: both normalizers agree with numpy across ranks.
+"""MPI worker for tests/tools/test_mpi.py: running statistics agree with numpy across ranks.
 
 Run as `mpirun -n 2 python tests/tools/mpi_worker_stats.py`. Each rank draws different data
-(different batch sizes too, one batch empty on rank 1), updates RunningMeanStd and
-StreamingNormalize with cross-rank reductions, and checks its statistics against numpy over all
-ranks' data concatenated; rank 0 also checks the statistics gathered from every rank. Each rank
+(different batch sizes too, one batch empty on rank 1), updates a `RunningMeanStd(comm=comm)`
+eagerly and a `StreamingNormalize` inside `tf.function`, and checks that both hold the statistics of
+all ranks' data concatenated; rank 0 also checks the statistics gathered from every rank. Each rank
 prints `OK rank=<r>` or exits 1.
 """
 
@@ -52,9 +52,9 @@ def main():
         rms.update(batch)
         update(tf.constant(batch))
     stats = {
-        "rms.mean": rms.mean,
-        "rms.var": rms.var,
-        "rms.count": rms.count,
+        "rms.mean": rms.mean.numpy(),
+        "rms.var": rms.var.numpy(),
+        "rms.count": rms.count.numpy(),
         "tf.mean": normalizer.mean.numpy(),
         "tf.var": normalizer.var.numpy(),
         "tf.count": normalizer.count.numpy(),
