@@ -1,0 +1,279 @@
+"""Random network distillation (Burda et al., 2018): an exploration bonus from prediction error."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from agents.tools.mpi import CrossReplicaSum
+from agents.tools.running_mean_std import RunningMeanStd
+
+TensorLike = tf.types.experimental.TensorLike
+
+# (filters, kernel, stride) of the convolutional stack shared by the target and the predictor.
+_CONV_STACK = ((32, 8, 4), (64, 4, 2), (64, 3, 1))
+_OBSERVATION_CLIP = 5.0
+
+
+def _min_frame_size() -> int:
+    """The smallest frame height and width for which every convolution has an output."""
+    size = 1
+    for _, kernel, stride in reversed(_CONV_STACK):
+        size = (size - 1) * stride + kernel
+    return size
+
+
+def _orthogonal(seed: int) -> keras.initializers.Initializer:
+    # One seed per layer: a seeded Keras initializer returns the same matrix at every call.
+    return keras.initializers.Orthogonal(gain=math.sqrt(2.0), seed=int(seed))
+
+
+def _network(
+    frame_shape: tuple[int, int, int], dense_sizes: Sequence[int], seeds: Sequence[int], name: str
+) -> keras.Sequential:
+    """Leaky-ReLU conv stack, then ReLU dense layers; the last dense layer is linear."""
+    layers = [keras.Input(frame_shape)]
+    conv_seeds, dense_seeds = seeds[: len(_CONV_STACK)], seeds[len(_CONV_STACK) :]
+    for (filters, kernel, stride), seed in zip(_CONV_STACK, conv_seeds, strict=True):
+        init = _orthogonal(seed)
+        layers.append(
+            keras.layers.Conv2D(
+                filters, kernel, stride, activation="leaky_relu", kernel_initializer=init
+            )
+        )
+    layers.append(keras.layers.Flatten())
+    for index, (units, seed) in enumerate(zip(dense_sizes, dense_seeds, strict=True)):
+        activation = "relu" if index < len(dense_sizes) - 1 else None
+        layers.append(
+            keras.layers.Dense(units, activation=activation, kernel_initializer=_orthogonal(seed))
+        )
+    return keras.Sequential(layers, name=name)
+
+
+class RND(tf.Module):
+    """A fixed random target network and a predictor trained to match its features.
+
+    The intrinsic reward of a frame is the predictor's squared error on it: small for frames like
+    those it was trained on, large for novel ones. Both networks see only the last frame of a
+    stacked observation (`frames[..., -1:]`), normalized per pixel by `observation_stats` and
+    clipped to [-5, 5]. The target (conv stack, then a linear layer of `feature_size`) is never
+    trained: it is not trainable and not in `trainable_variables`. The predictor (the same conv
+    stack, two ReLU layers of `512 * enlargement`, then a linear `feature_size` layer) is trained
+    by the caller: add `predictor_loss` to the PPO loss and optimize `trainable_variables`.
+
+    Before training, the caller runs a random agent for `rnd_init_steps` steps (config key; each
+    step gives one frame per environment) and passes the frames to `initialize_observation_stats`,
+    so that the first intrinsic rewards are not dominated by unnormalized pixels; during training,
+    `update_observation_stats` adds every rollout's frames.
+
+    All variables exist after `__init__`, and every method runs eagerly or inside `tf.function`.
+    TF checkpoints do not reliably track Keras 3 layers, so save `checkpoint_variables()`.
+    """
+
+    def __init__(
+        self,
+        observation_shape: Sequence[int],
+        feature_size: int = 512,
+        cross_replica_sum: CrossReplicaSum | None = None,
+        proportion_of_exp_used_for_predictor_update: float = 0.25,
+        enlargement: int = 1,
+        seed: int = 0,
+        name: str = "rnd",
+    ):
+        """Creates the networks, the observation statistics and the mask generator.
+
+        Args:
+          observation_shape: (H, W, C) of the uint8 frame stacks; H and W at least 36.
+          feature_size: Size of the target and predictor features.
+          cross_replica_sum: Function summing a float64 tensor over MPI ranks (see
+            `agents.tools.mpi.mpi_cross_replica_sum`), for the observation statistics; or None.
+          proportion_of_exp_used_for_predictor_update: Fraction of the samples, drawn at random,
+            that `predictor_loss` trains on; keeps the predictor from learning too fast when
+            many environments feed it.
+          enlargement: Width factor of the predictor's hidden dense layers (512 * enlargement).
+          seed: Seed of the network initializations and of the predictor update mask.
+          name: Name of the module.
+
+        Raises:
+          ValueError: For a frame shape the conv stack cannot process, or a proportion outside
+            (0, 1].
+        """
+        super().__init__(name=name)
+        if len(observation_shape) != 3 or min(observation_shape[:2]) < _min_frame_size():
+            raise ValueError(
+                f"RND needs (H, W, C) frames with H, W >= {_min_frame_size()}, "
+                f"got {tuple(observation_shape)}."
+            )
+        if not 0.0 < proportion_of_exp_used_for_predictor_update <= 1.0:
+            raise ValueError(
+                "proportion_of_exp_used_for_predictor_update must be in (0, 1], got "
+                f"{proportion_of_exp_used_for_predictor_update}."
+            )
+        height, width = (int(d) for d in observation_shape[:2])
+        self._frame_shape = (height, width, 1)
+        self._proportion = float(proportion_of_exp_used_for_predictor_update)
+        seeds = [int(s) for s in np.random.SeedSequence(seed).generate_state(10)]
+        hidden = 512 * int(enlargement)
+        with self.name_scope:
+            self.observation_stats = RunningMeanStd(
+                self._frame_shape, cross_replica_sum=cross_replica_sum, name="observation_stats"
+            )
+            self.target = _network(self._frame_shape, [feature_size], seeds[:4], "rnd_target")
+            self.target.trainable = False
+            self.predictor = _network(
+                self._frame_shape, [hidden, hidden, feature_size], seeds[4:], "rnd_predictor"
+            )
+            self.rng = tf.random.Generator.from_seed(seed)
+
+    @property
+    def trainable_variables(self) -> tuple[tf.Variable, ...]:
+        """The predictor's variables, the only ones to train."""
+        return tuple(self.predictor.trainable_variables)
+
+    @property
+    def variables(self) -> tuple[tf.Variable, ...]:
+        """Target, predictor, observation statistics and generator state, in a fixed order."""
+        return (
+            *self.target.variables,
+            *self.predictor.variables,
+            *self.observation_stats.variables,
+            self.rng.state,
+        )
+
+    def checkpoint_variables(self) -> dict:
+        """What `tf.train.Checkpoint(**rnd.checkpoint_variables())` must hold to resume."""
+        return {
+            "target": list(self.target.variables),
+            "predictor": list(self.predictor.variables),
+            "observation_stats": self.observation_stats,
+            "rng": self.rng,
+        }
+
+    def update_observation_stats(self, frames: TensorLike) -> None:
+        """Adds the last frames of `frames` [..., H, W, C] to the per-pixel statistics."""
+        self.observation_stats.update(tf.convert_to_tensor(frames)[..., -1:])
+
+    def initialize_observation_stats(self, frames: TensorLike) -> None:
+        """Seeds the statistics with a random agent's frames ([..., H, W, C]) before training."""
+        self.update_observation_stats(frames)
+
+    def intrinsic_reward(self, frames: TensorLike) -> tf.Tensor:
+        """The unnormalized exploration bonus of each frame stack.
+
+        Args:
+          frames: uint8 tensor [..., H, W, C], e.g. [N] or [T, B] leading dimensions.
+
+        Returns:
+          float32 tensor [...]: the mean squared error between predictor and target features.
+        """
+        return tf.stop_gradient(self._prediction_error(frames))
+
+    def predictor_update_mask(self, size: TensorLike) -> tf.Tensor:
+        """Draws which of `size` samples train the predictor: bool [size], about the proportion."""
+        return self.rng.uniform([size]) < self._proportion
+
+    def predictor_loss(self, frames: TensorLike) -> tf.Tensor:
+        """The predictor's training loss on a random subset of the frame stacks.
+
+        Args:
+          frames: uint8 tensor [..., H, W, C].
+
+        Returns:
+          Scalar float32: the mean, over the samples drawn by `predictor_update_mask`, of the
+          squared error between predictor and (stop-gradient) target features; 0 if none is drawn.
+        """
+        error = tf.reshape(self._prediction_error(frames), [-1])
+        mask = tf.cast(self.predictor_update_mask(tf.size(error)), error.dtype)
+        return tf.reduce_sum(error * mask) / tf.maximum(tf.reduce_sum(mask), 1.0)
+
+    def _normalize(self, frames: TensorLike) -> tf.Tensor:
+        """The last frame of each stack, normalized per pixel and clipped, as [N, H, W, 1]."""
+        last = tf.cast(tf.convert_to_tensor(frames)[..., -1:], tf.float32)
+        last = tf.reshape(last, [-1, *self._frame_shape])
+        mean = tf.cast(self.observation_stats.mean, tf.float32)
+        std = tf.cast(self.observation_stats.std, tf.float32)
+        return tf.clip_by_value((last - mean) / std, -_OBSERVATION_CLIP, _OBSERVATION_CLIP)
+
+    def _prediction_error(self, frames: TensorLike) -> tf.Tensor:
+        frames = tf.convert_to_tensor(frames)
+        observ = self._normalize(frames)
+        target = tf.stop_gradient(self.target(observ))
+        error = tf.reduce_mean(tf.square(self.predictor(observ) - target), -1)
+        return tf.reshape(error, tf.shape(frames)[:-3])
+
+
+class IntrinsicRewardScaler(tf.Module):
+    """Divides intrinsic rewards by the running std of their discounted return.
+
+    As in RND, the intrinsic return is non-episodic: each environment's running discounted return
+    `ret_t = gamma_int * ret_{t-1} + reward_t` continues across episode ends (novelty does not stop
+    at a game over). Every `scale` call adds the returns of all steps of the rollout to a running
+    variance, and the rewards are divided by its standard deviation without being centered. The
+    running returns and the statistics are variables, so a checkpoint keeps both.
+    """
+
+    def __init__(
+        self,
+        num_envs: int,
+        gamma_int: float = 0.99,
+        epsilon: float = 1e-8,
+        cross_replica_sum: CrossReplicaSum | None = None,
+        name: str = "intrinsic_reward_scaler",
+    ):
+        """Creates the running returns and their statistics.
+
+        Args:
+          num_envs: Number of environments in the batch.
+          gamma_int: Discount factor of the intrinsic return.
+          epsilon: Added to the variance before taking the square root.
+          cross_replica_sum: Function summing a float64 tensor over MPI ranks, or None.
+          name: Name of the module and its variable scope.
+        """
+        super().__init__(name=name)
+        self._gamma = float(gamma_int)
+        self._epsilon = float(epsilon)
+        with self.name_scope:
+            self.returns = tf.Variable(
+                tf.zeros([num_envs], tf.float64), trainable=False, name="returns"
+            )
+            self.return_stats = RunningMeanStd(
+                (), epsilon=0.0, cross_replica_sum=cross_replica_sum, name="return_stats"
+            )
+
+    def scale(self, reward_int: TensorLike) -> tf.Tensor:
+        """Updates the statistics with a rollout and returns its scaled intrinsic rewards.
+
+        Args:
+          reward_int: Intrinsic rewards [T, num_envs] of one rollout, in time order.
+
+        Returns:
+          float32 [T, num_envs]: the rewards divided by the std of all discounted intrinsic returns
+          seen so far, this rollout's included.
+        """
+        reward = tf.cast(reward_int, tf.float64)
+        returns = tf.scan(lambda ret, r: ret * self._gamma + r, reward, initializer=self.returns)
+        self.return_stats.update(returns)
+        self.returns.assign(tf.concat([self.returns[None], returns], 0)[-1])
+        return tf.cast(reward / tf.sqrt(self.return_stats.var + self._epsilon), tf.float32)
+
+
+def combined_advantage(
+    adv_int: TensorLike, adv_ext: TensorLike, int_coef: float = 1.0, ext_coef: float = 2.0
+) -> tf.Tensor:
+    """The advantage the policy is trained on: `int_coef * adv_int + ext_coef * adv_ext`.
+
+    Args:
+      adv_int: Advantages of the intrinsic value head (non-episodic returns).
+      adv_ext: Advantages of the extrinsic value head, shaped like `adv_int`.
+      int_coef: Weight of the intrinsic advantages.
+      ext_coef: Weight of the extrinsic advantages.
+
+    Returns:
+      Tensor in the dtype of `adv_int`.
+    """
+    adv_int = tf.convert_to_tensor(adv_int)
+    return int_coef * adv_int + ext_coef * tf.cast(adv_ext, adv_int.dtype)
