@@ -15,19 +15,6 @@ from agents.ppo.normalize import RewardScaler, StreamingNormalize
 from agents.ppo.utility import Weights, make_optimizer
 from agents.ppo.validate import validate_config
 
-METRICS = (
-    "policy_loss",
-    "value_loss",
-    "entropy",
-    "approx_kl",
-    "clipfrac",
-    "explained_variance",
-    "grad_norm",
-    "learning_rate",
-    "kl_beta",
-    "epochs",
-)
-
 
 class PPO(tf.Module):
     """Proximal Policy Optimization, driven by `tools.simulate`.
@@ -45,6 +32,10 @@ class PPO(tf.Module):
             normalizer statistics are then averaged over all ranks.
     """
 
+    # Minibatch diagnostics averaged over an epoch, and all diagnostics of an update.
+    LOSS_METRICS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "grad_norm")
+    METRICS = LOSS_METRICS + ("explained_variance", "learning_rate", "kl_beta", "epochs")
+
     def __init__(self, batch_env, config: Any, seed: int = 0, cross_replica_sum=None):
         super().__init__(name="ppo")
         validate_config(config)
@@ -53,9 +44,8 @@ class PPO(tf.Module):
         self._sum = cross_replica_sum
         observ_space, action_space = batch_env.observation_space, batch_env.action_space
         self.observation_space, self.action_space = observ_space, action_space
-        self.network = make_network(observ_space, action_space, config)
+        self.network = self._make_network(observ_space, action_space, config)
         self.optimizer = make_optimizer(config.optimizer, config.learning_rate)
-        self.optimizer.build(self.network.trainable_variables)
         self.observ_normalizer = None
         if config.normalize_observ:
             self.observ_normalizer = StreamingNormalize(
@@ -69,15 +59,52 @@ class PPO(tf.Module):
         self.rng = tf.random.Generator.from_seed(seed)
         self.env_steps = tf.Variable(0, dtype=tf.int64, trainable=False)
         self.kl_beta = tf.Variable(float(config.kl_init_beta or 1.0), trainable=False)
-        self.metrics = {key: tf.Variable(0.0, trainable=False, name=key) for key in METRICS}
+        self.metrics = {key: tf.Variable(0.0, trainable=False, name=key) for key in self.METRICS}
         # Set when an update met a non-finite loss or gradient (see `raise_if_nonfinite`).
         self.nonfinite = tf.Variable(0, trainable=False, name="nonfinite")
         self.nonfinite_step = tf.Variable(0, dtype=tf.int64, trainable=False)
         self._state = tf.Variable(self.network.initial_state(size), trainable=False)
         self._new = tf.Variable(tf.ones([size], tf.bool), trainable=False)
-        self._buffer = RolloutBuffer(
-            _buffer_specs(observ_space, batch_env.action, self._state), config.rollout_length, size
-        )
+        specs = _buffer_specs(observ_space, batch_env.action, self._state)
+        specs.update(self._extra_buffer_specs())
+        self._buffer = RolloutBuffer(specs, config.rollout_length, size)
+        self.optimizer.build(self._trainable_variables())
+
+    # Hooks for agents with other networks or losses (see `agents.ppo.rnd_agent`).
+
+    def _make_network(self, observ_space, action_space, config):
+        return make_network(observ_space, action_space, config)
+
+    def _extra_buffer_specs(self) -> dict:
+        """Fields stored per step beyond the standard ones."""
+        return {}
+
+    def _trainable_variables(self) -> list:
+        return list(self.network.trainable_variables)
+
+    def _act(self, observ: tf.Tensor, seed: tf.Tensor):
+        """Sample actions; returns (action, fields to store, new recurrent state)."""
+        output = self.network(observ[:, None], self._new[:, None], self._state)
+        action = output.policy.sample(seed=seed)
+        fields = dict(log_prob=output.policy.log_prob(action)[:, 0], value=output.value[:, 0])
+        return action[:, 0], fields, output.state
+
+    def _value(self, observ: tf.Tensor) -> tf.Tensor:
+        """Value of observations that follow the current step, from the current recurrent state."""
+        reset = tf.zeros([self._size, 1], tf.bool)
+        return self.network(self.normalize(observ)[:, None], reset, self._state).value[:, 0]
+
+    def _targets(self, data: dict, next_observ: tf.Tensor) -> tuple[dict, dict]:
+        """Adds `advantage` and `return` to the rollout; returns it and rollout diagnostics."""
+        data.update(update.rollout_targets(data, self._value(next_observ), self._config))
+        if self._config.normalize_advantages:
+            data["advantage"] = advantages.normalize_advantages(data["advantage"])
+        explained = advantages.explained_variance(data["value"], data["return"])
+        return data, {"explained_variance": explained}
+
+    def _loss(self, batch: dict):
+        """Total loss and `LOSS_METRICS` (but grad_norm) of a minibatch of sequences."""
+        return update.minibatch_loss(self.network, batch, self.kl_beta, self._config)
 
     def policy_checkpointables(self) -> dict:
         """What acting needs: the network and the observation normalizer."""
@@ -111,22 +138,20 @@ class PPO(tf.Module):
         if self.observ_normalizer is not None:
             self.observ_normalizer.update(observ)
         observ = self.normalize(observ)
-        output = self.network(observ[:, None], self._new[:, None], self._state)
         seed = tf.cast(self.rng.make_seeds(1)[:, 0], tf.int32)  # tfp wants int32 seeds.
-        action = output.policy.sample(seed=seed)
+        action, fields, state = self._act(observ, seed)
         self._buffer.write(
             dict(
                 observ=observ,
-                action=action[:, 0],
-                log_prob=output.policy.log_prob(action)[:, 0],
-                value=output.value[:, 0],
+                action=action,
                 reset=self._new.read_value(),
                 state=self._state.read_value(),
+                **fields,
             )
         )
-        self._state.assign(output.state)
+        self._state.assign(state)
         self._new.assign(tf.zeros_like(self._new))
-        return action[:, 0]
+        return action
 
     def experience(self, agent_indices, observ, action, reward, terminated, truncated, next_observ):
         """Store the transition; run the update when the rollout is full."""
@@ -149,20 +174,11 @@ class PPO(tf.Module):
     def end_episode(self, agent_indices: tf.Tensor) -> None:
         del agent_indices
 
-    def _value(self, observ: tf.Tensor) -> tf.Tensor:
-        """Value of observations that follow the current step, from the current recurrent state."""
-        reset = tf.zeros([self._size, 1], tf.bool)
-        return self.network(self.normalize(observ)[:, None], reset, self._state).value[:, 0]
-
     def _train(self, next_observ: tf.Tensor):
-        data = self._buffer.data()
-        targets = update.rollout_targets(data, self._value(next_observ), self._config)
-        data.update(targets)
-        if self._config.normalize_advantages:
-            data["advantage"] = advantages.normalize_advantages(data["advantage"])
+        data, rollout_metrics = self._targets(self._buffer.data(), next_observ)
         self._set_learning_rate()
         metrics = self._update(update.to_sequences(data, self._config.chunk_length))
-        metrics["explained_variance"] = advantages.explained_variance(data["value"], data["return"])
+        metrics.update(rollout_metrics)
         if self._config.policy_loss == "kl_penalty":
             self.kl_beta.assign(
                 losses.adapt_kl_beta(self.kl_beta, metrics["approx_kl"], self._config.kl_target)
@@ -180,8 +196,7 @@ class PPO(tf.Module):
         count = sequences["reward"].shape[0]
         minibatches = config.num_minibatches
         size = count // minibatches
-        zeros = {key: 0.0 for key in ("policy_loss", "value_loss", "entropy", "approx_kl")}
-        zeros.update(clipfrac=0.0, grad_norm=0.0)
+        zeros = {key: 0.0 for key in self.LOSS_METRICS}
         epoch_metrics = {key: tf.constant(value) for key, value in zeros.items()}
         epochs = tf.constant(0)
         for _ in tf.range(config.update_epochs):
@@ -193,6 +208,10 @@ class PPO(tf.Module):
                 step_metrics = self._gradient_step(batch)
                 totals = {key: totals[key] + step_metrics[key] for key in totals}
             epoch_metrics = {key: value / minibatches for key, value in totals.items()}
+            if self._sum is not None:  # Ranks must agree on the early stop below, or they hang.
+                keys = sorted(epoch_metrics)
+                means = _average_over_ranks([epoch_metrics[key] for key in keys], self._sum)
+                epoch_metrics = dict(zip(keys, means))
             epochs += 1
             if config.target_kl and epoch_metrics["approx_kl"] > 1.5 * config.target_kl:
                 break
@@ -200,9 +219,9 @@ class PPO(tf.Module):
         return epoch_metrics
 
     def _gradient_step(self, batch: dict) -> dict:
-        variables = self.network.trainable_variables
+        variables = self._trainable_variables()
         with tf.GradientTape() as tape:
-            loss, metrics = update.minibatch_loss(self.network, batch, self.kl_beta, self._config)
+            loss, metrics = self._loss(batch)
         gradients = tape.gradient(loss, variables)
         if self._sum is not None:
             gradients = _average_over_ranks(gradients, self._sum)
