@@ -1,12 +1,14 @@
 """Install the `agents` package: batched PPO on TensorFlow 2."""
 
+import pathlib
+
 import setuptools
 
 setuptools.setup(
     name="agents",
     version="0.1.0",
     description="Batched, in-graph PPO for TensorFlow 2 and gymnasium.",
-    long_description=open("README.md", encoding="utf-8").read(),
+    long_description=pathlib.Path("README.md").read_text(encoding="utf-8"),
     long_description_content_type="text/markdown",
     packages=setuptools.find_packages(include=["agents", "agents.*"]),
     python_requires=">=3.10",
