@@ -50,28 +50,20 @@ def to_sequences(data: dict, chunk_length: int) -> dict:
     return sequences
 
 
-def minibatch_loss(network, batch: dict, kl_beta: tf.Tensor, config: Any):
-    """Total loss and diagnostics of one minibatch of sequences.
-
-    Returns:
-        Tuple (loss, metrics) with scalar tensors.
-    """
-    output = network(batch["observ"], batch["reset"], batch["state"])
-    log_prob = output.policy.log_prob(batch["action"])
+def policy_objective(log_prob, batch: dict, kl_beta: tf.Tensor, config: Any):
+    """The configured policy loss of a minibatch; returns (loss, clipfrac, approx_kl)."""
     old_log_prob = batch["log_prob"]
     advantage = batch["advantage"]
     kl = losses.approx_kl(old_log_prob, log_prob)
     clip_ratio = config.clip_ratio
     if config.policy_loss == "clip":
-        policy_loss, clipfrac = losses.clip_policy_loss(
-            log_prob, old_log_prob, advantage, clip_ratio
-        )
+        loss, clipfrac = losses.clip_policy_loss(log_prob, old_log_prob, advantage, clip_ratio)
     elif config.policy_loss == "dual_clip":
-        policy_loss, clipfrac = losses.dual_clip_policy_loss(
+        loss, clipfrac = losses.dual_clip_policy_loss(
             log_prob, old_log_prob, advantage, clip_ratio, config.dual_clip
         )
     elif config.policy_loss == "kl_penalty":
-        policy_loss = losses.kl_penalty_policy_loss(
+        loss = losses.kl_penalty_policy_loss(
             log_prob,
             old_log_prob,
             advantage,
@@ -85,6 +77,18 @@ def minibatch_loss(network, batch: dict, kl_beta: tf.Tensor, config: Any):
         raise ValueError(
             f"Unknown policy_loss {config.policy_loss!r}; accepted: {', '.join(POLICY_LOSSES)}."
         )
+    return loss, clipfrac, kl
+
+
+def minibatch_loss(network, batch: dict, kl_beta: tf.Tensor, config: Any):
+    """Total loss and diagnostics of one minibatch of sequences.
+
+    Returns:
+        Tuple (loss, metrics) with scalar tensors.
+    """
+    output = network(batch["observ"], batch["reset"], batch["state"])
+    log_prob = output.policy.log_prob(batch["action"])
+    policy_loss, clipfrac, kl = policy_objective(log_prob, batch, kl_beta, config)
     value_loss = losses.value_loss(output.value, batch["value"], batch["return"], config.value_clip)
     entropy = tf.reduce_mean(output.policy.entropy())
     loss = policy_loss + config.value_coef * value_loss - config.entropy_coef * entropy

@@ -12,8 +12,11 @@ from typing import Any
 def default() -> dict[str, Any]:
     """Defaults shared by every task (PPO as in the reference implementations)."""
     return dict(
+        # Agent: "ppo", or "rnd_ppo" (CNN+GRU policy with RND exploration, for pixels).
+        agent="ppo",
         # Environment.
         env="Pendulum-v1",
+        env_wrapper=None,  # Pixel preprocessing: None, "minigrid_pixels" or "atari".
         max_episode_steps=None,  # None keeps the environment's registered time limit.
         num_agents=16,  # Environments per process, stepped as one batch.
         eval_agents=8,
@@ -58,6 +61,18 @@ def default() -> dict[str, Any]:
         # Normalization (statistics are saved in checkpoints).
         normalize_observ=True,
         normalize_reward=True,
+        # CNN+GRU policy and random network distillation (agent="rnd_ppo").
+        policy_size="small",  # Widths x1 / x2 / x4: "small", "normal", "large".
+        hidsize=128,
+        memsize=128,
+        extrahid=True,
+        rec_gate_init=0.0,
+        gamma_int=0.99,  # Discount of the non-episodic intrinsic return.
+        int_coef=1.0,  # Advantage = int_coef * A_int + ext_coef * A_ext; 0 disables RND.
+        ext_coef=2.0,
+        rnd_feature_size=512,
+        rnd_predictor_proportion=0.25,
+        rnd_init_steps=0,  # Random-agent steps that initialize RND's observation statistics.
         world_size=1,  # Set by train.py from MPI.
     )
 
