@@ -5,21 +5,9 @@ import pytest
 import tensorflow as tf
 
 from agents.ppo.normalize import RewardScaler, StreamingNormalize
+from tests import moments
 
-SHAPES = [(), (3,), (2, 3)]
-
-
-def _random_batches(rng, shape, num_batches=5):
-    """Batches of random sizes (some with an extra leading dimension) and different scales."""
-    batches = []
-    for index in range(num_batches):
-        leading = (2, int(rng.integers(1, 8))) if index % 2 else (int(rng.integers(1, 16)),)
-        batches.append(rng.normal(10.0 * index, index + 1.0, (*leading, *shape)))
-    return batches
-
-
-def _concat(batches, shape):
-    return np.concatenate([b.reshape((-1, *shape)) for b in batches])
+SHAPES = moments.SHAPES
 
 
 def _naive_scaled_rewards(rewards, dones, gamma, clip, epsilon=1e-8):
@@ -38,10 +26,10 @@ def test_streaming_normalize_matches_numpy_on_concatenation(shape):
     rng = np.random.default_rng(1)
     normalizer = StreamingNormalize(shape)
     dtype = np.float32 if shape == (3,) else np.float64  # float32 inputs are updated in float64.
-    batches = [batch.astype(dtype) for batch in _random_batches(rng, shape)]
+    batches = [batch.astype(dtype) for batch in moments.random_batches(rng, shape)]
     for batch in batches:
         normalizer.update(tf.constant(batch))
-    data = _concat(batches, shape).astype(np.float64)
+    data = moments.concat(batches, shape).astype(np.float64)
     np.testing.assert_allclose(normalizer.mean.numpy(), data.mean(0), rtol=1e-10)
     np.testing.assert_allclose(normalizer.var.numpy(), data.var(0), rtol=1e-10)
     assert normalizer.count.numpy() == len(data)

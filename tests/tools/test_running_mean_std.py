@@ -5,21 +5,9 @@ import pytest
 import tensorflow as tf
 
 from agents.tools.running_mean_std import RunningMeanStd, combine_moments
+from tests import moments
 
-SHAPES = [(), (3,), (2, 3)]
-
-
-def _random_batches(rng, shape, num_batches=5):
-    """Batches of random sizes (some with an extra leading dimension) and different scales."""
-    batches = []
-    for index in range(num_batches):
-        leading = (3, int(rng.integers(1, 6))) if index % 2 else (int(rng.integers(1, 16)),)
-        batches.append(rng.normal(100.0 * index, index + 1.0, (*leading, *shape)))
-    return batches
-
-
-def _concat(batches, shape):
-    return np.concatenate([np.reshape(b, (-1, *shape)) for b in batches]).astype(np.float64)
+SHAPES = moments.SHAPES
 
 
 class _UnusedComm:
@@ -60,11 +48,11 @@ def test_combine_moments_with_empty_samples_keeps_first():
 def test_matches_numpy_on_concatenation(shape):
     rng = np.random.default_rng(1)
     rms = RunningMeanStd(shape, epsilon=0.0)
-    batches = _random_batches(rng, shape)
+    batches = moments.random_batches(rng, shape, scale=100.0)
     batches[1] = batches[1].astype(np.float32)  # Updated in float64 all the same.
     for batch in batches:
         rms.update(batch)
-    data = _concat(batches, shape)
+    data = moments.concat(batches, shape)
     np.testing.assert_allclose(rms.mean, data.mean(0), rtol=1e-10)
     np.testing.assert_allclose(rms.var, data.var(0), rtol=1e-10)
     np.testing.assert_allclose(rms.std, data.std(0), rtol=1e-10)
@@ -77,7 +65,7 @@ def test_uint8_frames_per_pixel():
     frames = np.random.default_rng(2).integers(0, 256, (2, 5, 4, 4, 1), dtype=np.uint8)
     rms = RunningMeanStd((4, 4, 1), epsilon=0.0)
     rms.update(frames)
-    data = _concat([frames], (4, 4, 1))
+    data = moments.concat([frames], (4, 4, 1))
     np.testing.assert_allclose(rms.mean, data.mean(0), rtol=1e-12)
     np.testing.assert_allclose(rms.var, data.var(0), rtol=1e-12)
 
@@ -142,7 +130,7 @@ def test_inside_tf_function_with_varying_batch_size():
     for batch in batches:
         std = update(batch)
     assert len(traces) == 1
-    data = _concat(batches, (3,))
+    data = moments.concat(batches, (3,))
     np.testing.assert_allclose(rms.mean, data.mean(0), rtol=1e-10)
     np.testing.assert_allclose(rms.var, data.var(0), rtol=1e-10)
     np.testing.assert_allclose(std, data.std(0), rtol=1e-10)
