@@ -110,7 +110,9 @@ def pendulum() -> dict[str, Any]:
         update_epochs=10,
         num_minibatches=32,
         discount=0.9,
-        learning_rate=1e-3,
+        # Of 1e-3 (one seed in three stuck near -550 at 100k steps), 2e-3, 3e-3 and 5e-3 with
+        # linear decay, 3e-3 was the only rate where every seed learned to swing up.
+        learning_rate=3e-3,
         learning_rate_schedule="linear",
         init_std=0.5,
     )
@@ -134,6 +136,89 @@ def cartpole() -> dict[str, Any]:
         learning_rate_schedule="linear",
         normalize_observ=False,
         normalize_reward=False,
+    )
+    return config
+
+
+def minigrid_rnd() -> dict[str, Any]:
+    """A sparse-reward pixel task with RND exploration (`pip install -e .[minigrid]`).
+
+    MiniGrid's partial view as 56x56 grayscale frames; the only reward is for reaching the goal,
+    and episodes are cut at 40 steps, so a random walk rarely finds it.
+    """
+    config = default()
+    config.update(
+        agent="rnd_ppo",
+        env="MiniGrid-Empty-8x8-v0",
+        env_wrapper="minigrid_pixels",
+        max_episode_steps=40,
+        num_agents=16,
+        eval_agents=8,
+        train_steps=100_000,
+        train_every=20_480,
+        eval_steps=1_600,
+        rollout_length=128,
+        chunk_length=16,
+        update_epochs=4,
+        num_minibatches=4,
+        discount=0.99,
+        learning_rate=3e-4,
+        entropy_coef=0.01,
+        normalize_observ=False,  # Pixels: the network scales frames, RND normalizes its own input.
+        normalize_reward=False,
+        hidsize=128,
+        memsize=128,
+        rnd_feature_size=128,
+        rnd_init_steps=512,
+        int_coef=1.0,
+        ext_coef=2.0,
+    )
+    return config
+
+
+def minigrid() -> dict[str, Any]:
+    """The control of `minigrid_rnd`: the same agent without intrinsic reward."""
+    config = minigrid_rnd()
+    config.update(int_coef=0.0)
+    return config
+
+
+def montezuma_rnd() -> dict[str, Any]:
+    """Montezuma's Revenge in the spirit of the RND paper (`pip install -e .[atari]`).
+
+    84x84 grayscale, 4 stacked frames, frame skip 4, sticky actions (ALE v5). Real runs need far
+    more than this machine: the paper used 128 envs x 128 steps per update, 4 epochs, 4
+    minibatches, lr 1e-4, gamma_ext 0.999, gamma_int 0.99, policy_size "normal" (hidsize and
+    memsize 256 after scaling), rnd_init_steps 128 x 50, and about 2 billion frames; scale
+    num_agents, train_steps and policy_size up for that.
+    """
+    config = default()
+    config.update(
+        agent="rnd_ppo",
+        env="ALE/MontezumaRevenge-v5",
+        env_wrapper="atari",
+        num_agents=32,
+        eval_agents=4,
+        train_steps=10_000_000,
+        train_every=100_000,
+        eval_steps=20_000,
+        log_every=10_000,
+        checkpoint_every=100_000,
+        rollout_length=128,
+        chunk_length=32,
+        update_epochs=4,
+        num_minibatches=4,
+        discount=0.999,
+        gamma_int=0.99,
+        learning_rate=1e-4,
+        entropy_coef=0.001,
+        normalize_observ=False,
+        normalize_reward=False,
+        policy_size="normal",
+        rnd_feature_size=512,
+        rnd_init_steps=128 * 50,
+        int_coef=1.0,
+        ext_coef=2.0,
     )
     return config
 
@@ -189,6 +274,9 @@ CONFIGS = {
         debug,
         pendulum,
         cartpole,
+        minigrid_rnd,
+        minigrid,
+        montezuma_rnd,
         reacher,
         cheetah,
         walker,
