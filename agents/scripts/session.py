@@ -16,44 +16,51 @@ from agents.ppo.algorithm import PPO, Evaluator
 from agents.ppo.validate import validate_config
 from agents.scripts.environments import make_envs
 from agents.scripts.utility import UsageError
+from agents.tools.mpi import World, mpi_cross_replica_sum
 
 EVAL_CALL_STEPS = 100  # Simulation steps per compiled evaluation call.
+RANK_SEED_STRIDE = 100_000  # Rank r's envs and sampling use seed + r * stride.
 
 
 class Session:
     """Everything a training run holds, built from a config.
 
+    Under MPI (a `world` of K ranks) every rank builds its own Session: its own envs, seeded by
+    rank, and an agent whose gradients and normalizer statistics are averaged over all ranks. Rank
+    0 restores the checkpoint and broadcasts its state, so all ranks start with identical
+    parameters; only rank 0 writes summaries and checkpoints. Env steps and scores count all ranks.
+
     Args:
-        config: The run's configuration (a dict or AttrDict).
-        run_dir: Directory for summaries, checkpoints and the config.
+        config: The run's configuration (a dict or AttrDict); `world_size` must be `world.size`.
+        run_dir: Directory for summaries, checkpoints and the config (rank 0's; the same path on
+            every rank).
         seed: Base seed of networks, action sampling and environments.
+        world: The MPI ranks of this run (default: a single process).
+
+    Raises:
+        UsageError: On every rank when the config is invalid, or the build failed on any rank.
     """
 
-    def __init__(self, config, run_dir: str, seed: int = 0) -> None:
-        self.config = config = tools.AttrDict(config)
+    def __init__(self, config, run_dir: str, seed: int = 0, world: World | None = None) -> None:
+        self.config = tools.AttrDict(config)
         self.run_dir = run_dir
-        _validate(config)
-        keras.utils.set_random_seed(seed)
+        self.world = world or World()
         self._envs = []
+        # Envs and action sampling differ per rank; rank 0 draws as a single process would.
+        self._rank_seed = seed + RANK_SEED_STRIDE * self.world.rank
+        error = None
         try:
-            self.train_env = self._make_batch_env(config.num_agents, seed)
-            self.eval_env = self._make_batch_env(config.eval_agents, seed + 10_000)
-            try:
-                self.agent = PPO(self.train_env, config, seed=seed)
-            except ValueError as error:
-                raise UsageError(str(error)) from None
-            self.evaluator = Evaluator(self.agent, self.eval_env)
-            self.step = tf.Variable(0, dtype=tf.int64, trainable=False)
-            checkpoint = tf.train.Checkpoint(step=self.step, **self.agent.checkpointables())
-            try:
-                self._loop = tools.Loop(run_dir, self.step, checkpoint)
-            except ValueError as error:  # E.g. resuming with other layer sizes.
-                raise UsageError(f"Cannot restore the checkpoint of {run_dir!r}: {error}") from None
+            self._build(seed)
+        except BaseException as exc:
+            error = exc
+        try:  # Building is local; from here on every rank knows whether all of them succeeded.
+            self.world.agree(error)
         except BaseException:
             self.close()
             raise
+        self._synchronize()
         self._train_fn = tf.function(
-            lambda: tools.simulate_steps(self.train_env, self.agent, config.rollout_length)
+            lambda: tools.simulate_steps(self.train_env, self.agent, self.config.rollout_length)
         )
         self._eval_fn = tf.function(
             lambda reset: tools.simulate_steps(
@@ -61,20 +68,65 @@ class Session:
             )
         )
 
+    def _build(self, seed: int) -> None:
+        """Envs, agent and loop of this rank; rank 0 restores the latest checkpoint."""
+        config, world, rank_seed = self.config, self.world, self._rank_seed
+        _validate(config, world.size)
+        keras.utils.set_random_seed(seed)  # The same initial network on every rank.
+        self.train_env = self._make_batch_env(config.num_agents, rank_seed)
+        self.eval_env = self._make_batch_env(config.eval_agents, rank_seed + 10_000)
+        try:
+            cross_replica_sum = mpi_cross_replica_sum(world.comm)
+            self.agent = PPO(self.train_env, config, rank_seed, cross_replica_sum=cross_replica_sum)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+        self.evaluator = Evaluator(self.agent, self.eval_env)
+        self.step = tf.Variable(0, dtype=tf.int64, trainable=False)
+        self._checkpoint = tf.train.Checkpoint(step=self.step, **self.agent.checkpointables())
+        try:
+            logdir = self.run_dir if world.is_root else None
+            self._loop = tools.Loop(logdir, self.step, self._checkpoint)
+        except ValueError as error:  # E.g. resuming with other layer sizes.
+            raise UsageError(
+                f"Cannot restore the checkpoint of {self.run_dir!r}: {error}"
+            ) from None
+
+    def _synchronize(self) -> None:
+        """Give every rank rank 0's state: fresh or restored, the ranks start identical.
+
+        Broadcasting rank 0's restored state equals every rank reading the same checkpoint, and
+        needs no shared file system. The random generator stays per rank: a rank other than 0
+        reseeds it from its rank and the restored step, so a resumed run draws fresh samples.
+        """
+        world = self.world
+        if world.size == 1:
+            return
+        items = {k: v for k, v in self.agent.checkpointables().items() if k != "rng"}
+        variables = [self.step]
+        for item in items.values():
+            variables += [item] if isinstance(item, tf.Variable) else list(item.variables)
+        world.broadcast_variables(variables)
+        if not world.is_root and self.step.numpy() > 0:
+            self.agent.rng.reset_from_seed(self._rank_seed + self.env_steps)
+
     @property
     def env_steps(self) -> int:
-        """Training env steps so far."""
-        return int(self.agent.env_steps.numpy())
+        """Training env steps so far, over all ranks."""
+        return int(self.agent.env_steps.numpy()) * self.world.size
 
     def loop(self, should_stop: Callable[[], bool] | None = None) -> Iterator[tools.loop.Report]:
         """Alternate training and evaluation until `train_steps`; yields reports.
 
+        Under MPI every rank runs this loop in lockstep: the phases count the env steps of all
+        ranks, and each call gathers the finished episodes of all ranks.
+
         Args:
             should_stop: Checked between steps (see `tools.Loop.run`); True ends the loop early.
+                Under MPI, True on any rank stops every rank at the same step.
         """
-        config = self.config
-        train_call = config.rollout_length * config.num_agents
-        eval_call = EVAL_CALL_STEPS * config.eval_agents
+        config, world = self.config, self.world
+        train_call = config.rollout_length * config.num_agents * world.size
+        eval_call = EVAL_CALL_STEPS * config.eval_agents * world.size
         train_phase = _round_up(config.train_every, train_call)
         eval_phase = _round_up(config.eval_steps, eval_call)
         self._loop.add_phase(
@@ -87,19 +139,27 @@ class Session:
         )
         self._loop.add_phase("eval", self._eval_step, eval_phase, log_every=eval_phase)
         cycles = math.ceil(config.train_steps / train_phase)
+        if should_stop is not None and world.size > 1:
+            local_stop = should_stop
+            should_stop = lambda: world.any(local_stop())  # noqa: E731
         with self._python_errors():
             yield from self._loop.run(cycles * (train_phase + eval_phase), should_stop)
 
     def evaluate(self, episodes: int) -> list[float]:
-        """Returns of `episodes` fresh episodes of the deterministic policy on the eval envs."""
+        """Returns of `episodes` fresh episodes of the deterministic policy on the eval envs.
+
+        Under MPI each rank runs its share of the episodes, and every rank returns all of them.
+        """
+        share = math.ceil(episodes / self.world.size)
         scores: list[float] = []
         reset = True
         with self._python_errors():
-            while len(scores) < episodes:
+            while len(scores) < share:
                 done, score = self._eval_fn(tf.constant(reset))
                 scores.extend(np.asarray(score)[np.asarray(done)].tolist())
                 reset = False
-        return scores[:episodes]
+        every_rank = self.world.allgather(scores[:share])
+        return [score for rank_scores in every_rank for score in rank_scores][:episodes]
 
     def save(self) -> str | None:
         """Save a checkpoint now; returns its path."""
@@ -113,16 +173,23 @@ class Session:
     def _train_step(self, reset: bool):
         del reset  # Training rollouts continue across phases.
         start = time.perf_counter()
-        done, score = self._train_fn()
+        done, score = self._gather(*self._train_fn())
         metrics = {key: value.numpy() for key, value in self.agent.metrics.items()}
-        steps = self.config.rollout_length * self.config.num_agents
-        metrics["env_steps_per_second"] = steps / (time.perf_counter() - start)
+        metrics["env_steps_per_second"] = done.size / (time.perf_counter() - start)
         metrics["env_steps"] = float(self.env_steps)
         return done, score, metrics
 
     def _eval_step(self, reset: bool):
-        done, score = self._eval_fn(tf.constant(reset))
+        done, score = self._gather(*self._eval_fn(tf.constant(reset)))
         return done, score, {"env_steps": float(self.env_steps)}
+
+    def _gather(self, done, score) -> tuple[np.ndarray, np.ndarray]:
+        """`done` and `score` of all ranks side by side (one collective), for the loop to count."""
+        done, score = np.asarray(done), np.asarray(score)
+        if self.world.size == 1:
+            return done, score
+        joined = self.world.concat(np.stack([score.astype(np.float64), done]))
+        return joined[1].astype(bool), joined[0]
 
     def _make_batch_env(self, count: int, seed: int) -> tools.InGraphBatchEnv:
         config = self.config
@@ -146,11 +213,15 @@ class Session:
             yield
 
 
-def _validate(config) -> None:
+def _validate(config, world_size: int) -> None:
     """Fail before building anything when a setting is invalid."""
     for key in ("num_agents", "eval_agents", "train_every", "eval_steps", "log_every"):
         if not isinstance(config[key], int) or config[key] < 1:
             raise UsageError(f"{key} must be a positive integer, got {config[key]!r}.")
+    if config.world_size != world_size:
+        raise UsageError(
+            f"world_size is {config.world_size!r} but {world_size} ranks run: train.py sets it."
+        )
     try:
         validate_config(config)
     except ValueError as error:

@@ -1,5 +1,7 @@
 """Train a PPO agent: `python -m agents.scripts.train --config=pendulum [--set key=value ...]`.
 
+`mpirun -n K python -m agents.scripts.train ...` trains data-parallel on K ranks (see README).
+
 TensorFlow is imported inside `train()`, not at module level: environment processes are
 spawned, and a spawned child re-imports the main module.
 """
@@ -15,6 +17,7 @@ import sys
 
 from agents.scripts import utility
 from agents.scripts.utility import UsageError
+from agents.tools import mpi
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -30,11 +33,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def setup_config(args: argparse.Namespace):
+def setup_config(args: argparse.Namespace, world_size: int = 1):
     """Returns (config, run_dir, resumed) after validating the arguments.
 
     A new run's directory is created here (empty); `train` writes the config once the session is
-    built, so that a failed start never overwrites a resumed run's config.
+    built, so that a failed start never overwrites a resumed run's config. `world_size` is the
+    number of MPI ranks; a run resumes only with the number it was trained with.
     """
     base = utility.load_named_config(args.config)
     overrides = list(args.set) + (["env_processes=True"] if args.env_processes else [])
@@ -42,42 +46,88 @@ def setup_config(args: argparse.Namespace):
     run_dir, resumed = utility.run_directory(args.logdir, args.config, args.timestamp)
     if resumed:
         saved = utility.load_config(run_dir, args.config)
+        trained = saved.get("world_size", 1)
+        if trained != world_size:  # Env steps and the learning-rate schedule count per rank.
+            raise UsageError(
+                f"Run {run_dir!r} was trained with {trained} MPI ranks; resume it with as many "
+                f"(mpirun -n {trained}), not {world_size}."
+            )
         config = utility.apply_overrides(dict(saved), overrides)
+    config["world_size"] = world_size
     return config, run_dir, resumed
 
 
-def train(args: argparse.Namespace) -> int:
-    """Build everything, run the train/eval loop, and return the exit status."""
-    config, run_dir, resumed = setup_config(args)
+def train(args: argparse.Namespace, world: mpi.World | None = None) -> int:
+    """Build everything, run the train/eval loop, and return the exit status.
+
+    Under MPI every rank calls this: rank 0 chooses the run directory and shares the config, writes
+    the files and prints; all ranks train in lockstep and stop together.
+    """
+    world = world or mpi.World()
+    config, run_dir, resumed = _shared_setup(args, world)
     from agents.scripts import session  # Imports TensorFlow.
 
+    mpi.share_cores(world)
     try:
-        run = session.Session(config, run_dir, args.seed)
+        run = session.Session(config, run_dir, args.seed, world)
     except BaseException:
-        if not resumed:  # Leave no empty run directory that looks like a run.
+        if world.is_root and not resumed:  # Leave no empty run directory that looks like a run.
             shutil.rmtree(run_dir, ignore_errors=True)
         raise
     try:
-        utility.save_config(config, run_dir, args.config)
-        print(f"{'Resuming' if resumed else 'Starting'} run {run_dir} at env step {run.env_steps}.")
-        with _StopSignals() as stop:
+        if world.is_root:
+            utility.save_config(config, run_dir, args.config)
+            action = "Resuming" if resumed else "Starting"
+            print(f"{action} run {run_dir} at env step {run.env_steps}.", flush=True)
+        with _StopSignals(announce=world.is_root) as stop:
             try:
                 for report in run.loop(should_stop=lambda: stop.signum is not None):
-                    print(_format(report), flush=True)
+                    if world.is_root:
+                        print(_format(report), flush=True)
             except KeyboardInterrupt:  # A second signal, while a step ran.
                 stop.signum = stop.signum or signal.SIGINT
+                if world.size > 1:  # The other ranks may wait in a collective: end the job.
+                    run.save()
+                    raise
         run.save()
     finally:
         run.close()
-    if stop.signum is not None:
-        print(
-            f"Interrupted at env step {run.env_steps}; checkpoint saved. Resume with: "
-            f"python -m agents.scripts.train --config={args.config} --logdir={args.logdir} "
-            f"--timestamp={os.path.basename(run_dir).split('-')[0]}",
-            file=sys.stderr,
-        )
-        return 128 + stop.signum
-    print(f"Done: {run.env_steps} env steps in {run_dir}.")
+    return _finish(args, world, run, _agreed_signal(world, stop.signum))
+
+
+def _shared_setup(args: argparse.Namespace, world: mpi.World):
+    """`setup_config` on rank 0 only (one run directory), its result or usage error on all ranks."""
+    result, error = None, None
+    if world.is_root:
+        try:
+            result = setup_config(args, world.size)
+        except UsageError as exc:
+            error = exc
+    world.agree(error)
+    return world.bcast(result)
+
+
+def _agreed_signal(world: mpi.World, signum: int | None) -> int | None:
+    """The signal that stopped any rank (ranks stop together, but not all of them got it)."""
+    signums = [s for s in world.allgather(signum) if s is not None]
+    return signums[0] if signums else None
+
+
+def _finish(args: argparse.Namespace, world: mpi.World, run, signum: int | None) -> int:
+    """Print how the run ended (rank 0) and return the exit status."""
+    if signum is not None:
+        if world.is_root:
+            print(
+                f"Interrupted at env step {run.env_steps}; checkpoint saved. Resume with: "
+                f"{'mpirun -n ' + str(world.size) + ' ' if world.size > 1 else ''}"
+                f"python -m agents.scripts.train --config={args.config} --logdir={args.logdir} "
+                f"--timestamp={os.path.basename(run.run_dir).split('-')[0]}",
+                file=sys.stderr,
+                flush=True,
+            )
+        return 128 + signum
+    if world.is_root:
+        print(f"Done: {run.env_steps} env steps in {run.run_dir}.", flush=True)
     return 0
 
 
@@ -98,8 +148,9 @@ class _StopSignals:
     KeyboardInterrupt at once, for a step that hangs. The previous handlers return on exit.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, announce: bool = True) -> None:
         self.signum: int | None = None
+        self._announce = announce  # Under MPI every rank gets the signal; rank 0 says so.
         self._previous: dict = {}
 
     def __enter__(self) -> _StopSignals:
@@ -116,18 +167,25 @@ class _StopSignals:
         if self.signum is not None:
             raise KeyboardInterrupt(f"signal {signum}")
         self.signum = signum
-        # os.write, not print: a print in a signal handler can re-enter a print in progress.
-        name = signal.Signals(signum).name
-        os.write(2, f"{name}: stopping after this step (again to stop at once).\n".encode())
+        if self._announce:
+            # os.write, not print: a print in a signal handler can re-enter a print in progress.
+            name = signal.Signals(signum).name
+            os.write(2, f"{name}: stopping after this step (again to stop at once).\n".encode())
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    world = mpi.init_world()  # A world of one without an MPI launcher; MPI is then not imported.
     try:
-        return train(args)
-    except UsageError as error:
-        print(f"error: {error}", file=sys.stderr)
+        return train(args, world)
+    except UsageError as error:  # Under MPI, raised on every rank alike (see `World.agree`).
+        if world.is_root:
+            print(f"error: {error}", file=sys.stderr)
         return 2
+    except BaseException as error:
+        if world.size == 1:
+            raise
+        world.abort(error)  # Prints "rank R failed: ..." and ends every rank.
 
 
 if __name__ == "__main__":

@@ -1,23 +1,213 @@
-"""TensorFlow access to MPI collectives: a cross-replica sum for in-graph statistics."""
+"""MPI for data-parallel training: launch detection, the `World` of ranks, and TF collectives.
+
+Nothing here imports mpi4py or TensorFlow at module level: `init_world` imports mpi4py (which
+initializes MPI) only when an MPI launcher started this process, so a plain `python -m ...` runs as
+a world of one without MPI, and environment child processes stay light.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import dataclasses
+import os
+import pickle
+import sys
+import time
+import traceback
+import weakref
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NoReturn
 
 import numpy as np
-import tensorflow as tf
 
-CrossReplicaSum = Callable[[tf.Tensor], tf.Tensor]
+CrossReplicaSum = Callable[["tf.Tensor"], "tf.Tensor"]  # noqa: F821 (tf is imported lazily)
+
+# Set by MPI launchers in each rank's environment: MPICH/Intel MPI (Hydra), Open MPI, PMIx, MVAPICH.
+LAUNCHER_VARIABLES = (
+    "PMI_SIZE",
+    "PMI_RANK",
+    "OMPI_COMM_WORLD_SIZE",
+    "PMIX_RANK",
+    "MV2_COMM_WORLD_SIZE",
+)
+ABORT_GRACE_SECONDS = 1.0  # For the launcher to forward a failing rank's last words.
+
+
+def launched_by_mpi(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether an MPI launcher (mpirun, mpiexec, srun with PMI) started this process."""
+    environ = os.environ if environ is None else environ
+    return any(name in environ for name in LAUNCHER_VARIABLES)
+
+
+@dataclasses.dataclass(frozen=True)
+class World:
+    """The ranks of a data-parallel job, and the few collectives training needs.
+
+    The default is a world of one process without MPI, where every method is a cheap no-op. All
+    methods but `abort` are collectives: every rank must call them in the same order.
+
+    Attributes:
+        comm: An `mpi4py.MPI.Comm`, or None in a single process.
+        rank: This process's rank, 0 to size - 1.
+        size: Number of ranks.
+        local_size: Number of ranks on this host (they share its cores).
+    """
+
+    comm: Any | None = None
+    rank: int = 0
+    size: int = 1
+    local_size: int = 1
+
+    @property
+    def is_root(self) -> bool:
+        """Whether this is rank 0, the one that writes files and prints progress."""
+        return self.rank == 0
+
+    def bcast(self, value: Any) -> Any:
+        """Rank 0's `value` (any picklable object), on every rank."""
+        return value if self.comm is None else self.comm.bcast(value, root=0)
+
+    def allgather(self, value: Any) -> list:
+        """The `value` of every rank, in rank order."""
+        return [value] if self.comm is None else self.comm.allgather(value)
+
+    def concat(self, array: Any, axis: int = -1) -> np.ndarray:
+        """Every rank's array joined along `axis` in rank order (the env batch axis by default)."""
+        return np.concatenate([np.asarray(part) for part in self.allgather(array)], axis)
+
+    def any(self, flag: bool) -> bool:
+        """Whether `flag` is true on at least one rank."""
+        return bool(flag) if self.comm is None else self.comm.allreduce(int(bool(flag))) > 0
+
+    def broadcast_variables(self, variables: Iterable[Any]) -> None:
+        """Assign rank 0's values to the TF variables, given in the same order on every rank."""
+        variables = list(variables)
+        if self.comm is None or not variables:
+            return
+        values = self.bcast([v.numpy() for v in variables] if self.is_root else None)
+        if len(values) != len(variables):
+            raise ValueError(
+                f"Rank 0 sent {len(values)} variables, rank {self.rank} has "
+                f"{len(variables)}: the ranks built different models."
+            )
+        if not self.is_root:
+            for variable, value in zip(variables, values):
+                variable.assign(value)
+
+    def agree(self, error: BaseException | None) -> None:
+        """Raise on every rank when `error` is set on any rank, so that none waits for the others.
+
+        The rank that failed re-raises its `error`; the others raise an error of the same type when
+        it can be built from a message (e.g. a usage error), else RuntimeError, naming the rank.
+        """
+        if self.comm is None:
+            if error is not None:
+                raise error
+            return
+        failure = None if error is None else (_picklable_type(error), str(error))
+        failures = [(rank, f) for rank, f in enumerate(self.allgather(failure)) if f is not None]
+        if error is not None:
+            raise error
+        if failures:
+            rank, (kind, message) = failures[0]
+            try:
+                other = kind(f"rank {rank}: {message}")
+            except Exception:  # A type whose constructor needs other arguments.
+                other = RuntimeError(f"rank {rank} failed: {kind.__name__}: {message}")
+            raise other
+
+    def abort(self, error: BaseException) -> NoReturn:
+        """End the whole job after a failure on this rank, naming the rank (never returns).
+
+        Other ranks may be waiting in a collective that this rank will never join: `Abort` makes
+        the launcher stop them all, instead of leaving them to hang. The report goes out in one
+        unbuffered write, and the launcher gets a moment to forward it: `Abort` tears down the
+        job's output streams, and what they still held would be lost.
+        """
+        description = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        report = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+        report += f"rank {self.rank} failed: {description}\n"
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.write(2, report.encode(errors="replace"))
+        time.sleep(ABORT_GRACE_SECONDS)
+        self.comm.Abort(1)
+        raise SystemExit(1)  # Unreachable: Abort ends the process.
+
+
+def _picklable_type(error: BaseException) -> type:
+    """The error's type if it can travel to other ranks (pickled by name), else RuntimeError."""
+    try:
+        pickle.dumps(type(error))
+    except Exception:  # E.g. a class defined inside a function.
+        return RuntimeError
+    return type(error)
+
+
+def init_world(environ: Mapping[str, str] | None = None) -> World:
+    """The world this process belongs to: MPI's when an MPI launcher started it, else one rank.
+
+    Importing mpi4py initializes MPI, so it happens only under a launcher (see
+    `LAUNCHER_VARIABLES`); without one, MPI is neither imported nor needed.
+    """
+    if not launched_by_mpi(environ):
+        return World()
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    local_size = comm.Split_type(MPI.COMM_TYPE_SHARED).Get_size()
+    return World(comm, comm.Get_rank(), comm.Get_size(), local_size)
+
+
+def share_cores(world: World) -> int | None:
+    """Limit TensorFlow to this rank's share of the host's cores; returns the thread count.
+
+    Each of K ranks on a host would otherwise start a thread pool as large as the host, K times
+    oversubscribing its cores. Call before TensorFlow runs its first op; a process that already ran
+    one keeps its threads. Does nothing (returns None) in a world of one.
+    """
+    if world.size == 1:
+        return None
+    import tensorflow as tf
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    threads = max(1, (cores or 1) // world.local_size)
+    try:
+        tf.config.threading.set_intra_op_parallelism_threads(threads)
+        tf.config.threading.set_inter_op_parallelism_threads(threads)
+    except RuntimeError:  # TensorFlow is initialized already.
+        pass
+    return threads
+
+
+# id(communicator) -> (weak reference to it, the counter that orders its in-graph reductions). A
+# module-level cache, because callers build their reduction functions independently from the
+# communicator alone; mpi4py communicators are not hashable, hence the ids.
+_ORDER_VARIABLES: dict[int, tuple[weakref.ref, Any]] = {}
+
+
+def _order_variable(comm: Any):
+    import tensorflow as tf
+
+    entry = _ORDER_VARIABLES.get(id(comm))
+    if entry is None or entry[0]() is not comm:
+        with tf.init_scope():  # Eagerly, also when first called while tracing a tf.function.
+            variable = tf.Variable(0, dtype=tf.int64, trainable=False, name="collective_order")
+        entry = _ORDER_VARIABLES[id(comm)] = (weakref.ref(comm), variable)
+    return entry[1]
 
 
 def mpi_cross_replica_sum(comm: Any | None) -> CrossReplicaSum | None:
     """Builds a function that sums a float64 tensor over all ranks of an MPI communicator.
 
     The returned function wraps `comm.Allreduce` in `tf.numpy_function`, so it runs eagerly and
-    inside `tf.function` alike and keeps the static shape of its input. The op is stateful: inside a
-    `tf.function`, automatic control dependencies keep the collectives in program order, which every
-    rank must share (each rank calls the same reductions in the same order, or all of them hang).
+    inside `tf.function` alike and keeps the static shape of its input. Every rank must call the
+    same reductions in the same order, or all of them hang. Inside a `tf.function`, automatic
+    control dependencies order stateful ops that share no resource only at the top level: a
+    reduction with a constant input (e.g. the rank count) could run before a loop whose body holds
+    other reductions, in an order that differs between ranks. So every reduction reads and then
+    writes `order`, a counter variable, and the variable's use keeps all reductions in program
+    order, nested ones included. All functions built for one communicator share its `order`, so
+    that reductions made through different ones (e.g. by two normalizers) stay ordered too.
 
     mpi4py is never imported here: a communicator of size > 1 means its owner has already
     initialized MPI, and `Allreduce` sums by default, so importing this module leaves MPI alone.
@@ -28,21 +218,29 @@ def mpi_cross_replica_sum(comm: Any | None) -> CrossReplicaSum | None:
 
     Returns:
       A function `tensor -> tensor` returning the element-wise float64 sum over ranks, or None when
-      `comm` is None or has a single rank (callers treat None as "single process").
+      `comm` is None or has a single rank (callers treat None as "single process"). Its `order`
+      attribute counts the reductions made.
     """
     if comm is None or comm.Get_size() == 1:
         return None
+    import tensorflow as tf
 
-    def allreduce(array: np.ndarray) -> np.ndarray:
+    order = _order_variable(comm)
+
+    def allreduce(array: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         send = np.asarray(array, dtype=np.float64, order="C")
         recv = np.empty_like(send)
         comm.Allreduce(send, recv)
-        return recv
+        return recv, count + 1
 
     def cross_replica_sum(tensor: tf.Tensor) -> tf.Tensor:
         tensor = tf.cast(tensor, tf.float64)
-        total = tf.numpy_function(allreduce, [tensor], tf.float64, stateful=True)
+        total, count = tf.numpy_function(
+            allreduce, [tensor, order.read_value()], [tf.float64, tf.int64], stateful=True
+        )
+        order.assign(count)  # The next reduction reads `order` after this write.
         total.set_shape(tensor.shape)
         return total
 
+    cross_replica_sum.order = order
     return cross_replica_sum

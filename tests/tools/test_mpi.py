@@ -3,13 +3,14 @@
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from agents.ppo.normalize import StreamingNormalize
-from agents.tools.mpi import mpi_cross_replica_sum
+from agents.tools.mpi import World, init_world, launched_by_mpi, mpi_cross_replica_sum
 from agents.tools.running_mean_std import RunningMeanStd
 
 WORKER = os.path.join(os.path.dirname(__file__), "mpi_worker_stats.py")
@@ -46,6 +47,37 @@ class _OneRankComm:
         return 1
 
 
+class _RankOneComm:
+    """Rank 1 of a fake two-rank world whose rank 0 contributes `root` to every collective."""
+
+    def __init__(self, root):
+        self._root = root
+
+    def bcast(self, value, root=0):
+        return self._root
+
+    def allgather(self, value):
+        return [self._root, value]
+
+    def allreduce(self, value):
+        return self._root + value
+
+
+class _RecordingComm:
+    """Records the size of each reduction; each takes a while, as a slow peer would."""
+
+    def __init__(self):
+        self.sizes = []
+
+    def Get_size(self):  # noqa: N802 (mpi4py's name)
+        return 2
+
+    def Allreduce(self, send, recv):  # noqa: N802 (mpi4py's name)
+        time.sleep(0.002)
+        self.sizes.append(send.size)
+        recv[...] = 2 * send
+
+
 def _batches(seed, sizes):
     rng = np.random.default_rng(seed)
     return [rng.normal(5.0 * seed, 1.0 + seed, (n, 3)) for n in sizes]
@@ -54,6 +86,72 @@ def _batches(seed, sizes):
 def test_cross_replica_sum_is_none_for_a_single_process():
     assert mpi_cross_replica_sum(None) is None
     assert mpi_cross_replica_sum(_OneRankComm()) is None
+
+
+def test_launched_by_mpi_reads_the_launchers_variables():
+    assert not launched_by_mpi({"PATH": "/bin"})
+    for name in ("PMI_SIZE", "PMI_RANK", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK"):
+        assert launched_by_mpi({name: "2"}), name
+    assert init_world({}) == World()
+
+
+def test_without_a_launcher_mpi_is_not_imported():
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI", "OMPI", "PMIX"))}
+    code = "import sys; from agents.scripts import train; w = train.mpi.init_world(); "
+    code += "print(w.size, 'mpi4py' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert result.stdout.split() == ["1", "False"], result.stderr
+
+
+def test_a_world_of_one_keeps_everything_local():
+    world = World()
+    assert world.is_root and world.bcast("x") == "x" and world.allgather(3) == [3]
+    assert world.concat(np.ones([2, 3])).shape == (2, 3)
+    assert world.any(True) and not world.any(False)
+    world.agree(None)
+    with pytest.raises(KeyError, match="mine"):
+        world.agree(KeyError("mine"))
+
+
+def test_collectives_of_a_rank_other_than_zero():
+    world = World(_RankOneComm(np.zeros([2, 1])), rank=1, size=2)
+    assert world.concat(np.ones([2, 2])).tolist() == [[0, 1, 1]] * 2
+    assert World(_RankOneComm(0), 1, 2).any(True)
+    assert not World(_RankOneComm(0), 1, 2).any(False)
+    variables = [tf.Variable([1.0, 2.0]), tf.Variable(3, dtype=tf.int64)]
+    World(_RankOneComm([np.array([5.0, 6.0]), np.int64(7)]), 1, 2).broadcast_variables(variables)
+    assert variables[0].numpy().tolist() == [5.0, 6.0] and variables[1].numpy() == 7
+    with pytest.raises(ValueError, match="different models"):
+        World(_RankOneComm([np.zeros(2)]), 1, 2).broadcast_variables(variables)
+
+
+def test_agree_raises_rank_zeros_error_on_the_other_ranks():
+    world = World(_RankOneComm((ValueError, "bad value")), rank=1, size=2)
+    with pytest.raises(ValueError, match="^rank 0: bad value$"):
+        world.agree(None)
+    World(_RankOneComm(None), rank=1, size=2).agree(None)
+
+
+def test_reductions_keep_program_order_around_a_loop():
+    # Automatic control dependencies alone let the reduction of a constant (no inputs from the
+    # loop) run before the loop, whose body holds reductions too: ranks would disagree on order.
+    # Two functions for one communicator (e.g. of two normalizers) share the ordering.
+    comm = _RecordingComm()
+    in_loop, after_loop = mpi_cross_replica_sum(comm), mpi_cross_replica_sum(comm)
+    assert in_loop.order is after_loop.order
+    weight = tf.Variable(tf.zeros([3]))
+
+    @tf.function
+    def update():
+        for _ in tf.range(3):
+            weight.assign_add(tf.cast(in_loop(weight + 1.0), tf.float32))
+        return after_loop(tf.ones([1]))
+
+    for _ in range(3):
+        comm.sizes.clear()
+        update()
+        assert comm.sizes == [3, 3, 3, 1]
+    assert in_loop.order.numpy() == 12
 
 
 def test_cross_replica_sum_keeps_shape_inside_tf_function():
