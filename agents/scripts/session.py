@@ -12,8 +12,10 @@ import numpy as np
 import tensorflow as tf
 
 from agents import tools
-from agents.ppo.algorithm import PPO, Evaluator
+from agents.ppo.algorithm import Evaluator
+from agents.ppo.factory import make_agent
 from agents.ppo.validate import validate_config
+from agents.scripts import exploration
 from agents.scripts.environments import make_envs
 from agents.scripts.utility import UsageError
 from agents.tools.mpi import World, mpi_cross_replica_sum
@@ -58,7 +60,12 @@ class Session:
         except BaseException:
             self.close()
             raise
-        self._synchronize()
+        try:
+            self._synchronize()
+            self._warm_up_rnd()
+        except BaseException:
+            self.close()
+            raise
         self._train_fn = tf.function(
             lambda: tools.simulate_steps(self.train_env, self.agent, self.config.rollout_length)
         )
@@ -77,7 +84,7 @@ class Session:
         self.eval_env = self._make_batch_env(config.eval_agents, rank_seed + 10_000)
         try:
             cross_replica_sum = mpi_cross_replica_sum(world.comm)
-            self.agent = PPO(self.train_env, config, rank_seed, cross_replica_sum=cross_replica_sum)
+            self.agent = make_agent(self.train_env, config, rank_seed, cross_replica_sum)
         except ValueError as error:
             raise UsageError(str(error)) from None
         self.evaluator = Evaluator(self.agent, self.eval_env)
@@ -108,6 +115,16 @@ class Session:
         world.broadcast_variables(variables)
         if not world.is_root and self.step.numpy() > 0:
             self.agent.rng.reset_from_seed(self._rank_seed + self.env_steps)
+
+    def _warm_up_rnd(self) -> None:
+        """A fresh RND run starts its observation statistics from `rnd_init_steps` random steps."""
+        steps = self.config.rnd_init_steps
+        if not steps or not hasattr(self.agent, "rnd") or self.step.numpy() > 0:
+            return  # Not RND, or resumed: the statistics come from the checkpoint.
+        batch_env = self._envs[0]  # The training envs, as Python objects.
+        with self._python_errors():
+            for frames in exploration.random_frames(batch_env, steps, self._rank_seed):
+                self.agent.rnd.initialize_observation_stats(frames)
 
     @property
     def env_steps(self) -> int:
@@ -177,6 +194,10 @@ class Session:
         metrics = {key: value.numpy() for key, value in self.agent.metrics.items()}
         metrics["env_steps_per_second"] = done.size / (time.perf_counter() - start)
         metrics["env_steps"] = float(self.env_steps)
+        visited = exploration.visited_states(self._envs[0])
+        if visited is not None:  # Distinct cells of all envs of all ranks.
+            union = set().union(*self.world.allgather(visited))
+            metrics["visited_cells"] = float(len(union))
         return done, score, metrics
 
     def _eval_step(self, reset: bool):
@@ -194,7 +215,13 @@ class Session:
     def _make_batch_env(self, count: int, seed: int) -> tools.InGraphBatchEnv:
         config = self.config
         try:
-            envs = make_envs(config.env, count, config.max_episode_steps, config.env_processes)
+            envs = make_envs(
+                config.env,
+                count,
+                config.max_episode_steps,
+                config.env_processes,
+                config.env_wrapper,
+            )
             batch_env = tools.BatchEnv(envs, blocking=not config.env_processes)
         except ValueError as error:  # E.g. an unknown env id, or num_agents=0.
             raise UsageError(str(error)) from None

@@ -45,12 +45,13 @@ def load_policy(run_dir: str, checkpoint: str | None, env):
     import tensorflow as tf
 
     from agents import tools
-    from agents.ppo.algorithm import PPO, Evaluator
+    from agents.ppo.algorithm import Evaluator
+    from agents.ppo.factory import make_agent
 
     config = utility.load_config(run_dir)
     path = find_checkpoint(run_dir, checkpoint)
     batch_env = tools.InGraphBatchEnv(tools.BatchEnv([env], blocking=True))
-    agent = PPO(batch_env, config)
+    agent = make_agent(batch_env, config)
     checkpoint = tf.train.Checkpoint(**agent.policy_checkpointables())
     checkpoint.restore(path).expect_partial().assert_existing_objects_matched()
     print(f"Restored {path}")
@@ -100,7 +101,9 @@ def visualize(args: argparse.Namespace) -> list[float]:
 
     config = utility.load_config(args.logdir)
     find_checkpoint(args.logdir, args.checkpoint)  # Fail before building anything.
-    env = make_env(config.env, config.max_episode_steps, render_mode="rgb_array")
+    env = make_env(
+        config.env, config.max_episode_steps, config.env_wrapper, render_mode="rgb_array"
+    )
     try:
         evaluator = load_policy(args.logdir, args.checkpoint, env)
         os.makedirs(args.outdir, exist_ok=True)

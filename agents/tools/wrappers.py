@@ -231,7 +231,13 @@ class VisitedCells(gymnasium.Wrapper):
         self._visited: set = set()
 
     @property
+    def visited(self) -> frozenset:
+        """The states visited so far."""
+        return frozenset(self._visited)
+
+    @property
     def visited_cells(self) -> int:
+        """How many distinct states were visited."""
         return len(self._visited)
 
     def reset(self, **kwargs):

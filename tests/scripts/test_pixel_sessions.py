@@ -1,0 +1,91 @@
+"""Pixel agents through the training Session: RND on MiniGrid pixels, and the Atari config.
+
+Tiny sizes: the point is that `agent: rnd_ppo` configs build the CNN+GRU agent with RND, apply
+the pixel wrappers, seed RND's statistics from random steps, log exploration metrics, resume, and
+run on Montezuma's Revenge at all.
+"""
+
+import numpy as np
+import pytest
+
+from agents.ppo.rnd_agent import RNDPPO
+from agents.scripts import configs, plot, session
+
+TINY = dict(
+    num_agents=2,
+    eval_agents=2,
+    train_steps=128,
+    train_every=64,
+    eval_steps=32,
+    log_every=64,
+    rollout_length=32,
+    chunk_length=8,
+    num_minibatches=2,
+    update_epochs=1,
+    hidsize=16,
+    memsize=16,
+    rnd_feature_size=16,
+)
+
+
+@pytest.fixture(scope="module")
+def minigrid_run(tmp_path_factory):
+    """A finished tiny `minigrid_rnd` run: (config, run_dir, observation count after warm-up)."""
+    pytest.importorskip("minigrid")
+    config = configs.minigrid_rnd()
+    config.update(TINY, rnd_init_steps=10)
+    run_dir = str(tmp_path_factory.mktemp("minigrid"))
+    run = session.Session(config, run_dir, seed=0)
+    try:
+        assert isinstance(run.agent, RNDPPO)
+        assert run.train_env.observation_space.shape == (56, 56, 1)  # The pixel wrapper.
+        warm_count = float(run.agent.rnd.observation_stats.count.numpy())
+        reports = list(run.loop())
+        run.save()
+    finally:
+        run.close()
+    return config, run_dir, warm_count, reports
+
+
+def test_rnd_statistics_start_from_random_steps(minigrid_run):
+    config, _, warm_count, _ = minigrid_run
+    # One frame per env and step (RunningMeanStd starts from a tiny epsilon count).
+    assert warm_count == pytest.approx(config["rnd_init_steps"] * config["num_agents"], abs=1e-3)
+
+
+def test_exploration_metrics_reach_tensorboard(minigrid_run):
+    _, run_dir, _, reports = minigrid_run
+    metrics = [r.metrics for r in reports if r.phase == "train"][-1]
+    assert metrics["intrinsic_reward"] > 0
+    # The agent starts in one cell of the 6x6 room; a random-ish walk of 64 steps leaves it.
+    assert 2 <= metrics["visited_cells"] <= 36
+    for tag in ("intrinsic_reward", "visited_cells", "predictor_loss", "value_int"):
+        steps, values = plot.read_scalars(run_dir, "train", tag)
+        assert len(steps) >= 1 and np.all(np.isfinite(values)), tag
+
+
+def test_resume_restores_rnd_statistics_without_new_random_steps(minigrid_run):
+    config, run_dir, warm_count, _ = minigrid_run
+    run = session.Session(config, run_dir, seed=0)
+    try:
+        count = float(run.agent.rnd.observation_stats.count.numpy())
+        assert run.env_steps == config["train_steps"]
+        # Warm-up frames plus the frames of every rollout, and no second warm-up.
+        assert count == pytest.approx(warm_count + config["train_steps"], abs=1e-3)
+    finally:
+        run.close()
+
+
+def test_montezuma_config_runs_a_few_thousand_steps(tmp_path):
+    pytest.importorskip("ale_py")
+    pytest.importorskip("cv2")
+    config = configs.montezuma_rnd()
+    config.update(TINY, train_steps=2048, train_every=1024, rnd_init_steps=16)
+    run = session.Session(config, str(tmp_path), seed=0)
+    try:
+        assert run.train_env.observation_space.shape == (84, 84, 4)
+        reports = [r for r in run.loop() if r.phase == "train"]
+    finally:
+        run.close()
+    assert run.env_steps == 2048
+    assert np.isfinite(reports[-1].metrics["intrinsic_reward"])
