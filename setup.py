@@ -15,7 +15,7 @@ setuptools.setup(
     install_requires=[
         # tfp 0.25 is the release that imports and runs with TF 2.16-2.21; it needs tf-keras.
         "tensorflow>=2.16,<2.22",
-        "tensorflow-probability>=0.24,<0.26",
+        "tensorflow-probability>=0.25,<0.26",
         "tf-keras>=2.16,<2.22",
         "tensorboard>=2.16",  # tf.summary writes through it; TF 2.21 no longer depends on it.
         "gymnasium>=1.0,<2",
@@ -28,13 +28,17 @@ setuptools.setup(
         "matplotlib>=3.7",
     ],
     extras_require={
-        # The tests render videos too, so they need the video extra's packages.
+        # The tests render videos and run the pixel configs, so they need the packages of the
+        # video, minigrid and atari extras.
         "test": [
             "pytest>=7",
-            "ruff>=0.5",
+            "ruff>=0.5,<0.18",
             "imageio>=2.30",
             "imageio-ffmpeg>=0.4",
             "gymnasium[classic-control]>=1.0,<2",
+            "minigrid>=2.3",
+            "ale-py>=0.9",
+            "opencv-python-headless>=4",
         ],
         "mujoco": ["gymnasium[mujoco]>=1.0,<2"],
         # AtariPreprocessing needs cv2; the headless build avoids GUI libraries on servers.
