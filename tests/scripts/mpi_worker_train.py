@@ -5,13 +5,15 @@ checks that parameters stay identical, that gradients are the mean of the ranks'
 normalizer statistics merge; then it runs the training script in-process (`train.main`), checks
 the run directory, resumes it, and prints `OK <check>` lines. A failed check aborts the job.
 
-`... mpi_worker_train.py fail <logdir>` makes rank 1 raise in its second training call.
+`... mpi_worker_train.py fail <logdir>` makes rank 1 raise in its second training call, and
+`... kill <logdir>` kills it there with SIGKILL.
 """
 
 import contextlib
 import glob
 import io
 import os
+import signal
 import sys
 
 import numpy as np
@@ -57,6 +59,42 @@ def check_session(world, logdir):
         check(world, merged, "observation statistics merged", stats.count.numpy())
         check(world, not all_equal(world, [agent.rng.state]), "sampling differs per rank")
         check_gradients(world, agent)
+    finally:
+        run.close()
+
+
+def check_rnd(world, logdir):
+    """RND under MPI: identical networks, observation statistics of both ranks' frames."""
+    config = configs.minigrid_rnd()
+    config.update(
+        world_size=world.size,
+        num_agents=2,
+        eval_agents=2,
+        train_steps=256,
+        train_every=128,
+        eval_steps=32,
+        rollout_length=32,
+        chunk_length=8,
+        num_minibatches=2,
+        update_epochs=1,
+        hidsize=16,
+        memsize=16,
+        rnd_feature_size=16,
+        rnd_init_steps=8,
+    )
+    run = session.Session(config, world.bcast(os.path.join(logdir, "rnd")), seed=5, world=world)
+    try:
+        reports = [report for report in run.loop() if report.phase == "train"]
+        agent = run.agent
+        variables = list(agent.network.trainable_variables) + list(agent.rnd.trainable_variables)
+        check(world, all_equal(world, variables), "rnd parameters identical after updates")
+        # Warm-up and rollout frames of both ranks: 8 x 2 x 2 + 256 (+ RunningMeanStd's epsilon).
+        count = agent.rnd.observation_stats.count.numpy()
+        stats = agent.rnd.observation_stats
+        merged = abs(count - 288) < 1e-3 and all_equal(world, [stats.mean, stats.var])
+        check(world, merged, "rnd statistics merged", count)
+        cells = reports[-1].metrics["visited_cells"]
+        check(world, all_equal(world, [cells]) and cells >= 2, "visited cells of all ranks", cells)
     finally:
         run.close()
 
@@ -125,8 +163,8 @@ def check_script(world, logdir):
         check(world, [lines[0], lines[-1]] == expected, "resume continues", lines)
 
 
-def fail(world, logdir):
-    """Rank 1 raises in its second training call, while rank 0 trains on."""
+def fail(world, logdir, kill=False):
+    """Rank 1 raises (or is killed) in its second training call, while rank 0 trains on."""
     if world.rank == 1:
         train_step = session.Session._train_step
         calls = []
@@ -134,6 +172,8 @@ def fail(world, logdir):
         def failing_step(self, reset):
             calls.append(reset)
             if len(calls) == 2:
+                if kill:
+                    os.kill(os.getpid(), signal.SIGKILL)
                 raise RuntimeError("injected failure")
             return train_step(self, reset)
 
@@ -146,10 +186,11 @@ def main():
     mode, logdir = sys.argv[1:]
     world = mpi.init_world()
     mpi.share_cores(world)
-    if mode == "fail":
-        fail(world, logdir)
+    if mode in ("fail", "kill"):
+        fail(world, logdir, kill=mode == "kill")
     check_normalizer(world)
     check_session(world, logdir)
+    check_rnd(world, logdir)
     check_script(world, logdir)
 
 

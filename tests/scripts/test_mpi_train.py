@@ -49,6 +49,9 @@ def test_two_ranks_train_identically_and_write_one_run(tmp_path):
         "env steps",
         "reports",
         "resume continues",
+        "rnd parameters identical after updates",
+        "rnd statistics merged",
+        "visited cells of all ranks",
     ):
         assert f"OK {name}\n" in result.stdout, output
 
@@ -59,4 +62,13 @@ def test_a_failing_rank_ends_the_job_naming_it(tmp_path):
     assert result.returncode != 0, output
     assert "rank 1 failed: RuntimeError: injected failure" in result.stderr, output
     # Well within the time of a training run of a million steps: rank 0 did not hang.
+    assert seconds < 60, output
+
+
+def test_a_killed_rank_ends_the_job(tmp_path):
+    result, seconds = _launch("kill", tmp_path, timeout=120)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    # The launcher names the dead process; rank 0, waiting in a collective, is ended with it.
+    assert "KILLED" in output or "signal 9" in output, output
     assert seconds < 60, output
