@@ -86,6 +86,11 @@ class AttrDict(dict):
         finally:
             super().__setattr__("_locked", True)
 
+    def __reduce__(self) -> tuple:
+        # Rebuilt through __init__ (locked), as `copy.copy` and `copy.deepcopy` otherwise restore
+        # the lock before the items and then fail to write them.
+        return type(self), (dict(self),)
+
     def copy(self) -> AttrDict:
         """Shallow copy that keeps the type (and is locked)."""
         return type(self)(self)

@@ -1,5 +1,8 @@
 """Tests for AttrDict."""
 
+import copy
+import pickle
+
 import pytest
 import yaml
 
@@ -106,6 +109,19 @@ def test_copy_keeps_type_and_is_independent():
     with copy.unlocked:
         copy.a = 5
     assert config.a == 1 and copy.a == 5
+
+
+@pytest.mark.parametrize(
+    "duplicate",
+    [copy.copy, copy.deepcopy, lambda d: pickle.loads(pickle.dumps(d))],
+    ids=["copy", "deepcopy", "pickle"],
+)
+def test_copy_module_and_pickle_keep_type_items_and_lock(duplicate):
+    config = AttrDict(a=1, nested=AttrDict(x=[1]))
+    result = duplicate(config)
+    assert result == config and type(result) is AttrDict and type(result.nested) is AttrDict
+    with pytest.raises(RuntimeError):
+        result.a = 2
 
 
 def test_yaml_round_trip_with_safe_loader():
