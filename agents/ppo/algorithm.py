@@ -262,11 +262,17 @@ class PPO(tf.Module):
             )
 
     def _set_learning_rate(self) -> None:
+        """Set the rate from the config before each update, for either schedule.
+
+        The optimizer checkpoints its learning rate, so a constant rate is assigned too: a resumed
+        run with `--set learning_rate=...` must use the new rate, not the restored one.
+        """
         config = self._config
+        rate = tf.constant(config.learning_rate, tf.float32)
         if config.learning_rate_schedule == "linear":
             progress = tf.cast(self.env_steps, tf.float32) * config.world_size / config.train_steps
-            rate = config.learning_rate * tf.maximum(1.0 - progress, 0.0)
-            self.optimizer.learning_rate.assign(rate)
+            rate *= tf.maximum(1.0 - progress, 0.0)
+        self.optimizer.learning_rate.assign(rate)
 
 
 def _average_over_ranks(gradients: list, cross_replica_sum) -> list:

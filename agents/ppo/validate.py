@@ -18,6 +18,13 @@ _POSITIVE_INTS = (
 _POSITIVE_FLOATS = ("learning_rate", "clip_ratio", "kl_target")
 _UNIT_INTERVAL = ("discount", "gae_lambda")
 _NON_NEGATIVE = ("value_coef", "entropy_coef")
+# Settings that are None (off) or a number above a bound.
+_OPTIONAL_ABOVE = (
+    ("target_kl", 0),
+    ("value_clip", 0),
+    ("max_grad_norm", 0),
+    ("kl_cutoff_factor", 1),
+)
 
 
 def validate_config(config: Any) -> None:
@@ -35,6 +42,10 @@ def validate_config(config: Any) -> None:
     for key in _NON_NEGATIVE:
         if not config[key] >= 0:
             raise ValueError(f"{key} must be >= 0, got {config[key]!r}.")
+    for key, bound in _OPTIONAL_ABOVE:
+        value = config[key]
+        if value is not None and not (_is_number(value) and value > bound):
+            raise ValueError(f"{key} must be > {bound} or None, got {value!r}.")
     _choice(config, "policy_loss", POLICY_LOSSES)
     _choice(config, "learning_rate_schedule", SCHEDULES)
     if config["policy_loss"] == "dual_clip" and not config["dual_clip"] > 1:
@@ -55,3 +66,7 @@ def validate_config(config: Any) -> None:
 def _choice(config: Any, key: str, accepted: tuple[str, ...]) -> None:
     if config[key] not in accepted:
         raise ValueError(f"Unknown {key} {config[key]!r}; accepted: {', '.join(accepted)}.")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -43,24 +43,47 @@ def apply_overrides(config: dict[str, Any], overrides: list[str]) -> dict[str, A
     return config
 
 
+# Keys that may be None, with the type of their other values (a None default has no type).
+OPTIONAL_TYPES: dict[str, type] = {
+    "target_kl": float,
+    "value_clip": float,
+    "kl_cutoff_factor": float,
+    "max_grad_norm": float,
+    "max_episode_steps": int,
+    "env_wrapper": str,
+}
+
+
 def _parse_value(key: str, text: str, current: Any) -> Any:
     try:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError):
         value = text  # A bare word such as an env id or a network name.
-    if current is None or value is None:
-        return value
-    expected = type(current)
+    optional = key in OPTIONAL_TYPES
+    expected = OPTIONAL_TYPES[key] if optional else type(current)
+    if value is None:
+        if optional or current is None:
+            return None
+        raise UsageError(f"Bad value for {key}: None is not accepted, expected {_a(expected)}.")
+    if current is None and not optional:
+        return value  # A key with no declared type: nothing to check it against.
     if expected is float and type(value) is int:
         value = float(value)
     if expected is list and isinstance(value, tuple):
         value = list(value)
     if type(value) is not expected:
+        accepted = f"{_a(expected)} or None" if optional else _a(expected)
+        example = "" if current is None else f" such as {current!r}"
         raise UsageError(
-            f"Bad value for {key}: {text!r} is a {type(value).__name__}, expected a "
-            f"{expected.__name__} such as {current!r}."
+            f"Bad value for {key}: {text!r} is a {type(value).__name__}, expected "
+            f"{accepted}{example}."
         )
     return value
+
+
+def _a(kind: type) -> str:
+    """'a float', 'an int'."""
+    return f"{'an' if kind.__name__[0] in 'aeiou' else 'a'} {kind.__name__}"
 
 
 def run_directory(logdir: str, config_name: str, timestamp: str | None) -> tuple[str, bool]:

@@ -5,6 +5,8 @@ for importing TensorFlow.
 """
 
 import importlib
+import sys
+import types
 
 _NAMES = {
     "AttrDict": "attr_dict",
@@ -26,11 +28,25 @@ __all__ = sorted(_NAMES)
 
 def __getattr__(name):
     if name in _NAMES:
-        source = _NAMES[name]
-        module = importlib.import_module(f"{__name__}.{source}")
-        # Cache the object: importing `tools.simulate` binds the submodule under the same name.
-        globals()[name] = value = getattr(module, name)
-        if source in _NAMES:  # Also when `simulate_steps` is the name that imported it.
-            globals()[source] = getattr(module, source)
+        module = importlib.import_module(f"{__name__}.{_NAMES[name]}")
+        globals()[name] = value = getattr(module, name)  # Later reads skip this function.
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class _Namespace(types.ModuleType):
+    """This package's module type: public names win over submodules of the same name.
+
+    Importing a submodule (`import agents.tools.simulate`, or `from agents.tools.simulate import
+    ...`) binds it on the package under its own name, which would shadow the public function
+    `tools.simulate` whenever the import came first. The binding is redirected to the public name's
+    object; the submodule itself stays reachable through `sys.modules`.
+    """
+
+    def __setattr__(self, name, value):
+        if isinstance(value, types.ModuleType) and _NAMES.get(name) == name:
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Namespace

@@ -32,18 +32,49 @@ class AttrDict(dict):
     def __setattr__(self, name: str, value: Any) -> None:
         self[name] = value
 
+    def __delattr__(self, name: str) -> None:
+        # Attributes are keys; without this, `del obj._locked` would remove the lock itself.
+        del self[name]
+
     def __setitem__(self, key: str, value: Any) -> None:
-        self._check_unlocked(key)
+        self._check_unlocked(f"set key {key!r}")
         super().__setitem__(key, value)
 
     def __delitem__(self, key: str) -> None:
-        self._check_unlocked(key)
+        self._check_unlocked(f"delete key {key!r}")
         super().__delitem__(key)
+
+    # Every other mutating method of dict writes without calling __setitem__ or __delitem__, so
+    # each checks the lock itself (even when it would change nothing, to be predictable).
 
     def update(self, *args: Any, **kwargs: Any) -> None:
         """Update like a dict; raises RuntimeError while locked."""
-        self._check_unlocked(next(iter(dict(*args, **kwargs)), "<update>"))
+        self._check_unlocked("update")
         super().update(*args, **kwargs)
+
+    def __ior__(self, other: Any) -> AttrDict:
+        self._check_unlocked("update")
+        return super().__ior__(other)
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        """Like dict.setdefault; raises RuntimeError while locked."""
+        self._check_unlocked(f"set key {key!r}")
+        return super().setdefault(key, default)
+
+    def pop(self, key: str, *default: Any) -> Any:
+        """Like dict.pop; raises RuntimeError while locked."""
+        self._check_unlocked(f"delete key {key!r}")
+        return super().pop(key, *default)
+
+    def popitem(self) -> tuple[str, Any]:
+        """Like dict.popitem; raises RuntimeError while locked."""
+        self._check_unlocked("pop an item")
+        return super().popitem()
+
+    def clear(self) -> None:
+        """Like dict.clear; raises RuntimeError while locked."""
+        self._check_unlocked("clear")
+        super().clear()
 
     @property
     @contextlib.contextmanager
@@ -55,6 +86,11 @@ class AttrDict(dict):
         finally:
             super().__setattr__("_locked", True)
 
+    def __reduce__(self) -> tuple:
+        # Rebuilt through __init__ (locked), as `copy.copy` and `copy.deepcopy` otherwise restore
+        # the lock before the items and then fail to write them.
+        return type(self), (dict(self),)
+
     def copy(self) -> AttrDict:
         """Shallow copy that keeps the type (and is locked)."""
         return type(self)(self)
@@ -63,9 +99,8 @@ class AttrDict(dict):
         """Plain nested dicts, for YAML serialization."""
         return {k: v.to_dict() if isinstance(v, AttrDict) else v for k, v in self.items()}
 
-    def _check_unlocked(self, key: str) -> None:
+    def _check_unlocked(self, action: str) -> None:
         if self._locked:
             raise RuntimeError(
-                f"Cannot set key {key!r}: the AttrDict is locked. "
-                "Use `with obj.unlocked:` to modify it."
+                f"Cannot {action}: the AttrDict is locked. Use `with obj.unlocked:` to modify it."
             )

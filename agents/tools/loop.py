@@ -37,14 +37,16 @@ class Loop:
     `tools.simulate` does; `reset` is True on the first call of each turn of the phase, so that
     e.g. evaluation starts fresh episodes. The function's results follow these rules:
     `done` and `score` have shape [B] (or [K, B] for a function that runs K simulation steps), and
-    the number of env steps made by one call is their size. The global step (env steps over all
-    phases) decides which phase runs: phases take turns for `steps` env steps each.
+    the number of env steps made by one call is their size. `metrics` may hold a `length` entry
+    shaped like `done`: the episode lengths, as `tools.simulate_steps(..., with_length=True)`
+    returns them. The global step (env steps over all phases) decides which phase runs: phases
+    take turns for `steps` env steps each.
 
-    Scores of finished episodes are averaged per phase. At `report_every` env steps of a phase,
-    `run` yields a `Report`; at `log_every`, the mean score and the metrics go to TensorBoard under
-    `logdir/<phase>`; at `checkpoint_every`, the checkpoint is saved with a
-    `tf.train.CheckpointManager` under `logdir/checkpoints`. A new Loop on the same logdir restores
-    the latest checkpoint, and with it the global step.
+    Scores (and lengths) of finished episodes are averaged per phase. At `report_every` env steps
+    of a phase, `run` yields a `Report`; at `log_every`, the mean score, the mean length (when
+    given) and the metrics go to TensorBoard under `logdir/<phase>`; at `checkpoint_every`, the
+    checkpoint is saved with a `tf.train.CheckpointManager` under `logdir/checkpoints`. A new Loop
+    on the same logdir restores the latest checkpoint, and with it the global step.
 
     Args:
         logdir: Directory for summaries and checkpoints (None disables both).
@@ -94,8 +96,8 @@ class Loop:
 
         Args:
             name: Name of the phase, also the summary subdirectory.
-            step_fn: Callable taking `reset` and returning `(done, score, metrics)` (see the class
-                docstring).
+            step_fn: Callable taking `reset` and returning `(done, score, metrics)`, where metrics
+                may hold the episode lengths as `length` (see the class docstring).
             steps: Env steps of one turn of this phase.
             report_every: Yield a report every this many env steps of the phase (default: once per
                 turn).
@@ -127,6 +129,7 @@ class Loop:
         if not self._phases:
             raise ValueError("Loop.run needs at least one phase: call add_phase first.")
         scores = {phase.name: ([], []) for phase in self._phases}  # (report, log) score lists.
+        lengths = {phase.name: [] for phase in self._phases}  # Lengths since the last log.
         previous = None
         while max_step is None or self.step < max_step:
             if should_stop is not None and should_stop():
@@ -136,15 +139,18 @@ class Loop:
             done, score, metrics = phase.step_fn(phase is not previous)
             previous = phase
             done, score = np.asarray(done), np.asarray(score)
+            metrics = dict(metrics)
+            length = metrics.pop("length", None)
             made = done.size
             self._step.assign_add(made)
             for pending in scores[phase.name]:
                 pending.extend(score[done].tolist())
+            if length is not None:
+                lengths[phase.name].extend(np.asarray(length)[done].tolist())
             if _is_every(phase_step, made, phase.log_every) and phase.writer:
                 longest = max(p.steps for p in self._phases)
-                self._write_summaries(
-                    phase, scores[phase.name][1], metrics, epoch * longest + steps_in
-                )
+                episodes = (scores[phase.name][1], lengths[phase.name])
+                self._write_summaries(phase, episodes, metrics, epoch * longest + steps_in)
             if _is_every(phase_step, made, phase.checkpoint_every):
                 self.save()
             if _is_every(phase_step, made, phase.report_every):
@@ -173,16 +179,19 @@ class Loop:
             offset -= phase.steps
         raise AssertionError("unreachable")
 
-    def _write_summaries(self, phase: _Phase, scores: list, metrics: dict, step: int) -> None:
+    def _write_summaries(self, phase: _Phase, episodes: tuple, metrics: dict, step: int) -> None:
+        """Write the means of the (scores, lengths) lists of `episodes`, then empty them."""
         with phase.writer.as_default(step=step):
-            if scores:
-                tf.summary.scalar("mean_score", float(np.mean(scores)))
+            for name, values in zip(("mean_score", "mean_length"), episodes):
+                if values:
+                    tf.summary.scalar(name, float(np.mean(values)))
             for key, value in metrics.items():
                 value = _to_python(value)
                 if isinstance(value, float):
                     tf.summary.scalar(key, value)
         phase.writer.flush()
-        scores.clear()
+        for values in episodes:
+            values.clear()
 
 
 def _is_every(phase_step: int, made: int, every: int | None) -> bool:

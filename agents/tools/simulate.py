@@ -72,7 +72,7 @@ def _episode_metrics(done, score, length):
     }
 
 
-def simulate_steps(batch_env, algo, steps: int, reset=False):
+def simulate_steps(batch_env, algo, steps: int, reset=False, with_length: bool = False):
     """Run `steps` simulation steps in one call (use inside `tf.function`).
 
     Fewer calls from Python mean less overhead per env step; the training script runs a whole
@@ -83,15 +83,23 @@ def simulate_steps(batch_env, algo, steps: int, reset=False):
         algo: An object implementing the algorithm protocol.
         steps: Number of simulation steps (a Python int).
         reset: Boolean (tensor), whether the first step starts new episodes everywhere.
+        with_length: Whether to also return the episode lengths.
 
     Returns:
-        Tuple (done, score) of shape [steps, B], as `simulate` returns them for each step.
+        Tuple (done, score) of shape [steps, B], as `simulate` returns them for each step; with
+        `with_length`, the tuple (done, score, length), where `length` [steps, B] int32 holds the
+        lengths of the episodes that ended (running lengths for the others), as `score` does.
     """
     dones = tf.TensorArray(tf.bool, size=steps)
     scores = tf.TensorArray(tf.float32, size=steps)
+    lengths = tf.TensorArray(tf.int32, size=steps)
     reset = tf.convert_to_tensor(reset, tf.bool)
     for index in tf.range(steps):
         done, score, _ = simulate(batch_env, algo, log=False, reset=reset & tf.equal(index, 0))
         dones = dones.write(index, done)
         scores = scores.write(index, score)
+        if with_length:  # A Python bool: decided when tracing.
+            lengths = lengths.write(index, batch_env.length.read_value())
+    if with_length:
+        return dones.stack(), scores.stack(), lengths.stack()
     return dones.stack(), scores.stack()

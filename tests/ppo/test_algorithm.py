@@ -176,6 +176,15 @@ def test_linear_learning_rate_schedule():
     assert float(ppo.metrics["learning_rate"]) == pytest.approx(7.5e-4)
 
 
+def test_constant_learning_rate_overrides_the_restored_one():
+    batch_env = _env()
+    ppo = PPO(batch_env, _config(learning_rate=1e-3), seed=0)
+    ppo.optimizer.learning_rate.assign(5e-2)  # As restoring an older run's checkpoint would.
+    _run(batch_env, ppo, 8)
+    assert float(ppo.optimizer.learning_rate) == pytest.approx(1e-3)
+    assert float(ppo.metrics["learning_rate"]) == pytest.approx(1e-3)
+
+
 def test_nonfinite_loss_skips_update_and_is_reported():
     batch_env = _env()
     ppo = PPO(batch_env, _config(), seed=0)

@@ -124,6 +124,41 @@ def test_auto_picks_network_by_action_space(space, network, distribution):
     assert isinstance(getattr(policy, "distribution", policy), distribution)
 
 
+def _kernels(net):
+    """Kernel shapes by path within the model, e.g. {"value_hidden_0/kernel": (6, 5), ...}."""
+    paths = {v.path.split("/", 1)[1]: tuple(v.shape) for v in net.variables}
+    return {path: shape for path, shape in paths.items() if path.endswith("kernel")}
+
+
+@pytest.mark.parametrize("space", [BOX, DISCRETE, MULTI_DISCRETE])
+def test_policy_and_value_layers_set_their_own_widths(space):
+    obs_space = gym.spaces.Box(-1.0, 1.0, (2, 3), np.float32)  # Flattened to 6 inputs.
+    kernels = _kernels(_network(space, obs_space, policy_layers=(8, 7), value_layers=(5,)))
+    assert kernels.pop("policy_hidden_0/kernel") == (6, 8)
+    assert kernels.pop("policy_hidden_1/kernel") == (8, 7)
+    assert kernels.pop("value_hidden_0/kernel") == (6, 5)
+    assert kernels.pop("value/kernel") == (5, 1)
+    # What remains is the policy head, on the last policy layer.
+    assert kernels and all(path.startswith("policy/") for path in kernels)
+    assert all(shape[0] == 7 for shape in kernels.values())
+
+
+def test_recurrent_policy_layers_are_the_torso_and_value_layers_follow_the_gru():
+    obs_space = gym.spaces.Box(-1.0, 1.0, (2, 3), np.float32)
+    config = dict(network="recurrent_gaussian", policy_layers=(8, 7), value_layers=(5, 3))
+    kernels = _kernels(_network(BOX, obs_space, recurrent_units=4, **config))
+    assert kernels == {
+        "torso_0/kernel": (6, 8),
+        "torso_1/kernel": (8, 7),
+        "gru/kernel": (7, 12),  # Three gates of 4 units.
+        "gru/recurrent_kernel": (4, 12),
+        "policy/mean/kernel": (4, 2),
+        "value_hidden_0/kernel": (4, 5),
+        "value_hidden_1/kernel": (5, 3),
+        "value/kernel": (3, 1),
+    }
+
+
 def test_config_with_attribute_access():
     config = types.SimpleNamespace(**{**CONFIG, "network": "feed_forward_categorical"})
     assert make_network(OBS, DISCRETE, config).name == "feed_forward_categorical"

@@ -107,6 +107,20 @@ def test_reward_scaler_matches_naive_reference():
     assert np.abs(scaled[1:]).max() < 10.0
 
 
+def test_reward_scaler_two_steps_by_hand():
+    scaler = RewardScaler(num_envs=2, gamma=0.5)
+    # Step 1: returns [1, 3], of variance 1, so the rewards pass unchanged; env 1 is done.
+    first = scaler.scale([1.0, 3.0], [False, True])
+    np.testing.assert_allclose(first, [1.0, 3.0], rtol=1e-6)
+    np.testing.assert_array_equal(scaler.returns, [1.0, 0.0])
+    # Step 2: returns [0.5 * 1 + 2, 0.5 * 0 - 2] = [2.5, -2]. The returns seen, {1, 3, 2.5, -2},
+    # have mean 9/8 and variance 81/16 - 81/64 = 243/64: rewards are divided by sqrt(243) / 8.
+    second = scaler.scale([2.0, -2.0], [False, False])
+    np.testing.assert_allclose(second, [16 / np.sqrt(243), -16 / np.sqrt(243)], rtol=1e-6)
+    np.testing.assert_array_equal(scaler.returns, [2.5, -2.0])
+    assert second.dtype == tf.float32
+
+
 def test_reward_scaler_checkpoint_keeps_returns_and_statistics(tmp_path):
     scaler = RewardScaler(num_envs=2, gamma=0.5)
     scaler.scale([1.0, 2.0], [False, True])

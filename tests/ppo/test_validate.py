@@ -17,6 +17,12 @@ from agents.scripts import configs
         ("policy_loss", "bogus", "Unknown policy_loss 'bogus'; accepted: clip, dual_clip"),
         ("learning_rate_schedule", "cosine", "accepted: constant, linear"),
         ("num_minibatches", 1000, "num_minibatches 1000 exceeds the 32 sequences"),
+        ("target_kl", 0.0, "target_kl must be > 0 or None, got 0.0"),
+        ("target_kl", "abc", "target_kl must be > 0 or None, got 'abc'"),
+        ("value_clip", -0.2, "value_clip must be > 0 or None, got -0.2"),
+        ("kl_cutoff_factor", 1.0, "kl_cutoff_factor must be > 1 or None, got 1.0"),
+        ("max_grad_norm", 0, "max_grad_norm must be > 0 or None, got 0"),
+        ("max_grad_norm", True, "max_grad_norm must be > 0 or None, got True"),
     ],
 )
 def test_rejects_invalid_values_naming_them(key, value, message):
@@ -35,6 +41,15 @@ def test_rejects_dual_clip_not_above_one_and_misaligned_chunks():
     config.update(chunk_length=5)
     with pytest.raises(ValueError, match="multiple of chunk_length 5"):
         validate_config(config)
+
+
+@pytest.mark.parametrize(
+    "key, value", [("target_kl", 0.02), ("value_clip", 0.2), ("kl_cutoff_factor", 2.0)]
+)
+def test_accepts_none_and_values_in_range_for_optional_settings(key, value):
+    validate_config(dict(configs.debug(), **{key: None}))
+    validate_config(dict(configs.debug(), **{key: value}))
+    validate_config(dict(configs.debug(), max_grad_norm=None))
 
 
 @pytest.mark.parametrize("name", sorted(configs.CONFIGS))

@@ -122,6 +122,8 @@ def test_resume_continues_training_and_keeps_the_saved_config(first_run, tmp_pat
         (["--set", "env=NoSuchEnv-v0"], ["'NoSuchEnv-v0'"]),
         (["--set", "policy_loss=bogus"], ["'bogus'", "clip", "dual_clip"]),
         (["--set", "num_agents=0"], ["num_agents", "positive integer", "got 0"]),
+        (["--set", "target_kl=abc"], ["target_kl", "'abc'", "float or None"]),
+        (["--set", "value_clip=-1"], ["value_clip", "> 0 or None", "got -1.0"]),
     ],
 )
 def test_bad_input_is_one_line_error_and_leaves_no_run(argv, expected, tmp_path):

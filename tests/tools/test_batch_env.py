@@ -1,11 +1,14 @@
 """Tests for BatchEnv and InGraphBatchEnv."""
 
+import functools
+
 import gymnasium as gym
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from agents import tools
+from agents.tools.wrappers import ExternalProcess
 
 
 def _envs(count, action_space=None, observ_shape=(3,), duration=5):
@@ -45,6 +48,43 @@ def test_batch_env_rejects_mismatched_spaces():
     envs = _envs(1) + _envs(1, observ_shape=(4,))
     with pytest.raises(ValueError, match="Environment 1 has observation space"):
         tools.BatchEnv(envs, blocking=True)
+
+
+def test_batch_env_rejects_mismatched_action_spaces():
+    envs = _envs(1) + _envs(1, gym.spaces.Discrete(3))
+    with pytest.raises(ValueError, match="Environment 1 has action space Discrete"):
+        tools.BatchEnv(envs, blocking=True)
+
+
+def _drive(batch, steps=6):
+    """Seeded reset, then fixed actions with partial resets of finished envs; every result."""
+    results = [batch.reset(seed=3)]
+    actions = np.linspace(-1.0, 1.0, 2 * steps * len(batch), dtype=np.float32)
+    for action in actions.reshape(steps, len(batch), 2):
+        observ, reward, terminated, truncated, info = batch.step(action)
+        results += [observ, reward, terminated, truncated, [sorted(i) for i in info]]
+        results.append(batch.reset(indices=np.flatnonzero(terminated | truncated)))
+    return results
+
+
+def test_batch_env_of_external_processes_in_parallel_equals_in_process():
+    constructors = [functools.partial(tools.MockEnvironment, (3,), (2,), 1, 3, i) for i in (0, 1)]
+    local = _drive(tools.BatchEnv([make() for make in constructors], blocking=True))
+    envs = [ExternalProcess(make) for make in constructors]
+    try:
+        remote = _drive(tools.BatchEnv(envs, blocking=False))
+    finally:
+        for env in envs:
+            env.close()
+    assert len(remote) == len(local)
+    # Episodes of 1 to 3 steps: some steps end episodes and reset part of the batch.
+    assert any(0 < len(result) < 2 for result in local[6::6])
+    for expected, actual in zip(local, remote):
+        if isinstance(expected, list):
+            assert actual == expected
+        else:
+            assert actual.dtype == expected.dtype
+            np.testing.assert_array_equal(actual, expected)
 
 
 @pytest.mark.parametrize(
@@ -111,6 +151,21 @@ def test_in_graph_batch_env_catches_non_finite_reward():
     env = tools.InGraphBatchEnv(tools.BatchEnv(envs, blocking=True))
     env.reset()
     message = r"Environment\(s\) \[1\].*non-finite reward"
+    with pytest.raises(FloatingPointError, match=message), env.python_errors():
+        tf.function(lambda: env.simulate(tf.zeros([2, 2])))()
+
+
+class _InfObservationEnv(tools.MockEnvironment):
+    def step(self, action):
+        observ, reward, terminated, truncated, info = super().step(action)
+        return np.full_like(observ, np.inf), reward, terminated, truncated, info
+
+
+def test_in_graph_batch_env_catches_non_finite_observation():
+    envs = [_InfObservationEnv((3,), (2,), 5, 5)] + _envs(1)
+    env = tools.InGraphBatchEnv(tools.BatchEnv(envs, blocking=True))
+    env.reset()
+    message = r"Environment\(s\) \[0\].*non-finite observation"
     with pytest.raises(FloatingPointError, match=message), env.python_errors():
         tf.function(lambda: env.simulate(tf.zeros([2, 2])))()
 

@@ -102,21 +102,54 @@ def test_summaries_and_checkpoints_and_resume(tmp_path):
     assert resumed.step == 16
 
 
-def test_summary_values_are_written(tmp_path):
+def _summaries(directory):
+    """Tag -> [(step, value)] of the scalar summaries written under `directory`."""
     from tensorflow.python.summary.summary_iterator import summary_iterator
 
-    loop = tools.Loop(str(tmp_path))
-    loop.add_phase("eval", _Scripted([[True]], [[3.0]]), steps=10, log_every=2)
-    list(loop.run(max_step=4))
     values = {}
-    for path in glob.glob(os.path.join(str(tmp_path), "eval", "events*")):
+    for path in glob.glob(os.path.join(directory, "events*")):
         for event in summary_iterator(path):
             for value in event.summary.value:
                 values.setdefault(value.tag, []).append(
                     (event.step, float(tf.make_ndarray(value.tensor)))
                 )
+    return values
+
+
+def test_summary_values_are_written(tmp_path):
+    loop = tools.Loop(str(tmp_path))
+    loop.add_phase("eval", _Scripted([[True]], [[3.0]]), steps=10, log_every=2)
+    list(loop.run(max_step=4))
+    values = _summaries(os.path.join(str(tmp_path), "eval"))
     assert values["mean_score"] == [(1, 3.0), (3, 3.0)]
     assert [v for _, v in values["loss"]] == [2.0, 4.0]
+    assert "mean_length" not in values  # The step function gave no lengths.
+
+
+def test_mean_length_of_episodes_finished_since_the_last_log_per_phase(tmp_path):
+    def scripted(dones, lengths):
+        calls = iter(zip(dones, lengths))
+
+        def step_fn(reset):
+            done, length = next(calls)
+            return np.array(done), np.zeros(len(done)), {"length": np.array(length), "x": 1.0}
+
+        return step_fn
+
+    loop = tools.Loop(str(tmp_path))
+    # Two envs; the lengths where done is False are of running episodes and must not count.
+    dones = [[True, False], [False, True], [True, True], [False, False]]
+    train = scripted(dones, [[3, 1], [1, 5], [2, 8], [6, 9]])
+    evaluate = scripted([[False, True]], [[9, 4]])
+    loop.add_phase("train", train, steps=8, log_every=4)
+    loop.add_phase("eval", evaluate, steps=2, log_every=2)
+    reports = list(loop.run(max_step=10))
+    assert all(report.metrics == {"x": 1.0} for report in reports)  # Lengths are no metric.
+    train_values = _summaries(os.path.join(str(tmp_path), "train"))
+    # The log after 4 steps counts the episodes of lengths 3 and 5; the next one, 2 and 8.
+    assert [v for _, v in train_values["mean_length"]] == [4.0, 5.0]
+    eval_values = _summaries(os.path.join(str(tmp_path), "eval"))
+    assert [v for _, v in eval_values["mean_length"]] == [4.0]
 
 
 def test_rejects_empty_phase():
