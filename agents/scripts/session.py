@@ -67,11 +67,13 @@ class Session:
             self.close()
             raise
         self._train_fn = tf.function(
-            lambda: tools.simulate_steps(self.train_env, self.agent, self.config.rollout_length)
+            lambda: tools.simulate_steps(
+                self.train_env, self.agent, self.config.rollout_length, with_length=True
+            )
         )
         self._eval_fn = tf.function(
             lambda reset: tools.simulate_steps(
-                self.eval_env, self.evaluator, EVAL_CALL_STEPS, reset
+                self.eval_env, self.evaluator, EVAL_CALL_STEPS, reset, with_length=True
             )
         )
 
@@ -172,7 +174,7 @@ class Session:
         reset = True
         with self._python_errors():
             while len(scores) < share:
-                done, score = self._eval_fn(tf.constant(reset))
+                done, score, _ = self._eval_fn(tf.constant(reset))
                 scores.extend(np.asarray(score)[np.asarray(done)].tolist())
                 reset = False
         every_rank = self.world.allgather(scores[:share])
@@ -190,8 +192,9 @@ class Session:
     def _train_step(self, reset: bool):
         del reset  # Training rollouts continue across phases.
         start = time.perf_counter()
-        done, score = self._gather(*self._train_fn())
+        done, score, length = self._gather(*self._train_fn())
         metrics = {key: value.numpy() for key, value in self.agent.metrics.items()}
+        metrics["length"] = length  # Episode lengths, for the loop's mean_length.
         metrics["env_steps_per_second"] = done.size / (time.perf_counter() - start)
         metrics["env_steps"] = float(self.env_steps)
         visited = exploration.visited_states(self._envs[0])
@@ -201,16 +204,16 @@ class Session:
         return done, score, metrics
 
     def _eval_step(self, reset: bool):
-        done, score = self._gather(*self._eval_fn(tf.constant(reset)))
-        return done, score, {"env_steps": float(self.env_steps)}
+        done, score, length = self._gather(*self._eval_fn(tf.constant(reset)))
+        return done, score, {"env_steps": float(self.env_steps), "length": length}
 
-    def _gather(self, done, score) -> tuple[np.ndarray, np.ndarray]:
-        """`done` and `score` of all ranks side by side (one collective), for the loop to count."""
-        done, score = np.asarray(done), np.asarray(score)
+    def _gather(self, done, score, length) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`done`, `score` and `length` of all ranks side by side (one collective)."""
+        done, score, length = np.asarray(done), np.asarray(score), np.asarray(length)
         if self.world.size == 1:
-            return done, score
-        joined = self.world.concat(np.stack([score.astype(np.float64), done]))
-        return joined[1].astype(bool), joined[0]
+            return done, score, length
+        joined = self.world.concat(np.stack([score.astype(np.float64), done, length]))
+        return joined[1].astype(bool), joined[0], joined[2].astype(np.int32)
 
     def _make_batch_env(self, count: int, seed: int) -> tools.InGraphBatchEnv:
         config = self.config
