@@ -174,6 +174,7 @@ class Session:
         del reset  # Training rollouts continue across phases.
         start = time.perf_counter()
         done, score = self._gather(*self._train_fn())
+        self.agent.raise_if_nonfinite()  # Before the loop can save this step's checkpoint.
         metrics = {key: value.numpy() for key, value in self.agent.metrics.items()}
         metrics["env_steps_per_second"] = done.size / (time.perf_counter() - start)
         metrics["env_steps"] = float(self.env_steps)

@@ -20,6 +20,13 @@ from agents.scripts.utility import UsageError
 from agents.tools import mpi
 
 
+class TrainingError(Exception):
+    """An environment failed or training met a non-finite value; the message says which, where.
+
+    Printed without a Python traceback (the message holds the environment's), exit status 1.
+    """
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", required=True, help="Name of a function in configs.py.")
@@ -62,37 +69,57 @@ def train(args: argparse.Namespace, world: mpi.World | None = None) -> int:
 
     Under MPI every rank calls this: rank 0 chooses the run directory and shares the config, writes
     the files and prints; all ranks train in lockstep and stop together.
+
+    Raises:
+        TrainingError: An environment failed, or training met a non-finite value.
     """
     world = world or mpi.World()
     config, run_dir, resumed = _shared_setup(args, world)
     from agents.scripts import session  # Imports TensorFlow.
+    from agents.tools.batch_env import BatchEnvError
 
     mpi.share_cores(world)
     try:
         run = session.Session(config, run_dir, args.seed, world)
-    except BaseException:
+    except BaseException as error:
         if world.is_root and not resumed:  # Leave no empty run directory that looks like a run.
             shutil.rmtree(run_dir, ignore_errors=True)
+        if isinstance(error, BatchEnvError):  # E.g. the first reset.
+            raise TrainingError(str(error)) from error
         raise
     try:
         if world.is_root:
             utility.save_config(config, run_dir, args.config)
             action = "Resuming" if resumed else "Starting"
             print(f"{action} run {run_dir} at env step {run.env_steps}.", flush=True)
-        with _StopSignals(announce=world.is_root) as stop:
-            try:
-                for report in run.loop(should_stop=lambda: stop.signum is not None):
-                    if world.is_root:
-                        print(_format(report), flush=True)
-            except KeyboardInterrupt:  # A second signal, while a step ran.
-                stop.signum = stop.signum or signal.SIGINT
-                if world.size > 1:  # The other ranks may wait in a collective: end the job.
-                    run.save()
-                    raise
+        signum = _run_loop(run, world)
         run.save()
     finally:
         run.close()
-    return _finish(args, world, run, _agreed_signal(world, stop.signum))
+    return _finish(args, world, run, _agreed_signal(world, signum))
+
+
+def _run_loop(run, world: mpi.World) -> int | None:
+    """Train until the end or a stop signal, printing reports; returns the signal, if any.
+
+    A failing environment or a non-finite value ends training before the loop saves another
+    checkpoint, so the latest checkpoint on disk is the last good one.
+    """
+    from agents.tools.batch_env import BatchEnvError
+
+    with _StopSignals(announce=world.is_root) as stop:
+        try:
+            for report in run.loop(should_stop=lambda: stop.signum is not None):
+                if world.is_root:
+                    print(_format(report), flush=True)
+        except KeyboardInterrupt:  # A second signal, while a step ran.
+            stop.signum = stop.signum or signal.SIGINT
+            if world.size > 1:  # The other ranks may wait in a collective: end the job.
+                run.save()
+                raise
+        except (BatchEnvError, FloatingPointError) as error:
+            raise TrainingError(f"Stopped at env step {run.env_steps}: {error}") from error
+    return stop.signum
 
 
 def _shared_setup(args: argparse.Namespace, world: mpi.World):
@@ -182,6 +209,11 @@ def main(argv: list[str] | None = None) -> int:
         if world.is_root:
             print(f"error: {error}", file=sys.stderr)
         return 2
+    except TrainingError as error:
+        if world.size > 1:  # Only this rank may know: end the job.
+            world.abort(error)
+        print(f"error: {error}", file=sys.stderr, flush=True)
+        return 1
     except BaseException as error:
         if world.size == 1:
             raise

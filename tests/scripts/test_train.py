@@ -4,9 +4,7 @@ Every run uses the `debug` config (256 train env steps of Pendulum); `main` runs
 only the Ctrl-C test starts a process.
 """
 
-import contextlib
 import glob
-import io
 import os
 import queue
 import shutil
@@ -19,16 +17,14 @@ import pytest
 import yaml
 
 from agents.scripts import train, utility
+from tests.scripts.capture import read_lines, run_main
 
 _TIMESTAMP = "20000101T000000"  # The stamp of copies of the first run.
 
 
 def _run(argv):
     """`train.main(argv)` in-process; returns (exit code, stdout, stderr)."""
-    stdout, stderr = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-        code = train.main(argv)
-    return code, stdout.getvalue(), stderr.getvalue()
+    return run_main(train.main, argv)
 
 
 def _files(directory):
@@ -198,7 +194,7 @@ def test_ctrl_c_saves_a_checkpoint_and_exits_130(tmp_path):
             command, stdout=subprocess.PIPE, stderr=errors, env=env, text=True
         )
     lines = queue.Queue()  # Filled by a thread, so that waiting for a line can time out.
-    reader = threading.Thread(target=_read_lines, args=(process.stdout, lines), daemon=True)
+    reader = threading.Thread(target=read_lines, args=(process.stdout, lines), daemon=True)
     reader.start()
     try:
         line = ""
@@ -218,9 +214,3 @@ def test_ctrl_c_saves_a_checkpoint_and_exits_130(tmp_path):
     (run_dir,) = glob.glob(os.path.join(tmp_path, "logs", "*-debug"))
     assert f"--timestamp={os.path.basename(run_dir).split('-')[0]}" in error
     assert glob.glob(os.path.join(run_dir, "checkpoints", "ckpt-*.index"))
-
-
-def _read_lines(stream, lines):
-    for line in stream:
-        lines.put(line)
-    lines.put(None)  # End of output.
