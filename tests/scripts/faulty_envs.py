@@ -78,6 +78,21 @@ class FaultyEnv(gym.Env):
         return self.np_random.uniform(-1.0, 1.0, 3).astype(np.float32)
 
 
+class DictObservationEnv(FaultyEnv):
+    """An observation space that PPO does not support."""
+
+    observation_space = gym.spaces.Dict({"position": FaultyEnv.observation_space})
+
+    def _observ(self) -> dict:
+        return {"position": super()._observ()}
+
+
+class TupleActionEnv(FaultyEnv):
+    """An action space that PPO does not support."""
+
+    action_space = gym.spaces.Tuple((gym.spaces.Discrete(2), gym.spaces.Discrete(3)))
+
+
 def env_id(name: str) -> str:
     """The id that makes gymnasium import this module, for `--set env=...`."""
     return f"{__name__}:{name}"
@@ -85,3 +100,5 @@ def env_id(name: str) -> str:
 
 for _fault in FAULTS:
     gym.register(f"Faulty-{_fault}-v0", FaultyEnv, kwargs={"fault": _fault})
+gym.register("DictObservation-v0", lambda: DictObservationEnv("step"))
+gym.register("TupleAction-v0", lambda: TupleActionEnv("step"))

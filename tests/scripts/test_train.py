@@ -16,10 +16,13 @@ import threading
 import pytest
 import yaml
 
-from agents.scripts import train, utility
+from agents.scripts import configs, train, utility
+from tests.scripts import faulty_envs
 from tests.scripts.capture import read_lines, run_main
 
 _TIMESTAMP = "20000101T000000"  # The stamp of copies of the first run.
+_DICT_OBSERVATION = faulty_envs.env_id("DictObservation-v0")
+_TUPLE_ACTION = faulty_envs.env_id("TupleAction-v0")
 
 
 def _run(argv):
@@ -116,6 +119,9 @@ def test_resume_continues_training_and_keeps_the_saved_config(first_run, tmp_pat
         (["--set", "num_agents=2.5"], ["num_agents", "'2.5'", "int"]),
         (["--timestamp", "19990101T000000"], ["19990101T000000", "none"]),
         (["--set", "env=NoSuchEnv-v0"], ["'NoSuchEnv-v0'"]),
+        (["--env_processes", "--set", "env=NoSuchEnv-v0"], ["'NoSuchEnv-v0'"]),
+        (["--set", f"env={_DICT_OBSERVATION}"], ["observation space Dict", "only Box"]),
+        (["--set", f"env={_TUPLE_ACTION}"], ["action space Tuple", "Box, Discrete and Multi"]),
         (["--set", "policy_loss=bogus"], ["'bogus'", "clip", "dual_clip"]),
         (["--set", "num_agents=0"], ["num_agents", "positive integer", "got 0"]),
     ],
@@ -147,6 +153,19 @@ def test_failed_resume_leaves_the_run_untouched(first_run, capsys):
     assert error.startswith("error: No run") and timestamp in error
     assert os.path.basename(run_dir) in error  # Lists the runs that exist.
     assert _files(run_dir) == before
+
+
+def test_run_whose_config_disagrees_with_config_is_refused(tmp_path):
+    run_dir = tmp_path / f"{_TIMESTAMP}-debug"  # Named debug, but a pendulum run's config.
+    run_dir.mkdir()
+    utility.save_config(configs.pendulum(), str(run_dir), "pendulum")
+    code, stdout, stderr = _run(
+        ["--config=debug", f"--logdir={tmp_path}", f"--timestamp={_TIMESTAMP}"]
+    )
+    assert code == 2 and stdout == ""
+    assert stderr == (
+        f"error: Run {str(run_dir)!r} was trained with --config=pendulum, not --config=debug.\n"
+    )
 
 
 def test_load_config_rejects_another_config_name(first_run):
