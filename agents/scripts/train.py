@@ -16,6 +16,7 @@ import signal
 import sys
 
 from agents.scripts import utility
+from agents.scripts.progress import TrainingProgress, write
 from agents.scripts.utility import UsageError
 from agents.tools import mpi
 
@@ -107,11 +108,13 @@ def _run_loop(run, world: mpi.World) -> int | None:
     """
     from agents.tools.batch_env import BatchEnvError
 
-    with _StopSignals(announce=world.is_root) as stop:
+    progress = TrainingProgress(run.config.train_steps, run.env_steps, enabled=world.is_root)
+    with _StopSignals(announce=world.is_root) as stop, progress:
         try:
             for report in run.loop(should_stop=lambda: stop.signum is not None):
                 if world.is_root:
-                    print(_format(report), flush=True)
+                    write(_format(report))
+                    progress.update(report)
         except KeyboardInterrupt:  # A second signal, while a step ran.
             stop.signum = stop.signum or signal.SIGINT
             if world.size > 1:  # The other ranks may wait in a collective: end the job.
