@@ -14,11 +14,14 @@ import os
 import shutil
 import signal
 import sys
+from collections.abc import Callable
 
 from agents.scripts import utility
 from agents.scripts.progress import TrainingProgress, write
 from agents.scripts.utility import UsageError
 from agents.tools import mpi
+
+POLICY_DIR = "policy"  # The exported SavedModel, in the run directory.
 
 
 class TrainingError(Exception):
@@ -95,6 +98,8 @@ def train(args: argparse.Namespace, world: mpi.World | None = None) -> int:
             print(f"{action} run {run_dir} at env step {run.env_steps}.", flush=True)
         signum = _run_loop(run, world)
         run.save()
+        if world.is_root:
+            _write_results(run)
     finally:
         run.close()
     return _finish(args, world, run, _agreed_signal(world, signum))
@@ -123,6 +128,32 @@ def _run_loop(run, world: mpi.World) -> int | None:
         except (BatchEnvError, FloatingPointError) as error:
             raise TrainingError(f"Stopped at env step {run.env_steps}: {error}") from error
     return stop.signum
+
+
+def _write_results(run) -> None:
+    """Draw the learning curve and export the policy into the run directory; print where.
+
+    The checkpoint is saved before: a failure here costs only that file, with a one-line warning.
+    """
+    from agents.ppo.export import export_policy
+    from agents.scripts import plot
+
+    if any(plot.has_events(run.run_dir, phase) for phase in ("train", "eval")):
+        _write_result("Learning curve", lambda: plot.plot_run(run.run_dir))
+    policy_dir = os.path.join(run.run_dir, POLICY_DIR)
+    _write_result("Policy (SavedModel)", lambda: export_policy(run.agent, policy_dir))
+
+
+def _write_result(what: str, write_file: Callable[[], str]) -> None:
+    try:
+        path = write_file()
+    except Exception as error:
+        reason = (str(error).strip().splitlines() or [""])[0]
+        if not isinstance(error, UsageError):  # A usage error's message says all.
+            reason = f"{type(error).__name__}: {reason}"
+        print(f"warning: {what} not written: {reason}", file=sys.stderr, flush=True)
+    else:
+        print(f"{what}: {path}", flush=True)
 
 
 def _shared_setup(args: argparse.Namespace, world: mpi.World):

@@ -42,13 +42,16 @@ def _files(directory):
 
 @pytest.fixture(scope="module")
 def first_run(tmp_path_factory):
-    """A finished debug run with `learning_rate=0.001`: (logdir, run_dir, exit code, stdout)."""
+    """A finished debug run with `learning_rate=0.001`: (logdir, run_dir, code, stdout, stderr).
+
+    Episodes of 50 steps end within the run, so that its learning curve has points.
+    """
     logdir = str(tmp_path_factory.mktemp("logdir"))
     argv = ["--config=debug", f"--logdir={logdir}", "--set", "learning_rate=0.001"]
-    code, stdout, _ = _run(argv)
+    code, stdout, stderr = _run(argv + ["--set", "max_episode_steps=50"])
     runs = os.listdir(logdir)
     run_dir = os.path.join(logdir, runs[0]) if len(runs) == 1 else None
-    return logdir, run_dir, code, stdout
+    return logdir, run_dir, code, stdout, stderr
 
 
 def _copy_run(run_dir, logdir):
@@ -59,7 +62,7 @@ def _copy_run(run_dir, logdir):
 
 
 def test_new_run_writes_config_checkpoints_and_summaries(first_run):
-    logdir, run_dir, code, stdout = first_run
+    logdir, run_dir, code, stdout, _ = first_run
     assert code == 0
     assert len(os.listdir(logdir)) == 1
     timestamp, name = os.path.basename(run_dir).split("-")
@@ -79,6 +82,30 @@ def test_new_run_writes_config_checkpoints_and_summaries(first_run):
     assert any(line.startswith("train  env step") for line in lines)
     assert any(line.startswith(" eval  env step") for line in lines)
     assert lines[-1] == f"Done: 256 env steps in {run_dir}."
+
+
+def test_new_run_ends_with_learning_curve_and_policy_and_no_bar(first_run):
+    run_dir, code, stdout, stderr = first_run[1:]
+    assert code == 0
+    assert stdout.splitlines()[-3:-1] == [
+        f"Learning curve: {run_dir}/learning_curve.png",
+        f"Policy (SavedModel): {run_dir}/policy",
+    ]
+    with open(os.path.join(run_dir, "learning_curve.png"), "rb") as handle:
+        assert handle.read(8) == b"\x89PNG\r\n\x1a\n"
+    assert os.path.isfile(os.path.join(run_dir, "policy", "saved_model.pb"))
+    assert stderr == ""  # No progress bar where stderr is no terminal.
+
+
+def test_failing_result_is_a_one_line_warning(capsys):
+    def fail():
+        raise OSError("No space left on device\nsecond line")
+
+    train._write_result("Learning curve", fail)
+    train._write_result("Policy (SavedModel)", lambda: "/some/path")
+    output = capsys.readouterr()
+    assert output.err == "warning: Learning curve not written: OSError: No space left on device\n"
+    assert output.out == "Policy (SavedModel): /some/path\n"
 
 
 def test_session_restores_the_latest_checkpoint(first_run):
@@ -104,7 +131,9 @@ def test_resume_continues_training_and_keeps_the_saved_config(first_run, tmp_pat
     assert code == 0, stderr
     lines = stdout.splitlines()
     assert lines[0] == f"Resuming run {run_dir} at env step 256."
+    assert lines[-2] == f"Policy (SavedModel): {run_dir}/policy"  # Over the copied one.
     assert lines[-1] == f"Done: 512 env steps in {run_dir}."
+    assert "warning" not in stderr
     with open(os.path.join(run_dir, "config.yaml")) as handle:
         saved = yaml.safe_load(handle)["config"]
     assert saved["train_steps"] == 512 and saved["learning_rate"] == 0.001
@@ -201,6 +230,9 @@ def test_sigterm_stops_at_a_step_and_saves(tmp_path, monkeypatch):
     assert "Interrupted at env step 128; checkpoint saved. Resume with: " in stderr
     assert f"--timestamp={timestamp}" in stderr
     assert os.path.isfile(os.path.join(run_dir, "checkpoints", "ckpt-128.index"))
+    # The results are written on a stop too; no episode of 200 steps ended, so no curve.
+    assert stdout.splitlines()[-1] == f"Policy (SavedModel): {run_dir}/policy"
+    assert "warning: Learning curve not written: No mean_score summaries" in stderr
 
 
 def test_ctrl_c_saves_a_checkpoint_and_exits_130(tmp_path):
