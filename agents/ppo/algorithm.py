@@ -167,7 +167,9 @@ class PPO(tf.Module):
         self._buffer.write(
             dict(reward=reward, terminated=terminated, truncated=truncated, final_value=final_value)
         )
-        self.env_steps.assign_add(self._size)
+        # Counted after the env step (nothing else orders them): a step that failed is not made.
+        with tf.control_dependencies([reward]):
+            self.env_steps.assign_add(self._size)
         full = self._buffer.advance()
         tf.cond(full, lambda: self._train(next_observ), tf.no_op)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import importlib
 from typing import Any
 
 import gymnasium as gym
@@ -24,8 +25,7 @@ def make_env(
     Raises:
         ValueError: If gymnasium does not know `env_id` or `wrapper` is unknown.
     """
-    if wrapper not in (None, *WRAPPERS):
-        raise ValueError(f"Unknown env_wrapper {wrapper!r}; accepted: None, {', '.join(WRAPPERS)}.")
+    _check_wrapper(wrapper)
     _register(env_id)
     if wrapper == "atari":
         kwargs.setdefault("frameskip", 1)  # AtariPreprocessing skips frames itself.
@@ -45,11 +45,19 @@ def make_env(
 def make_envs(
     env_id: str, count: int, max_episode_steps=None, processes: bool = False, wrapper=None
 ) -> list:
-    """`count` environments, each in its own process when `processes` is True."""
+    """`count` environments, each in its own process when `processes` is True.
+
+    Raises:
+        ValueError: If gymnasium does not know `env_id` or `wrapper` is unknown (checked in this
+            process also when the environments live in child processes).
+    """
     constructor = functools.partial(make_env, env_id, max_episode_steps, wrapper)
     if not processes:
         return [constructor() for _ in range(count)]
     from agents.tools.wrappers import ExternalProcess
+
+    _check_wrapper(wrapper)  # Here: a child's error would come as its traceback.
+    _check_known(env_id)
 
     envs = []
     try:
@@ -73,6 +81,26 @@ def _register(env_id: str) -> None:
                 raise ValueError(f"{env_id} needs the {module} package: {install}.") from None
             if module == "ale_py":
                 gym.register_envs(package)
+
+
+def _check_wrapper(wrapper: str | None) -> None:
+    if wrapper not in (None, *WRAPPERS):
+        raise ValueError(f"Unknown env_wrapper {wrapper!r}; accepted: None, {', '.join(WRAPPERS)}.")
+
+
+def _check_known(env_id: str) -> None:
+    """Raise ValueError if gymnasium cannot find `env_id`, without building the environment."""
+    _register(env_id)
+    module, _, name = env_id.rpartition(":")  # "module:Name-v0" imports `module` first.
+    not_found = (gym.error.NameNotFound, gym.error.VersionNotFound, gym.error.NamespaceNotFound)
+    try:
+        if module:
+            importlib.import_module(module)
+        gym.spec(name)
+    except (ImportError, *not_found) as error:
+        raise ValueError(f"Unknown environment {env_id!r}: {error}") from None
+    except gym.error.Error:
+        pass  # E.g. an id without version, which `gym.make` resolves to the latest one.
 
 
 def _minigrid_pixels(env: gym.Env) -> gym.Env:

@@ -193,6 +193,7 @@ class Session:
         del reset  # Training rollouts continue across phases.
         start = time.perf_counter()
         done, score, length = self._gather(*self._train_fn())
+        self.agent.raise_if_nonfinite()  # Before the loop can save this step's checkpoint.
         metrics = {key: value.numpy() for key, value in self.agent.metrics.items()}
         metrics["length"] = length  # Episode lengths, for the loop's mean_length.
         metrics["env_steps_per_second"] = done.size / (time.perf_counter() - start)

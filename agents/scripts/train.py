@@ -14,10 +14,21 @@ import os
 import shutil
 import signal
 import sys
+from collections.abc import Callable
 
 from agents.scripts import utility
+from agents.scripts.progress import TrainingProgress, write
 from agents.scripts.utility import UsageError
 from agents.tools import mpi
+
+POLICY_DIR = "policy"  # The exported SavedModel, in the run directory.
+
+
+class TrainingError(Exception):
+    """An environment failed or training met a non-finite value; the message says which, where.
+
+    Printed without a Python traceback (the message holds the environment's), exit status 1.
+    """
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -62,37 +73,87 @@ def train(args: argparse.Namespace, world: mpi.World | None = None) -> int:
 
     Under MPI every rank calls this: rank 0 chooses the run directory and shares the config, writes
     the files and prints; all ranks train in lockstep and stop together.
+
+    Raises:
+        TrainingError: An environment failed, or training met a non-finite value.
     """
     world = world or mpi.World()
     config, run_dir, resumed = _shared_setup(args, world)
     from agents.scripts import session  # Imports TensorFlow.
+    from agents.tools.batch_env import BatchEnvError
 
     mpi.share_cores(world)
     try:
         run = session.Session(config, run_dir, args.seed, world)
-    except BaseException:
+    except BaseException as error:
         if world.is_root and not resumed:  # Leave no empty run directory that looks like a run.
             shutil.rmtree(run_dir, ignore_errors=True)
+        if isinstance(error, BatchEnvError):  # E.g. the first reset.
+            raise TrainingError(str(error)) from error
         raise
     try:
         if world.is_root:
             utility.save_config(config, run_dir, args.config)
             action = "Resuming" if resumed else "Starting"
             print(f"{action} run {run_dir} at env step {run.env_steps}.", flush=True)
-        with _StopSignals(announce=world.is_root) as stop:
-            try:
-                for report in run.loop(should_stop=lambda: stop.signum is not None):
-                    if world.is_root:
-                        print(_format(report), flush=True)
-            except KeyboardInterrupt:  # A second signal, while a step ran.
-                stop.signum = stop.signum or signal.SIGINT
-                if world.size > 1:  # The other ranks may wait in a collective: end the job.
-                    run.save()
-                    raise
+        signum = _run_loop(run, world)
         run.save()
+        if world.is_root:
+            _write_results(run)
     finally:
         run.close()
-    return _finish(args, world, run, _agreed_signal(world, stop.signum))
+    return _finish(args, world, run, _agreed_signal(world, signum))
+
+
+def _run_loop(run, world: mpi.World) -> int | None:
+    """Train until the end or a stop signal, printing reports; returns the signal, if any.
+
+    A failing environment or a non-finite value ends training before the loop saves another
+    checkpoint, so the latest checkpoint on disk is the last good one.
+    """
+    from agents.tools.batch_env import BatchEnvError
+
+    progress = TrainingProgress(run.config.train_steps, run.env_steps, enabled=world.is_root)
+    with _StopSignals(announce=world.is_root) as stop, progress:
+        try:
+            for report in run.loop(should_stop=lambda: stop.signum is not None):
+                if world.is_root:
+                    write(_format(report))
+                    progress.update(report)
+        except KeyboardInterrupt:  # A second signal, while a step ran.
+            stop.signum = stop.signum or signal.SIGINT
+            if world.size > 1:  # The other ranks may wait in a collective: end the job.
+                run.save()
+                raise
+        except (BatchEnvError, FloatingPointError) as error:
+            raise TrainingError(f"Stopped at env step {run.env_steps}: {error}") from error
+    return stop.signum
+
+
+def _write_results(run) -> None:
+    """Draw the learning curve and export the policy into the run directory; print where.
+
+    The checkpoint is saved before: a failure here costs only that file, with a one-line warning.
+    """
+    from agents.ppo.export import export_policy
+    from agents.scripts import plot
+
+    if any(plot.has_events(run.run_dir, phase) for phase in ("train", "eval")):
+        _write_result("Learning curve", lambda: plot.plot_run(run.run_dir))
+    policy_dir = os.path.join(run.run_dir, POLICY_DIR)
+    _write_result("Policy (SavedModel)", lambda: export_policy(run.agent, policy_dir))
+
+
+def _write_result(what: str, write_file: Callable[[], str]) -> None:
+    try:
+        path = write_file()
+    except Exception as error:
+        reason = (str(error).strip().splitlines() or [""])[0]
+        if not isinstance(error, UsageError):  # A usage error's message says all.
+            reason = f"{type(error).__name__}: {reason}"
+        print(f"warning: {what} not written: {reason}", file=sys.stderr, flush=True)
+    else:
+        print(f"{what}: {path}", flush=True)
 
 
 def _shared_setup(args: argparse.Namespace, world: mpi.World):
@@ -182,6 +243,11 @@ def main(argv: list[str] | None = None) -> int:
         if world.is_root:
             print(f"error: {error}", file=sys.stderr)
         return 2
+    except TrainingError as error:
+        if world.size > 1:  # Only this rank may know: end the job.
+            world.abort(error)
+        print(f"error: {error}", file=sys.stderr, flush=True)
+        return 1
     except BaseException as error:
         if world.size == 1:
             raise

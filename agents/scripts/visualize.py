@@ -2,7 +2,7 @@
 
 Restores the network and observation normalizer from the run's checkpoint, runs episodes with
 the deterministic policy (the mode of its distribution), writes one mp4 per episode and prints
-each episode's return.
+each episode's return; a progress bar counts the episodes on a terminal.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 
-from agents.scripts import utility
+from agents.scripts import progress, utility
 from agents.scripts.utility import UsageError
 
 
@@ -108,15 +108,20 @@ def visualize(args: argparse.Namespace) -> list[float]:
         evaluator = load_policy(args.logdir, args.checkpoint, env)
         os.makedirs(args.outdir, exist_ok=True)
         returns = []
-        for episode in range(args.num_episodes):
-            try:
-                score, frames = run_episode(env, evaluator, args.seed + episode)
-            except gym.error.DependencyNotInstalled as error:
-                raise UsageError(f"Cannot render {config.env}: {error}") from None
-            path = os.path.join(args.outdir, f"episode-{episode:03d}.mp4")
-            imageio.mimwrite(path, frames, fps=args.fps, macro_block_size=1)
-            print(f"Episode {episode}: return {score:.2f} ({len(frames) - 1} steps) -> {path}")
-            returns.append(score)
+        with progress.bar(args.num_episodes, "episode", "episodes") as bar:
+            for episode in range(args.num_episodes):
+                try:
+                    score, frames = run_episode(env, evaluator, args.seed + episode)
+                except gym.error.DependencyNotInstalled as error:
+                    raise UsageError(f"Cannot render {config.env}: {error}") from None
+                path = os.path.join(args.outdir, f"episode-{episode:03d}.mp4")
+                imageio.mimwrite(path, frames, fps=args.fps, macro_block_size=1)
+                progress.write(
+                    f"Episode {episode}: return {score:.2f} ({len(frames) - 1} steps) -> {path}"
+                )
+                returns.append(score)
+                bar.set_postfix(mean_return=f"{sum(returns) / len(returns):.2f}", refresh=False)
+                bar.update()
     finally:
         env.close()
     return returns

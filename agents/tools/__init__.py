@@ -11,6 +11,7 @@ import types
 _NAMES = {
     "AttrDict": "attr_dict",
     "BatchEnv": "batch_env",
+    "BatchEnvError": "batch_env",
     "ExternalProcess": "wrappers",
     "InGraphBatchEnv": "in_graph_batch_env",
     "simulate": "simulate",

@@ -2,10 +2,34 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
+
+from agents.tools.wrappers import ExternalProcessError
+
+
+class BatchEnvError(RuntimeError):
+    """An environment of the batch raised in `step` or `reset`, or its process died.
+
+    The message names the environment (index and id) and holds the original traceback: the
+    child's for an `ExternalProcess`. The original exception is the `__cause__`.
+
+    Attributes:
+        index: The environment's index in the batch.
+    """
+
+    def __init__(self, index: int, env_id: str | None, method: str, error: BaseException):
+        self.index = index
+        if isinstance(error, ExternalProcessError):
+            detail = str(error)  # The child's traceback, or how the child died.
+        else:
+            detail = "".join(traceback.format_exception(error)).rstrip()
+        name = f"Environment {index}" + (f" ({env_id})" if env_id else "")
+        super().__init__(f"{name} failed in {method}: {detail}")
 
 
 class BatchEnv:
@@ -46,6 +70,8 @@ class BatchEnv:
                 )
         self.observation_space = observ_space
         self.action_space = action_space
+        # Read now: a dead child process could not tell its id any more.
+        self._ids = [getattr(getattr(env, "spec", None), "id", None) for env in self._envs]
 
     def __len__(self) -> int:
         return len(self._envs)
@@ -65,6 +91,7 @@ class BatchEnv:
 
         Raises:
             ValueError: If an action does not fit the action space (names the env and the value).
+            BatchEnvError: If an environment raised, or its process died.
         """
         actions = np.asarray(actions)
         if len(actions) != len(self._envs):
@@ -75,11 +102,15 @@ class BatchEnv:
                 f"Invalid action for environment {index}: {actions[index]!r} is not in "
                 f"{self.action_space}."
             )
+        indices = range(len(self._envs))
         if self._blocking:
-            results = [env.step(action) for env, action in zip(self._envs, actions)]
+            results = [self._call(i, "step", self._envs[i].step, actions[i]) for i in indices]
         else:
-            promises = [env.step(a, blocking=False) for env, a in zip(self._envs, actions)]
-            results = [promise() for promise in promises]
+            promises = [
+                self._call(i, "step", self._envs[i].step, actions[i], blocking=False)
+                for i in indices
+            ]
+            results = [self._call(i, "step", promises[i]) for i in indices]
         observs, rewards, terminated, truncated, infos = zip(*results)
         return (
             np.stack(observs),
@@ -98,16 +129,24 @@ class BatchEnv:
 
         Returns:
             Stacked initial observations of the reset environments.
+
+        Raises:
+            BatchEnvError: If an environment raised, or its process died.
         """
         if indices is None:
             indices = range(len(self._envs))
         indices = [int(i) for i in np.asarray(indices).reshape(-1)]
         seeds = [None if seed is None else int(seed) + i for i in indices]
         if self._blocking:
-            results = [self._envs[i].reset(seed=s) for i, s in zip(indices, seeds)]
+            results = [
+                self._call(i, "reset", self._envs[i].reset, seed=s) for i, s in zip(indices, seeds)
+            ]
         else:
-            promises = [self._envs[i].reset(seed=s, blocking=False) for i, s in zip(indices, seeds)]
-            results = [promise() for promise in promises]
+            promises = [
+                self._call(i, "reset", self._envs[i].reset, seed=s, blocking=False)
+                for i, s in zip(indices, seeds)
+            ]
+            results = [self._call(i, "reset", p) for i, p in zip(indices, promises)]
         if not results:
             return np.zeros((0,) + self.observation_space.shape, self.observation_space.dtype)
         return np.stack([observ for observ, _ in results])
@@ -116,6 +155,13 @@ class BatchEnv:
         """Close all environments."""
         for env in self._envs:
             env.close()
+
+    def _call(self, index: int, method: str, function: Callable, *args, **kwargs) -> Any:
+        """`function(*args, **kwargs)` of environment `index`, its failure as `BatchEnvError`."""
+        try:
+            return function(*args, **kwargs)
+        except Exception as error:  # Not KeyboardInterrupt: that is the user's, not the env's.
+            raise BatchEnvError(index, self._ids[index], method, error) from error
 
 
 def _first_invalid_action(space: gym.Space, actions: np.ndarray) -> int | None:

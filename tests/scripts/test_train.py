@@ -4,9 +4,7 @@ Every run uses the `debug` config (256 train env steps of Pendulum); `main` runs
 only the Ctrl-C test starts a process.
 """
 
-import contextlib
 import glob
-import io
 import os
 import queue
 import shutil
@@ -18,17 +16,18 @@ import threading
 import pytest
 import yaml
 
-from agents.scripts import train, utility
+from agents.scripts import configs, train, utility
+from tests.scripts import faulty_envs
+from tests.scripts.capture import read_lines, run_main
 
 _TIMESTAMP = "20000101T000000"  # The stamp of copies of the first run.
+_DICT_OBSERVATION = faulty_envs.env_id("DictObservation-v0")
+_TUPLE_ACTION = faulty_envs.env_id("TupleAction-v0")
 
 
 def _run(argv):
     """`train.main(argv)` in-process; returns (exit code, stdout, stderr)."""
-    stdout, stderr = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-        code = train.main(argv)
-    return code, stdout.getvalue(), stderr.getvalue()
+    return run_main(train.main, argv)
 
 
 def _files(directory):
@@ -43,13 +42,16 @@ def _files(directory):
 
 @pytest.fixture(scope="module")
 def first_run(tmp_path_factory):
-    """A finished debug run with `learning_rate=0.001`: (logdir, run_dir, exit code, stdout)."""
+    """A finished debug run with `learning_rate=0.001`: (logdir, run_dir, code, stdout, stderr).
+
+    Episodes of 50 steps end within the run, so that its learning curve has points.
+    """
     logdir = str(tmp_path_factory.mktemp("logdir"))
     argv = ["--config=debug", f"--logdir={logdir}", "--set", "learning_rate=0.001"]
-    code, stdout, _ = _run(argv)
+    code, stdout, stderr = _run(argv + ["--set", "max_episode_steps=50"])
     runs = os.listdir(logdir)
     run_dir = os.path.join(logdir, runs[0]) if len(runs) == 1 else None
-    return logdir, run_dir, code, stdout
+    return logdir, run_dir, code, stdout, stderr
 
 
 def _copy_run(run_dir, logdir):
@@ -60,7 +62,7 @@ def _copy_run(run_dir, logdir):
 
 
 def test_new_run_writes_config_checkpoints_and_summaries(first_run):
-    logdir, run_dir, code, stdout = first_run
+    logdir, run_dir, code, stdout, _ = first_run
     assert code == 0
     assert len(os.listdir(logdir)) == 1
     timestamp, name = os.path.basename(run_dir).split("-")
@@ -80,6 +82,30 @@ def test_new_run_writes_config_checkpoints_and_summaries(first_run):
     assert any(line.startswith("train  env step") for line in lines)
     assert any(line.startswith(" eval  env step") for line in lines)
     assert lines[-1] == f"Done: 256 env steps in {run_dir}."
+
+
+def test_new_run_ends_with_learning_curve_and_policy_and_no_bar(first_run):
+    run_dir, code, stdout, stderr = first_run[1:]
+    assert code == 0
+    assert stdout.splitlines()[-3:-1] == [
+        f"Learning curve: {run_dir}/learning_curve.png",
+        f"Policy (SavedModel): {run_dir}/policy",
+    ]
+    with open(os.path.join(run_dir, "learning_curve.png"), "rb") as handle:
+        assert handle.read(8) == b"\x89PNG\r\n\x1a\n"
+    assert os.path.isfile(os.path.join(run_dir, "policy", "saved_model.pb"))
+    assert stderr == ""  # No progress bar where stderr is no terminal.
+
+
+def test_failing_result_is_a_one_line_warning(capsys):
+    def fail():
+        raise OSError("No space left on device\nsecond line")
+
+    train._write_result("Learning curve", fail)
+    train._write_result("Policy (SavedModel)", lambda: "/some/path")
+    output = capsys.readouterr()
+    assert output.err == "warning: Learning curve not written: OSError: No space left on device\n"
+    assert output.out == "Policy (SavedModel): /some/path\n"
 
 
 def test_session_restores_the_latest_checkpoint(first_run):
@@ -105,7 +131,9 @@ def test_resume_continues_training_and_keeps_the_saved_config(first_run, tmp_pat
     assert code == 0, stderr
     lines = stdout.splitlines()
     assert lines[0] == f"Resuming run {run_dir} at env step 256."
+    assert lines[-2] == f"Policy (SavedModel): {run_dir}/policy"  # Over the copied one.
     assert lines[-1] == f"Done: 512 env steps in {run_dir}."
+    assert "warning" not in stderr
     with open(os.path.join(run_dir, "config.yaml")) as handle:
         saved = yaml.safe_load(handle)["config"]
     assert saved["train_steps"] == 512 and saved["learning_rate"] == 0.001
@@ -120,6 +148,9 @@ def test_resume_continues_training_and_keeps_the_saved_config(first_run, tmp_pat
         (["--set", "num_agents=2.5"], ["num_agents", "'2.5'", "int"]),
         (["--timestamp", "19990101T000000"], ["19990101T000000", "none"]),
         (["--set", "env=NoSuchEnv-v0"], ["'NoSuchEnv-v0'"]),
+        (["--env_processes", "--set", "env=NoSuchEnv-v0"], ["'NoSuchEnv-v0'"]),
+        (["--set", f"env={_DICT_OBSERVATION}"], ["observation space Dict", "only Box"]),
+        (["--set", f"env={_TUPLE_ACTION}"], ["action space Tuple", "Box, Discrete and Multi"]),
         (["--set", "policy_loss=bogus"], ["'bogus'", "clip", "dual_clip"]),
         (["--set", "num_agents=0"], ["num_agents", "positive integer", "got 0"]),
         (["--set", "target_kl=abc"], ["target_kl", "'abc'", "float or None"]),
@@ -155,6 +186,19 @@ def test_failed_resume_leaves_the_run_untouched(first_run, capsys):
     assert _files(run_dir) == before
 
 
+def test_run_whose_config_disagrees_with_config_is_refused(tmp_path):
+    run_dir = tmp_path / f"{_TIMESTAMP}-debug"  # Named debug, but a pendulum run's config.
+    run_dir.mkdir()
+    utility.save_config(configs.pendulum(), str(run_dir), "pendulum")
+    code, stdout, stderr = _run(
+        ["--config=debug", f"--logdir={tmp_path}", f"--timestamp={_TIMESTAMP}"]
+    )
+    assert code == 2 and stdout == ""
+    assert stderr == (
+        f"error: Run {str(run_dir)!r} was trained with --config=pendulum, not --config=debug.\n"
+    )
+
+
 def test_load_config_rejects_another_config_name(first_run):
     with pytest.raises(utility.UsageError, match=r"--config=debug, not --config=pendulum"):
         utility.load_config(first_run[1], "pendulum")
@@ -188,6 +232,9 @@ def test_sigterm_stops_at_a_step_and_saves(tmp_path, monkeypatch):
     assert "Interrupted at env step 128; checkpoint saved. Resume with: " in stderr
     assert f"--timestamp={timestamp}" in stderr
     assert os.path.isfile(os.path.join(run_dir, "checkpoints", "ckpt-128.index"))
+    # The results are written on a stop too; no episode of 200 steps ended, so no curve.
+    assert stdout.splitlines()[-1] == f"Policy (SavedModel): {run_dir}/policy"
+    assert "warning: Learning curve not written: No mean_score summaries" in stderr
 
 
 def test_ctrl_c_saves_a_checkpoint_and_exits_130(tmp_path):
@@ -200,7 +247,7 @@ def test_ctrl_c_saves_a_checkpoint_and_exits_130(tmp_path):
             command, stdout=subprocess.PIPE, stderr=errors, env=env, text=True
         )
     lines = queue.Queue()  # Filled by a thread, so that waiting for a line can time out.
-    reader = threading.Thread(target=_read_lines, args=(process.stdout, lines), daemon=True)
+    reader = threading.Thread(target=read_lines, args=(process.stdout, lines), daemon=True)
     reader.start()
     try:
         line = ""
@@ -220,9 +267,3 @@ def test_ctrl_c_saves_a_checkpoint_and_exits_130(tmp_path):
     (run_dir,) = glob.glob(os.path.join(tmp_path, "logs", "*-debug"))
     assert f"--timestamp={os.path.basename(run_dir).split('-')[0]}" in error
     assert glob.glob(os.path.join(run_dir, "checkpoints", "ckpt-*.index"))
-
-
-def _read_lines(stream, lines):
-    for line in stream:
-        lines.put(line)
-    lines.put(None)  # End of output.

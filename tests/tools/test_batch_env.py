@@ -103,6 +103,36 @@ def test_batch_env_rejects_bad_actions_naming_env(space, action, bad):
         batch.step(np.asarray(action))
 
 
+class _RaisingEnv(tools.MockEnvironment):
+    """Raises in `reset` or `step`, as chosen by `method`."""
+
+    def __init__(self, method):
+        super().__init__((3,), (2,), 5, 5)
+        self._method = method
+
+    def reset(self, **kwargs):
+        if self._method == "reset":
+            raise KeyError("boom in reset")
+        return super().reset(**kwargs)
+
+    def step(self, action):
+        if self._method == "step":
+            raise KeyError("boom in step")
+        return super().step(action)
+
+
+@pytest.mark.parametrize("method", ["reset", "step"])
+def test_batch_env_error_names_env_and_keeps_traceback(method):
+    batch = tools.BatchEnv(_envs(1) + [_RaisingEnv(method)], blocking=True)
+    with pytest.raises(tools.BatchEnvError) as info:
+        batch.reset()
+        batch.step(np.zeros((2, 2), np.float32))
+    message = str(info.value)
+    assert message.startswith(f"Environment 1 failed in {method}: Traceback")
+    assert f"in {method}\n" in message and f"KeyError: 'boom in {method}'" in message
+    assert info.value.index == 1 and isinstance(info.value.__cause__, KeyError)
+
+
 @pytest.mark.parametrize(
     "space, dtype, shape",
     [(None, tf.float32, (4, 2)), (gym.spaces.Discrete(3), tf.int32, (4,))],

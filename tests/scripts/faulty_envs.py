@@ -1,0 +1,104 @@
+"""Tiny gymnasium environments that fail on purpose, for the fault-injection tests.
+
+Each is registered on import; `--set env=tests.scripts.faulty_envs:<Name>` makes gymnasium import
+this module, in an environment's child process too. In a training run only the training env of
+index 1 misbehaves: `Session` resets train env i with seed i (for `--seed=0`), and eval envs with
+seeds from 10000. It does so after `FAULT_AFTER` steps of its own, in the first train phase of the
+`debug` config (64 steps of each of its 2 envs) and after a checkpoint at 64 train env steps (with
+`--set checkpoint_every=64`).
+"""
+
+import multiprocessing
+import os
+import signal
+import time
+
+import gymnasium as gym
+import numpy as np
+
+FAULTY_SEED = 1
+FAULT_AFTER = 40  # The faulty env's steps before its fault (over episodes).
+EPISODE_LENGTH = 15
+FAULTS = ("step", "reset", "nan_observ", "nan_reward", "huge_reward", "kill")
+KILL_TIME_FILE = "FAULTY_ENVS_KILL_TIME_FILE"  # Environment variable: where "kill" notes its time.
+
+
+class FaultyEnv(gym.Env):
+    """A trivial continuous-control task whose env reset with seed 1 fails as `fault` says.
+
+    Faults: "step" and "reset" raise, "nan_observ" and "nan_reward" return NaN or infinity,
+    "huge_reward" returns finite rewards whose sums overflow float32, "kill" ends its process with
+    SIGKILL (only in an env child process, never in the test's own) after writing the time to the
+    file named by the environment variable `KILL_TIME_FILE`, if set.
+    """
+
+    observation_space = gym.spaces.Box(-1.0, 1.0, (3,), np.float32)
+    action_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+
+    def __init__(self, fault: str) -> None:
+        assert fault in FAULTS, fault
+        self._fault = fault
+        self._faulty = False
+        self._steps = 0
+        self._episode_steps = 0
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        if seed is not None:
+            self._faulty = seed == FAULTY_SEED
+        if self._due("reset"):
+            raise RuntimeError(f"injected fault in reset after {self._steps} steps")
+        self._episode_steps = 0
+        return self._observ(), {}
+
+    def step(self, action):
+        self._steps += 1
+        self._episode_steps += 1
+        if self._due("step"):
+            raise RuntimeError(f"injected fault in step {self._steps}")
+        if self._due("kill") and multiprocessing.parent_process() is not None:
+            if os.environ.get(KILL_TIME_FILE):
+                with open(os.environ[KILL_TIME_FILE], "w") as handle:
+                    handle.write(repr(time.time()))
+            os.kill(os.getpid(), signal.SIGKILL)
+        observ = self._observ()
+        reward = -float(np.square(action).sum())
+        if self._due("nan_observ"):
+            observ[1] = np.nan
+        if self._due("nan_reward"):
+            reward = float("inf")
+        if self._due("huge_reward"):
+            reward = 3e38
+        return observ, reward, self._episode_steps >= EPISODE_LENGTH, False, {}
+
+    def _due(self, fault: str) -> bool:
+        return self._faulty and self._fault == fault and self._steps >= FAULT_AFTER
+
+    def _observ(self) -> np.ndarray:
+        return self.np_random.uniform(-1.0, 1.0, 3).astype(np.float32)
+
+
+class DictObservationEnv(FaultyEnv):
+    """An observation space that PPO does not support."""
+
+    observation_space = gym.spaces.Dict({"position": FaultyEnv.observation_space})
+
+    def _observ(self) -> dict:
+        return {"position": super()._observ()}
+
+
+class TupleActionEnv(FaultyEnv):
+    """An action space that PPO does not support."""
+
+    action_space = gym.spaces.Tuple((gym.spaces.Discrete(2), gym.spaces.Discrete(3)))
+
+
+def env_id(name: str) -> str:
+    """The id that makes gymnasium import this module, for `--set env=...`."""
+    return f"{__name__}:{name}"
+
+
+for _fault in FAULTS:
+    gym.register(f"Faulty-{_fault}-v0", FaultyEnv, kwargs={"fault": _fault})
+gym.register("DictObservation-v0", lambda: DictObservationEnv("step"))
+gym.register("TupleAction-v0", lambda: TupleActionEnv("step"))
