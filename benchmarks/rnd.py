@@ -1,0 +1,233 @@
+"""RND benchmark: exploration with and without intrinsic reward on a sparse-reward pixel task.
+
+Each (config, seed) trains in a fresh child process (`--child`): `minigrid_rnd` (RND) and its
+control `minigrid` (the same agent, `int_coef` 0), for `--steps` rounded down to whole rollouts,
+in 9 to 11 equal train reports. Per report a run records the mean extrinsic score of the training
+episodes (stochastic policy) and the distinct cells visited by the train envs; then it evaluates
+the deterministic policy on 20 episodes. An episode succeeded iff its return is > 0 (MiniGrid
+pays 1 - 0.9 * steps / max_steps at the goal). A random walk almost never reaches the far corner
+of the 16x16 room in 100 steps, but an agent may find the goal by chance ("found at", the
+first report with a success); a seed *reached the reward* when
+the stochastic policy succeeds in >= half of the last report's training episodes. Eval is shown
+apart: the greedy policy can loop in a partially observed grid. Env steps/s: training steps over
+the loop's wall time. Writes `<out>/rnd.md`, `<out>/rnd.png`, `<out>/runs`; exits 1 on FAIL.
+
+Run: `python benchmarks/rnd.py [--seeds 3] [--steps N] [--config minigrid_rnd] [--out DIR]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from learning import DEFAULT_OUT, EVAL_EPISODES, table  # noqa: E402
+
+REPORTS = 10  # Train reports per run, give or take one.
+REACH_SUCCESS = 0.5  # Success rate of the last report's training episodes that counts as reached.
+CONTROL = "minigrid"
+STYLES = {"RND": ("tab:red", "-"), "control": ("tab:blue", "--")}  # Color, line style.
+RUN_COLUMNS = (
+    ("env steps", "{env_steps:,}"),
+    ("found at", "{found_at}"),
+    ("train success", "{train_success:.0%}"),
+    ("train score", "{train_score:.2f}"),
+    (f"eval ({EVAL_EPISODES} ep.)", "{eval_mean:.2f}"),
+    ("cells", "{cells:.0f}"),
+    ("int. reward", "{intrinsic_reward:.3g}"),
+    ("env steps/s", "{steps_per_second:,.0f}"),
+)
+AGENT_COLUMNS = (
+    ("reached", "{reached}"),
+    ("eval > 0", "{eval_reached}"),
+    ("mean train score", "{train_score:.2f}"),
+    ("mean eval", "{eval_mean:.2f}"),
+    ("mean cells", "{cells:.1f}"),
+    ("mean env steps/s", "{steps_per_second:,.0f}"),
+)
+
+
+def schedule(steps: int, call: int) -> tuple[int, int]:
+    """`(train_steps, train_every)`: most whole calls within `steps`, in about REPORTS reports."""
+    calls = max(1, steps // call)
+    counts = range(min(calls, REPORTS - 1), min(calls, REPORTS + 1) + 1)
+    count = max(counts, key=lambda r: (calls // r * r, -abs(r - REPORTS), r))
+    return calls // count * count * call, calls // count * call
+
+
+def child(name: str, seed: int, steps: int, run_dir: str) -> dict:
+    """Train and evaluate one run of config `name` in this process; returns the measurements."""
+    import numpy as np
+
+    from agents.scripts import configs, session  # Imports TensorFlow.
+
+    config = getattr(configs, name)()
+    train_steps, train_every = schedule(steps, config["rollout_length"] * config["num_agents"])
+    config.update(train_steps=train_steps, train_every=train_every)
+    run = session.Session(config, run_dir, seed)
+    # Reports give only the mean score; the success rate needs the training episodes' returns.
+    episodes: list[float] = []
+    train_step = run._train_step
+
+    def counting_step(reset: bool):
+        done, score, metrics = train_step(reset)
+        episodes.extend(np.asarray(score)[np.asarray(done)].tolist())
+        return done, score, metrics
+
+    run._train_step = counting_step
+    curve, success, metrics = [], math.nan, {}
+    try:
+        start = time.perf_counter()
+        for report in run.loop():
+            if report.phase == "train":
+                metrics = report.metrics
+                cells = metrics.get("visited_cells", math.nan)
+                curve.append((metrics["env_steps"], report.score, cells))
+                success = statistics.fmean(r > 0 for r in episodes) if episodes else math.nan
+                episodes.clear()
+        seconds = time.perf_counter() - start
+        scores = run.evaluate(EVAL_EPISODES)
+    finally:
+        run.close()
+    found = [steps for steps, score, _ in curve if score > 0]
+    return dict(
+        env_steps=run.env_steps,
+        curve=curve,
+        found_at=f"{found[0]:,.0f}" if found else "never",
+        train_success=success,
+        train_score=curve[-1][1],
+        eval_mean=statistics.fmean(scores),
+        cells=curve[-1][2],
+        intrinsic_reward=metrics.get("intrinsic_reward", math.nan),
+        steps_per_second=run.env_steps / seconds,
+    )
+
+
+def run_child(args: list[str], run_dir: str) -> dict:
+    """Runs `child(*args, run_dir)` in a fresh process; its stderr goes to `<run_dir>.log`."""
+    shutil.rmtree(run_dir, ignore_errors=True)  # A Session would resume an old checkpoint.
+    command = [sys.executable, os.path.abspath(__file__), "--child", *args, run_dir]
+    with open(run_dir + ".log", "w") as log:
+        result = subprocess.run(command, stdout=subprocess.PIPE, stderr=log, text=True)
+    if result.returncode:
+        with open(run_dir + ".log") as log:
+            tail = "".join(log.readlines()[-20:])
+        raise RuntimeError(f"{' '.join(args)} exited with {result.returncode}:\n{tail}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def summarize(runs: list[dict]) -> dict:
+    """Counts of seeds that reached the reward, and means over seeds, of one agent."""
+    reached = sum(run["train_success"] >= REACH_SUCCESS for run in runs)
+    evals = sum(run["eval_mean"] > 0 for run in runs)
+    keys = ("train_score", "eval_mean", "cells", "steps_per_second")
+    means = {key: statistics.fmean(run[key] for run in runs) for key in keys}
+    n = len(runs)
+    return dict(means, count=reached, reached=f"{reached}/{n}", eval_reached=f"{evals}/{n}")
+
+
+def verdict(rnd: dict, control: dict, seeds: int) -> tuple[bool, str]:
+    """The target line: RND reaches the reward in >= 2/3 of the seeds, the control in <= 1/3."""
+    need, allow = math.ceil(2 * seeds / 3), seeds // 3
+    passed = rnd["count"] >= need and control["count"] <= allow
+    line = (
+        f"{'PASS' if passed else 'FAIL'}  RND reaches the reward in {rnd['count']} of {seeds} "
+        f"seeds (>= {need}) where the control does in {control['count']} of {seeds} (<= {allow})"
+    )
+    if rnd["count"] < need:
+        line += (
+            f"\nRND does not win: it reached the reward in only {rnd['count']} of {seeds} seeds."
+        )
+    elif not passed:
+        line += "\nRND does not win: the control reached the reward too; this task and budget "
+        line += "do not separate exploration from no exploration."
+    return passed, line
+
+
+def save_plot(results: dict[str, dict[int, dict]], path: str, title: str) -> str:
+    """Saves the train score and visited cells of every run, one color per agent; returns `path`."""
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(11, 4.5), layout="constrained")
+    score_axes, cell_axes = figure.subplots(1, 2)
+    for agent, by_seed in results.items():
+        for index, run in enumerate(by_seed.values()):
+            steps, scores, cells = zip(*run["curve"])
+            color, style = STYLES[agent]
+            for axes, values in ((score_axes, scores), (cell_axes, cells)):
+                label = agent if index == 0 else None
+                axes.plot(steps, values, style, marker=".", color=color, label=label, alpha=0.8)
+    score_axes.set(title="train mean extrinsic score", xlabel="env steps", ylabel="mean score")
+    score_axes.set_ylim(-0.03, 1.03)  # MiniGrid returns lie in [0, 1].
+    cell_axes.set(title="distinct cells visited (train envs)", xlabel="env steps", ylabel="cells")
+    for axes in (score_axes, cell_axes):
+        axes.grid(alpha=0.3)
+        axes.legend()
+    figure.suptitle(title)
+    figure.savefig(path, dpi=100)
+    return path
+
+
+def report(results: dict[str, dict[int, dict]], seeds: int, info: str) -> tuple[str, bool]:
+    """The markdown report of all runs, and whether the target passed."""
+    runs, agents, summaries = [], [], {}
+    for agent, by_seed in results.items():
+        for seed, run in by_seed.items():
+            runs.append([agent, str(seed)] + [form.format(**run) for _, form in RUN_COLUMNS])
+        summaries[agent] = summarize(list(by_seed.values()))
+        agents.append([agent] + [form.format(**summaries[agent]) for _, form in AGENT_COLUMNS])
+    passed, line = verdict(summaries["RND"], summaries["control"], seeds)
+    note = (
+        f"reached: the stochastic policy succeeds in >= {REACH_SUCCESS:.0%} of the training "
+        "episodes of the last report; found at: first report with a training success."
+    )
+    runs_table = table(["agent", "seed"] + [name for name, _ in RUN_COLUMNS], runs)
+    agents_table = table(["agent"] + [name for name, _ in AGENT_COLUMNS], agents)
+    return "\n\n".join([info, runs_table, agents_table, note, line]), passed
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Runs both agents on every seed, prints and saves the report; returns 1 on FAIL."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 per agent")
+    parser.add_argument(
+        "--steps", type=int, default=204_800, help="training env steps per run (100 rollouts)"
+    )
+    parser.add_argument("--config", default="minigrid_rnd", help="the RND config")
+    parser.add_argument("--out", default=DEFAULT_OUT, help="directory of the report and runs")
+    args = parser.parse_args(argv)
+    os.makedirs(os.path.join(args.out, "runs"), exist_ok=True)
+    start, results = time.perf_counter(), {"RND": {}, "control": {}}
+    for agent, name in (("RND", args.config), ("control", CONTROL)):
+        for seed in range(args.seeds):
+            print(f"{agent} ({name}) seed {seed} ...", file=sys.stderr)
+            run_dir = os.path.join(args.out, "runs", f"{name}-seed{seed}")
+            results[agent][seed] = run = run_child([name, str(seed), str(args.steps)], run_dir)
+            elapsed = time.perf_counter() - start
+            print(f"  eval {run['eval_mean']:.2f}; {elapsed:.0f} s elapsed", file=sys.stderr)
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    info = (
+        f"{time.strftime('%Y-%m-%d %H:%M')} | {args.config} vs {CONTROL} | {os.cpu_count()} CPUs "
+        f"(load {load}) | {time.perf_counter() - start:.0f} s in all"
+    )
+    text, passed = report(results, args.seeds, info)
+    with open(os.path.join(args.out, "rnd.md"), "w") as handle:
+        handle.write(text + "\n")
+    print(text)
+    title = f"{args.config} (RND) vs {CONTROL} (control), {args.seeds} seed(s)"
+    print(f"saved {save_plot(results, os.path.join(args.out, 'rnd.png'), title)}", file=sys.stderr)
+    return 0 if passed else 1
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--child"]:
+        print(json.dumps(child(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])))
+    else:
+        sys.exit(main())
