@@ -167,3 +167,35 @@ def test_should_stop_ends_the_run_between_calls():
     reports = list(loop.run(max_step=100, should_stop=lambda: step_fn.calls == 3))
     assert [r.step for r in reports] == [2, 4, 6]
     assert loop.step == 6 and step_fn.calls == 3
+
+
+def test_a_save_cut_short_never_becomes_the_latest_checkpoint(tmp_path, monkeypatch):
+    # The process dies after a checkpoint's files were written but before TensorFlow recorded
+    # it in the `checkpoint` state file: a resumed run must start from the previous checkpoint.
+    logdir = str(tmp_path)
+    step, weight = tf.Variable(0, dtype=tf.int64), tf.Variable(0.0)
+    loop = tools.Loop(logdir, step, tf.train.Checkpoint(step=step, weight=weight))
+
+    def step_fn(reset):
+        weight.assign_add(1.0)
+        return np.array([True]), np.array([1.0]), {}
+
+    loop.add_phase("train", step_fn, steps=100, checkpoint_every=4)
+    record_state = tf.train.CheckpointManager._record_state
+
+    def dying_record_state(manager):
+        if os.path.basename(manager.latest_checkpoint) == "ckpt-8":
+            raise KeyboardInterrupt("killed while saving")
+        record_state(manager)
+
+    monkeypatch.setattr(tf.train.CheckpointManager, "_record_state", dying_record_state)
+    with pytest.raises(KeyboardInterrupt):
+        list(loop.run(max_step=12))
+    directory = os.path.join(logdir, "checkpoints")
+    assert glob.glob(os.path.join(directory, "ckpt-8.index"))  # Written, but not recorded.
+    assert os.path.basename(tf.train.latest_checkpoint(directory)) == "ckpt-4"
+
+    monkeypatch.setattr(tf.train.CheckpointManager, "_record_state", record_state)
+    step, weight = tf.Variable(0, dtype=tf.int64), tf.Variable(0.0)
+    resumed = tools.Loop(logdir, step, tf.train.Checkpoint(step=step, weight=weight))
+    assert resumed.step == 4 and weight.numpy() == 4.0
