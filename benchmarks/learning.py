@@ -98,16 +98,19 @@ def child(task: str, seed: int, run_dir: str) -> dict[str, float]:
     )
 
 
-def run_child(task: str, seed: int, run_dir: str) -> dict[str, float]:
-    """Runs `child` in a fresh process; its stderr goes to `<run_dir>.log`."""
+def run_child(script: str, args: list[str], run_dir: str) -> dict:
+    """Runs `script --child *args run_dir` in a fresh process; returns its last JSON line.
+
+    Its stderr goes to `<run_dir>.log`. Shared with the other benchmarks.
+    """
     shutil.rmtree(run_dir, ignore_errors=True)  # A Session would resume an old checkpoint.
-    command = [sys.executable, os.path.abspath(__file__), "--child", task, str(seed), run_dir]
+    command = [sys.executable, os.path.abspath(script), "--child", *args, run_dir]
     with open(run_dir + ".log", "w") as log:
         result = subprocess.run(command, stdout=subprocess.PIPE, stderr=log, text=True)
     if result.returncode:
         with open(run_dir + ".log") as log:
             tail = "".join(log.readlines()[-20:])
-        raise RuntimeError(f"{task} seed {seed} exited with {result.returncode}:\n{tail}")
+        raise RuntimeError(f"{' '.join(args)} exited with {result.returncode}:\n{tail}")
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
@@ -212,7 +215,7 @@ def run_all(tasks: list[str], seeds: int, out: str) -> dict[str, dict[int, dict[
         for seed, run_dir in run_dirs.items():
             count += 1
             print(f"[{count}/{len(tasks) * seeds}] {task} seed {seed} ...", file=sys.stderr)
-            results[task][seed] = run_child(task, seed, run_dir)
+            results[task][seed] = run_child(__file__, [task, str(seed)], run_dir)
             elapsed = f"{time.perf_counter() - start:.0f} s elapsed"
             print(f"  eval {results[task][seed]['eval_mean']:.1f}; {elapsed}", file=sys.stderr)
         print(f"saved {save_curves(task, run_dirs, results[task], out)}", file=sys.stderr)

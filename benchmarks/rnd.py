@@ -21,14 +21,12 @@ import argparse
 import json
 import math
 import os
-import shutil
 import statistics
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from learning import DEFAULT_OUT, EVAL_EPISODES, table  # noqa: E402
+from learning import DEFAULT_OUT, EVAL_EPISODES, run_child, table  # noqa: E402
 
 REPORTS = 10  # Train reports per run, give or take one.
 REACH_SUCCESS = 0.5  # Success rate of the last report's training episodes that counts as reached.
@@ -108,19 +106,6 @@ def child(name: str, seed: int, steps: int, run_dir: str) -> dict:
         intrinsic_reward=metrics.get("intrinsic_reward", math.nan),
         steps_per_second=run.env_steps / seconds,
     )
-
-
-def run_child(args: list[str], run_dir: str) -> dict:
-    """Runs `child(*args, run_dir)` in a fresh process; its stderr goes to `<run_dir>.log`."""
-    shutil.rmtree(run_dir, ignore_errors=True)  # A Session would resume an old checkpoint.
-    command = [sys.executable, os.path.abspath(__file__), "--child", *args, run_dir]
-    with open(run_dir + ".log", "w") as log:
-        result = subprocess.run(command, stdout=subprocess.PIPE, stderr=log, text=True)
-    if result.returncode:
-        with open(run_dir + ".log") as log:
-            tail = "".join(log.readlines()[-20:])
-        raise RuntimeError(f"{' '.join(args)} exited with {result.returncode}:\n{tail}")
-    return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 def summarize(runs: list[dict]) -> dict:
@@ -209,7 +194,9 @@ def main(argv: list[str] | None = None) -> int:
         for seed in range(args.seeds):
             print(f"{agent} ({name}) seed {seed} ...", file=sys.stderr)
             run_dir = os.path.join(args.out, "runs", f"{name}-seed{seed}")
-            results[agent][seed] = run = run_child([name, str(seed), str(args.steps)], run_dir)
+            results[agent][seed] = run = run_child(
+                __file__, [name, str(seed), str(args.steps)], run_dir
+            )
             elapsed = time.perf_counter() - start
             print(f"  eval {run['eval_mean']:.2f}; {elapsed:.0f} s elapsed", file=sys.stderr)
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())

@@ -186,6 +186,32 @@ def minigrid() -> dict[str, Any]:
     return config
 
 
+# Tiny sizes of the CNN+GRU agent with RND, for smoke tests of the pixel configs.
+TINY_RND = dict(
+    num_agents=2,
+    eval_agents=2,
+    train_steps=128,
+    train_every=64,
+    eval_steps=32,
+    log_every=64,
+    rollout_length=32,
+    chunk_length=8,
+    num_minibatches=2,
+    update_epochs=1,
+    hidsize=16,
+    memsize=16,
+    rnd_feature_size=16,
+    rnd_init_steps=10,
+)
+
+
+def debug_rnd() -> dict[str, Any]:
+    """`minigrid_rnd` at tiny sizes, for smoke tests."""
+    config = minigrid_rnd()
+    config.update(TINY_RND)
+    return config
+
+
 def montezuma_rnd() -> dict[str, Any]:
     """Montezuma's Revenge in the spirit of the RND paper (`pip install -e .[atari]`).
 
@@ -275,6 +301,7 @@ CONFIGS = {
     for fn in (
         default,
         debug,
+        debug_rnd,
         pendulum,
         cartpole,
         minigrid_rnd,

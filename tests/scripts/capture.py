@@ -1,7 +1,12 @@
-"""Run a script's `main` in this process and capture what it prints."""
+"""Run the training script, in this process or a child one, and capture what it prints."""
 
 import contextlib
 import io
+import os
+import queue
+import subprocess
+import sys
+import threading
 
 
 def run_main(main, argv):
@@ -17,3 +22,29 @@ def read_lines(stream, lines):
     for line in stream:
         lines.put(line)
     lines.put(None)  # End of output.
+
+
+@contextlib.contextmanager
+def training_process(argv, stderr=subprocess.DEVNULL):
+    """`python -m agents.scripts.train *argv` in a child process, from its first train report.
+
+    Yields the `subprocess.Popen` once the child printed its first train report (so that its
+    first checkpoint is on disk), for the caller to signal or kill; the child is killed on exit.
+    """
+    command = [sys.executable, "-m", "agents.scripts.train", *argv]
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, env=env, text=True)
+    lines = queue.Queue()  # Filled by a thread, so that waiting for a line can time out.
+    reader = threading.Thread(target=read_lines, args=(process.stdout, lines), daemon=True)
+    reader.start()
+    try:
+        line = ""
+        while not line.startswith("train"):
+            line = lines.get(timeout=60)
+            assert line is not None, "The training process exited before its first report."
+        yield process
+    finally:
+        process.kill()  # Only if still running.
+        process.wait()
+        reader.join(timeout=10)
+        process.stdout.close()

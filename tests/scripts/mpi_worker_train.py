@@ -65,23 +65,8 @@ def check_session(world, logdir):
 
 def check_rnd(world, logdir):
     """RND under MPI: identical networks, observation statistics of both ranks' frames."""
-    config = configs.minigrid_rnd()
-    config.update(
-        world_size=world.size,
-        num_agents=2,
-        eval_agents=2,
-        train_steps=256,
-        train_every=128,
-        eval_steps=32,
-        rollout_length=32,
-        chunk_length=8,
-        num_minibatches=2,
-        update_epochs=1,
-        hidsize=16,
-        memsize=16,
-        rnd_feature_size=16,
-        rnd_init_steps=8,
-    )
+    config = configs.debug_rnd()
+    config.update(world_size=world.size, train_steps=256, train_every=128, rnd_init_steps=8)
     run = session.Session(config, world.bcast(os.path.join(logdir, "rnd")), seed=5, world=world)
     try:
         reports = [report for report in run.loop() if report.phase == "train"]

@@ -6,11 +6,7 @@ of 2 (78 train env steps): past the first checkpoint, at 64, and before the firs
 
 import glob
 import os
-import queue
 import signal
-import subprocess
-import sys
-import threading
 import time
 
 import numpy as np
@@ -19,7 +15,7 @@ import tensorflow as tf
 
 from agents.scripts import train
 from tests.scripts import faulty_envs
-from tests.scripts.capture import read_lines, run_main
+from tests.scripts.capture import run_main, training_process
 
 _FAILED_AT = 2 * (faulty_envs.FAULT_AFTER - 1)  # Train env steps made before the fault.
 
@@ -136,26 +132,9 @@ def test_non_finite_loss_stops_before_a_checkpoint_saves_it(tmp_path):
 def test_kill_9_then_timestamp_resumes_from_the_latest_checkpoint(tmp_path):
     settings = ["--set", "train_steps=256", "--set", "checkpoint_every=64"]
     argv = ["--config=debug", f"--logdir={tmp_path}", *settings]
-    command = [sys.executable, "-m", "agents.scripts.train", *argv]
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True
-    )
-    lines = queue.Queue()  # Filled by a thread, so that waiting for a line can time out.
-    reader = threading.Thread(target=read_lines, args=(process.stdout, lines), daemon=True)
-    reader.start()
-    try:
-        line = ""
-        while not line.startswith("train"):  # The first report, after the first checkpoint.
-            line = lines.get(timeout=60)
-            assert line is not None, "Exited early."
+    with training_process(argv) as process:
         process.kill()
         assert process.wait(timeout=30) == -signal.SIGKILL
-    finally:
-        process.kill()  # Only if still running.
-        process.wait()
-        reader.join(timeout=10)
-        process.stdout.close()
     (run_dir,) = glob.glob(os.path.join(tmp_path, "*-debug"))
     saved = int(_checkpoint_values(run_dir)[1]["env_steps/.ATTRIBUTES/VARIABLE_VALUE"])
     assert 128 <= saved < 256  # Saved at the report seen, or later.

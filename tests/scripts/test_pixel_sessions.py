@@ -11,29 +11,12 @@ import pytest
 from agents.ppo.rnd_agent import RNDPPO
 from agents.scripts import configs, plot, session
 
-TINY = dict(
-    num_agents=2,
-    eval_agents=2,
-    train_steps=128,
-    train_every=64,
-    eval_steps=32,
-    log_every=64,
-    rollout_length=32,
-    chunk_length=8,
-    num_minibatches=2,
-    update_epochs=1,
-    hidsize=16,
-    memsize=16,
-    rnd_feature_size=16,
-)
-
 
 @pytest.fixture(scope="module")
 def minigrid_run(tmp_path_factory):
     """A finished tiny `minigrid_rnd` run: (config, run_dir, observation count after warm-up)."""
     pytest.importorskip("minigrid")
-    config = configs.minigrid_rnd()
-    config.update(TINY, rnd_init_steps=10)
+    config = configs.debug_rnd()
     run_dir = str(tmp_path_factory.mktemp("minigrid"))
     run = session.Session(config, run_dir, seed=0)
     try:
@@ -80,7 +63,7 @@ def test_montezuma_config_runs_a_few_thousand_steps(tmp_path):
     pytest.importorskip("ale_py")
     pytest.importorskip("cv2")
     config = configs.montezuma_rnd()
-    config.update(TINY, train_steps=2048, train_every=1024, rnd_init_steps=16)
+    config.update(configs.TINY_RND, train_steps=2048, train_every=1024, rnd_init_steps=16)
     run = session.Session(config, str(tmp_path), seed=0)
     try:
         assert run.train_env.observation_space.shape == (84, 84, 4)

@@ -6,19 +6,15 @@ only the Ctrl-C test starts a process.
 
 import glob
 import os
-import queue
 import shutil
 import signal
-import subprocess
-import sys
-import threading
 
 import pytest
 import yaml
 
 from agents.scripts import configs, train, utility
 from tests.scripts import faulty_envs
-from tests.scripts.capture import read_lines, run_main
+from tests.scripts.capture import run_main, training_process
 
 _TIMESTAMP = "20000101T000000"  # The stamp of copies of the first run.
 _DICT_OBSERVATION = faulty_envs.env_id("DictObservation-v0")
@@ -239,28 +235,10 @@ def test_sigterm_stops_at_a_step_and_saves(tmp_path, monkeypatch):
 
 def test_ctrl_c_saves_a_checkpoint_and_exits_130(tmp_path):
     stderr_path = tmp_path / "stderr.txt"
-    command = [sys.executable, "-m", "agents.scripts.train", "--config=debug"]
-    command += [f"--logdir={tmp_path / 'logs'}", "--set", "train_steps=1000000"]
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    with open(stderr_path, "w") as errors:
-        process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=errors, env=env, text=True
-        )
-    lines = queue.Queue()  # Filled by a thread, so that waiting for a line can time out.
-    reader = threading.Thread(target=read_lines, args=(process.stdout, lines), daemon=True)
-    reader.start()
-    try:
-        line = ""
-        while not line.startswith("train"):  # The first report, after the first checkpoint.
-            line = lines.get(timeout=60)
-            assert line is not None, f"Exited early: {stderr_path.read_text()}"
+    argv = ["--config=debug", f"--logdir={tmp_path / 'logs'}", "--set", "train_steps=1000000"]
+    with open(stderr_path, "w") as errors, training_process(argv, errors) as process:
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=30) == 130
-    finally:
-        process.kill()  # Only if still running.
-        process.wait()
-        reader.join(timeout=10)
-        process.stdout.close()
     error = stderr_path.read_text()
     assert "Traceback" not in error
     assert "Resume with: python -m agents.scripts.train --config=debug" in error
