@@ -67,14 +67,14 @@ class Session:
             self.close()
             raise
         self._train_fn = tf.function(
-            lambda: tools.simulate_steps(
-                self.train_env, self.agent, self.config.rollout_length, with_length=True
-            )
+            lambda: tools.simulate_steps(self.train_env, self.agent, self.config.rollout_length),
+            autograph=False,
         )
         self._eval_fn = tf.function(
             lambda reset: tools.simulate_steps(
-                self.eval_env, self.evaluator, EVAL_CALL_STEPS, reset, with_length=True
-            )
+                self.eval_env, self.evaluator, EVAL_CALL_STEPS, reset
+            ),
+            autograph=False,
         )
 
     def _build(self, seed: int) -> None:

@@ -16,6 +16,8 @@ _NAMES = {
     "InGraphBatchEnv": "in_graph_batch_env",
     "simulate": "simulate",
     "simulate_steps": "simulate",
+    "Steps": "simulate",
+    "Algorithm": "protocol",
     "Loop": "loop",
     "StreamingMean": "streaming_mean",
     "RunningMeanStd": "running_mean_std",

@@ -38,7 +38,7 @@ class Loop:
     e.g. evaluation starts fresh episodes. The function's results follow these rules:
     `done` and `score` have shape [B] (or [K, B] for a function that runs K simulation steps), and
     the number of env steps made by one call is their size. `metrics` may hold a `length` entry
-    shaped like `done`: the episode lengths, as `tools.simulate_steps(..., with_length=True)`
+    shaped like `done`: the episode lengths, as `tools.simulate_steps` returns them
     returns them. The global step (env steps over all phases) decides which phase runs: phases
     take turns for `steps` env steps each.
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import tensorflow as tf
 
+from agents.tools.protocol import Algorithm
 
-def simulate(batch_env, algo, log: bool = True, reset=False):
+
+def simulate(batch_env, algo: Algorithm, log: bool = True, reset=False):
     """Advance every environment of the batch by one step with the algorithm's actions.
 
     Call it inside a `tf.function`. The step (1) resets finished environments (all when `reset`
@@ -72,34 +76,47 @@ def _episode_metrics(done, score, length):
     }
 
 
-def simulate_steps(batch_env, algo, steps: int, reset=False, with_length: bool = False):
+class Steps(NamedTuple):
+    """What `simulate_steps` returns, each [steps, B], as `simulate` returns them per step.
+
+    Attributes:
+        done: bool, the envs whose episode ended in that step.
+        score: float32, the returns of those episodes (running returns for the others).
+        length: int32, the lengths of those episodes (running lengths for the others).
+    """
+
+    done: tf.Tensor
+    score: tf.Tensor
+    length: tf.Tensor
+
+
+def simulate_steps(batch_env, algo: Algorithm, steps: int, reset=False) -> Steps:
     """Run `steps` simulation steps in one call (use inside `tf.function`).
 
     Fewer calls from Python mean less overhead per env step; the training script runs a whole
-    rollout per call.
+    rollout per call. The loop is a `tf.while_loop` written out, so no AutoGraph conversion is
+    needed when tracing (it cost seconds per trace).
 
     Args:
         batch_env: An `InGraphBatchEnv`.
         algo: An object implementing the algorithm protocol.
         steps: Number of simulation steps (a Python int).
         reset: Boolean (tensor), whether the first step starts new episodes everywhere.
-        with_length: Whether to also return the episode lengths.
 
     Returns:
-        Tuple (done, score) of shape [steps, B], as `simulate` returns them for each step; with
-        `with_length`, the tuple (done, score, length), where `length` [steps, B] int32 holds the
-        lengths of the episodes that ended (running lengths for the others), as `score` does.
+        `Steps` of shape [steps, B].
     """
-    dones = tf.TensorArray(tf.bool, size=steps)
-    scores = tf.TensorArray(tf.float32, size=steps)
-    lengths = tf.TensorArray(tf.int32, size=steps)
     reset = tf.convert_to_tensor(reset, tf.bool)
-    for index in tf.range(steps):
+    arrays = (
+        tf.TensorArray(tf.bool, size=steps),
+        tf.TensorArray(tf.float32, size=steps),
+        tf.TensorArray(tf.int32, size=steps),
+    )
+
+    def body(index, arrays):
         done, score, _ = simulate(batch_env, algo, log=False, reset=reset & tf.equal(index, 0))
-        dones = dones.write(index, done)
-        scores = scores.write(index, score)
-        if with_length:  # A Python bool: decided when tracing.
-            lengths = lengths.write(index, batch_env.length.read_value())
-    if with_length:
-        return dones.stack(), scores.stack(), lengths.stack()
-    return dones.stack(), scores.stack()
+        values = (done, score, batch_env.length.read_value())
+        return index + 1, tuple(array.write(index, value) for array, value in zip(arrays, values))
+
+    _, arrays = tf.while_loop(lambda index, _: index < steps, body, (tf.constant(0), arrays))
+    return Steps(*(array.stack() for array in arrays))

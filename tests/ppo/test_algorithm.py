@@ -1,6 +1,7 @@
 """Tests for PPO through tools.simulate on mock environments."""
 
 import gymnasium as gym
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -65,6 +66,7 @@ def test_no_retracing_between_updates():
     for _ in range(3):
         run()
     assert run.experimental_get_tracing_count() == 1
+    assert ppo._train.experimental_get_tracing_count() == 1  # The compiled update.
     assert int(ppo.optimizer.iterations) == 4 * 4
 
 
@@ -79,6 +81,30 @@ def test_policy_losses_train(loss):
         assert float(ppo.kl_beta) == pytest.approx(1.5**-2)
     else:
         assert float(ppo.kl_beta) == 1.0
+
+
+def _kl_beta_after_one_update(kl_target):
+    """beta after one update, and the KL of the whole rollout between before and after it."""
+    keras.utils.set_random_seed(0)  # The same initial network in every call.
+    batch_env = _env()
+    ppo = PPO(batch_env, _config(policy_loss="kl_penalty", kl_target=kl_target), seed=0)
+    _run(batch_env, ppo, 8)
+    data = ppo._buffer.data()  # Cleared by index only: the update's rollout is still there.
+    output = ppo.network(data["observ"], data["reset"], data["state"])
+    log_prob = output.policy.log_prob(data["action"]).numpy()
+    ratio = np.exp(log_prob - data["log_prob"].numpy())
+    return float(ppo.kl_beta), float(np.mean(ratio - 1 - np.log(ratio)))
+
+
+def test_kl_penalty_adapts_beta_to_the_rollout_kl_after_the_update():
+    # As the original batch-ppo: the KL of the whole rollout, measured after the update, decides.
+    _, kl = _kl_beta_after_one_update(kl_target=10.0)
+    assert kl > 0
+    # Updates do not depend on kl_target (no cutoff), so each run reaches the same KL.
+    assert _kl_beta_after_one_update(kl_target=kl / 1.35)[0] == pytest.approx(1.5)
+    assert _kl_beta_after_one_update(kl_target=kl / 1.25)[0] == pytest.approx(1.0)
+    assert _kl_beta_after_one_update(kl_target=kl / 0.65)[0] == pytest.approx(1 / 1.5)
+    assert _kl_beta_after_one_update(kl_target=kl / 0.75)[0] == pytest.approx(1.0)
 
 
 def test_target_kl_stops_epochs_early():

@@ -57,9 +57,9 @@ def test_protocol_calls_and_metrics():
     assert float(metrics["mean_length"]) == pytest.approx((1 + 2 + 4) / 3)
 
 
-def test_simulate_steps_returns_episode_lengths_on_request():
+def test_simulate_steps_returns_done_score_and_episode_lengths():
     _, batch_env, algo, _ = _setup([1, 2, 3, 4])
-    run = tf.function(lambda: tools.simulate_steps(batch_env, algo, 4, with_length=True))
+    run = tf.function(lambda: tools.simulate_steps(batch_env, algo, 4), autograph=False)
     done, score, length = run()
     assert done.numpy().tolist() == [
         [True, False, False, False],
@@ -70,7 +70,8 @@ def test_simulate_steps_returns_episode_lengths_on_request():
     # Like score: the finished episode's length where done, the running one elsewhere.
     assert length.numpy().tolist() == [[1, 1, 1, 1], [1, 2, 2, 2], [1, 1, 3, 3], [1, 2, 1, 4]]
     assert length.dtype == tf.int32 and score.shape == length.shape
-    assert len(tf.function(lambda: tools.simulate_steps(batch_env, algo, 2))()) == 2
+    steps = tf.function(lambda: tools.simulate_steps(batch_env, algo, 2))()
+    assert isinstance(steps, tools.Steps) and steps.done.shape == [2, 4]
 
 
 def test_score_is_sum_of_rewards_of_episode():

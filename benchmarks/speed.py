@@ -1,0 +1,123 @@
+"""Speed of the compiled hot path: start-up, tracing, rollout step and gradient step.
+
+Each task runs in a fresh child process (`--child`), so start-up is measured as a user meets it:
+from the process being spawned to the end of the first training call. The child builds two
+Sessions of the task's config that differ only in `update_epochs` (the config's E and 1) and times
+their compiled training calls (a whole rollout, then the update) after tracing. With R rollout
+steps and M minibatches per epoch, a call costs R * rollout + E * M * gradient + targets, so
+
+    gradient step = (T(E) - T(1)) / ((E - 1) * M)
+    rollout step  = (T(1) - M * gradient step) / R     (GAE targets included)
+
+Prints one table row per task: seconds to import TensorFlow and the package, to build the
+Session, to the end of the first training call (tracing and compiling included), tracing alone
+(first call minus a steady call), the rollout and gradient step in ms, and env steps/s of steady
+training calls.
+
+Run: `python benchmarks/speed.py [--tasks pendulum cartpole] [--calls 8]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+COLUMNS = (
+    ("import s", "{import_s:.1f}"),
+    ("session s", "{session_s:.1f}"),
+    ("to 1st step s", "{first_step_s:.1f}"),
+    ("trace+compile s", "{trace_s:.2f}"),
+    ("rollout step ms", "{rollout_ms:.3f}"),
+    ("gradient step ms", "{gradient_ms:.3f}"),
+    ("train call steps/s", "{steps_per_second:,.0f}"),
+)
+
+
+def _timed_calls(run, calls: int) -> tuple[float, float]:
+    """(seconds of the first call, median seconds of `calls` later calls)."""
+    start = time.perf_counter()
+    run._train_fn()
+    first = time.perf_counter() - start
+    times = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        run._train_fn()
+        times.append(time.perf_counter() - start)
+    return first, statistics.median(times)
+
+
+def child(task: str, calls: int, spawned: float) -> dict[str, float]:
+    """Measures one task in this process; `spawned` is the parent's time.time() at spawn."""
+    from agents.scripts import configs, session  # Imports TensorFlow.
+
+    imported = time.time()
+    config = getattr(configs, task)()
+    with tempfile.TemporaryDirectory() as tmp:
+        run = session.Session(config, os.path.join(tmp, "full"), seed=0)
+        built = time.time()
+        first, full = _timed_calls(run, calls)
+        first_step = time.time()
+        run.close()
+        one_epoch = dict(config, update_epochs=1)
+        run = session.Session(one_epoch, os.path.join(tmp, "one"), seed=0)
+        _, single = _timed_calls(run, calls)
+        run.close()
+    epochs, minibatches = config["update_epochs"], config["num_minibatches"]
+    rollout, envs = config["rollout_length"], config["num_agents"]
+    gradient = (full - single) / ((epochs - 1) * minibatches)
+    return dict(
+        import_s=imported - spawned,
+        session_s=built - imported,
+        first_step_s=first_step - spawned,
+        trace_s=first - full,
+        rollout_ms=1e3 * (single - minibatches * gradient) / rollout,
+        gradient_ms=1e3 * gradient,
+        steps_per_second=rollout * envs / full,
+    )
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    """A markdown table, aligned for the terminal too."""
+    rows = [header, *rows]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = ["| " + " | ".join(c.rjust(w) for c, w in zip(row, widths)) + " |" for row in rows]
+    lines.insert(1, "| " + " | ".join("-" * (w - 1) + ":" for w in widths) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", nargs="+", default=["pendulum", "cartpole"])
+    parser.add_argument("--calls", type=int, default=8, help="timed calls after the first")
+    args = parser.parse_args(argv)
+    rows = []
+    for task in args.tasks:
+        command = [sys.executable, os.path.abspath(__file__), "--child", task, str(args.calls)]
+        result = subprocess.run(
+            command + [repr(time.time())], stdout=subprocess.PIPE, text=True, check=True
+        )
+        measured = json.loads(result.stdout.strip().splitlines()[-1])
+        rows.append([task] + [form.format(**measured) for _, form in COLUMNS])
+        print(f"{task}: {measured}", file=sys.stderr)
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(
+        f"{time.strftime('%Y-%m-%d %H:%M')} | {os.cpu_count()} CPUs (load {load}) | "
+        f"Python {platform.python_version()}\n"
+    )
+    print(table(["task"] + [name for name, _ in COLUMNS], rows))
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--child"]:
+        task, calls, spawned = sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+        print(json.dumps(child(task, calls, spawned)))
+    else:
+        sys.exit(main())
