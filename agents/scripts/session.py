@@ -15,7 +15,7 @@ from agents import tools
 from agents.ppo.algorithm import Evaluator
 from agents.ppo.factory import make_agent
 from agents.ppo.validate import validate_config
-from agents.scripts import exploration
+from agents.scripts import exploration, summaries
 from agents.scripts.environments import make_envs
 from agents.scripts.utility import UsageError
 from agents.tools.mpi import World, mpi_cross_replica_sum
@@ -94,7 +94,9 @@ class Session:
         self._checkpoint = tf.train.Checkpoint(step=self.step, **self.agent.checkpointables())
         try:
             logdir = self.run_dir if world.is_root else None
-            self._loop = tools.Loop(logdir, self.step, self._checkpoint)
+            self._loop = tools.Loop(
+                logdir, self.step, self._checkpoint, count_phase="train", tag=summaries.tag
+            )
         except ValueError as error:  # E.g. resuming with other layer sizes.
             raise UsageError(
                 f"Cannot restore the checkpoint of {self.run_dir!r}: {error}"
@@ -198,11 +200,23 @@ class Session:
         metrics["length"] = length  # Episode lengths, for the loop's mean_length.
         metrics["env_steps_per_second"] = done.size / (time.perf_counter() - start)
         metrics["env_steps"] = float(self.env_steps)
+        metrics.update(summaries.histograms(self.rollout(), self._log_std()))
         visited = exploration.visited_states(self._envs[0])
         if visited is not None:  # Distinct cells of all envs of all ranks.
             union = set().union(*self.world.allgather(visited))
             metrics["visited_cells"] = float(len(union))
         return done, score, metrics
+
+    def rollout(self, fields=summaries.ROLLOUT_FIELDS) -> dict[str, np.ndarray]:
+        """The latest training rollout of this rank: the buffer's `fields`, [time, batch, ...]."""
+        # The agent keeps its last rollout in its buffer after the update (cleared = rewound).
+        buffer = self.agent._buffer._fields
+        return {key: buffer[key].numpy() for key in fields if key in buffer}
+
+    def _log_std(self):
+        """The Gaussian policy's log-std variable, or None."""
+        found = [v for v in self.agent.network.variables if "log_std" in v.name]
+        return found[0].numpy() if found else None
 
     def _eval_step(self, reset: bool):
         done, score, length = self._gather(*self._eval_fn(tf.constant(reset)))

@@ -79,7 +79,7 @@ def train(args: argparse.Namespace, world: mpi.World | None = None) -> int:
     """
     world = world or mpi.World()
     config, run_dir, resumed = _shared_setup(args, world)
-    from agents.scripts import session  # Imports TensorFlow.
+    from agents.scripts import session, summaries  # Imports TensorFlow.
     from agents.tools.batch_env import BatchEnvError
 
     mpi.share_cores(world)
@@ -94,6 +94,7 @@ def train(args: argparse.Namespace, world: mpi.World | None = None) -> int:
     try:
         if world.is_root:
             utility.save_config(config, run_dir, args.config)
+            summaries.write_hparams(run_dir, config)
             action = "Resuming" if resumed else "Starting"
             print(f"{action} run {run_dir} at env step {run.env_steps}.", flush=True)
         signum = _run_loop(run, world)
