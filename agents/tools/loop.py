@@ -44,10 +44,10 @@ class Loop:
 
     Scores (and lengths) of finished episodes are averaged per phase. At `report_every` env steps
     of a phase, `run` yields a `Report`; at `log_every`, the mean score, the mean length (when
-    given) and the metrics (scalars, or arrays as histograms) go to TensorBoard under `logdir/<phase>`, tagged `<phase>/<name>`
-    unless `tag` says otherwise; at `checkpoint_every`, the checkpoint is saved with a
-    `tf.train.CheckpointManager` under `logdir/checkpoints`. A new Loop on the same logdir restores
-    the latest checkpoint, and with it the global step.
+    given) and the metrics (scalars, or arrays as histograms) go to TensorBoard under
+    `logdir/<phase>`, tagged `<phase>/<name>` unless `tag` says otherwise; at `checkpoint_every`,
+    the checkpoint is saved with a `tf.train.CheckpointManager` under `logdir/checkpoints`. A new
+    Loop on the same logdir restores the latest checkpoint, and with it the global step.
 
     Summaries and checkpoints are numbered by `count`: the env steps of the phase named
     `count_phase` (e.g. only training steps, so that evaluation points line up with the training
