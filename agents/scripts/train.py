@@ -16,7 +16,7 @@ import signal
 import sys
 from collections.abc import Callable
 
-from agents.scripts import cli, utility
+from agents.scripts import cli, console, utility
 from agents.scripts.progress import TrainingProgress, write
 from agents.scripts.utility import UsageError
 from agents.tools import mpi
@@ -74,7 +74,8 @@ def train(args: argparse.Namespace, world: mpi.World | None = None) -> int:
     """
     world = world or mpi.World()
     config, run_dir, resumed = _shared_setup(args, world)
-    from agents.scripts import session, summaries  # Imports TensorFlow.
+    console.import_tensorflow(getattr(args, "verbose", False))
+    from agents.scripts import session, summaries
     from agents.tools.batch_env import BatchEnvError
 
     mpi.share_cores(world)

@@ -110,3 +110,29 @@ def test_old_config_yaml_with_world_size_and_fewer_keys_is_read(tmp_path):
     path.write_text(yaml.safe_dump({"name": "old", "config": {"lerning_rate": 1.0}}))
     with pytest.raises(utility.UsageError, match="Unknown config keys in .*: lerning_rate"):
         utility.read_config_file(str(path))
+
+
+def test_console_is_quiet_unless_verbose(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    command = [sys.executable, "-m", "agents.scripts.train", "--config=debug"]
+    command += [f"--logdir={tmp_path}", "--set", "max_episode_steps=50"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""  # No TensorFlow, absl or Python warning lines.
+    assert result.stdout.splitlines()[-1].startswith("Done: 256 env steps")
+
+
+@pytest.mark.parametrize("verbose, user_level, level", [(False, None, "3"), (True, None, None),
+                                                        (False, "1", "1")])  # fmt: skip
+def test_log_level_is_set_before_tensorflow_loads_unless_verbose_or_set(verbose, user_level, level):
+    from agents.scripts import console
+
+    env = {k: v for k, v in os.environ.items() if k != console.LOG_LEVEL}
+    if user_level:
+        env[console.LOG_LEVEL] = user_level
+    code = (
+        "import os; from agents.scripts import console; "
+        f"console.import_tensorflow({verbose}); print(os.environ.get(console.LOG_LEVEL))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert result.stdout.strip() == str(level)
