@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable
 
 from agents.scripts import cli, console, utility
+from agents.scripts.metrics_log import MetricsLog
 from agents.scripts.progress import TrainingProgress, write
 from agents.scripts.utility import UsageError
 from agents.tools import mpi
@@ -111,12 +112,14 @@ def _run_loop(run, world: mpi.World) -> int | None:
     from agents.tools.batch_env import BatchEnvError
 
     progress = TrainingProgress(run.config.train_steps, run.env_steps, enabled=world.is_root)
-    with _StopSignals(announce=world.is_root) as stop, progress:
+    metrics = MetricsLog(run.run_dir if world.is_root else None)
+    with _StopSignals(announce=world.is_root) as stop, progress, metrics:
         try:
             for report in run.loop(should_stop=lambda: stop.signum is not None):
                 if world.is_root:
                     write(_format(report))
                     progress.update(report)
+                    metrics.append(report)
         except KeyboardInterrupt:  # A second signal, while a step ran.
             stop.signum = stop.signum or signal.SIGINT
             if world.size > 1:  # The other ranks may wait in a collective: end the job.
