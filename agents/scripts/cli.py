@@ -71,6 +71,10 @@ def keys_help() -> str:
     return "\n".join(lines)
 
 
+README_BEGIN = "<!-- config table: python -m agents.scripts.cli -->"
+README_END = "<!-- end of config table -->"
+
+
 def markdown_table() -> str:
     """README's config table: one row per key, grouped, generated from the schema."""
     rows = ["| group | key | default | accepted | meaning |", "| --- | --- | --- | --- | --- |"]
@@ -81,3 +85,7 @@ def markdown_table() -> str:
                 f"| {group} | `{key.name}` | {default} | {validate.accepted(key)} | {key.doc} |"
             )
     return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(markdown_table())  # README's config table, between README_BEGIN and README_END.
