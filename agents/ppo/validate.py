@@ -1,55 +1,71 @@
-"""Checks of PPO settings, so bad values fail early with a message naming them."""
+"""Checks of config values against `agents.ppo.schema`, so bad values fail early, named.
+
+Plain Python: the scripts check a config before TensorFlow is imported.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-POLICY_LOSSES = ("clip", "dual_clip", "kl_penalty")
-SCHEDULES = ("constant", "linear")
+from agents.ppo import schema
+from agents.ppo.schema import Key
 
-_POSITIVE_INTS = (
-    "rollout_length",
-    "chunk_length",
-    "update_epochs",
-    "num_minibatches",
-    "train_steps",
-    "world_size",
-)
-_POSITIVE_FLOATS = ("learning_rate", "clip_ratio", "kl_target")
-_UNIT_INTERVAL = ("discount", "gae_lambda")
-_NON_NEGATIVE = ("value_coef", "entropy_coef")
-# Settings that are None (off) or a number above a bound.
-_OPTIONAL_ABOVE = (
-    ("target_kl", 0),
-    ("value_clip", 0),
-    ("max_grad_norm", 0),
-    ("kl_cutoff_factor", 1),
-)
+POLICY_LOSSES = schema.KEYS["policy_loss"].choices
+SCHEDULES = schema.KEYS["learning_rate_schedule"].choices
 
 
-def validate_config(config: Any) -> None:
-    """Raise ValueError for the first invalid PPO setting in `config`."""
-    for key in _POSITIVE_INTS:
-        value = config[key]
-        if not isinstance(value, int) or value < 1:
-            raise ValueError(f"{key} must be a positive integer, got {value!r}.")
-    for key in _POSITIVE_FLOATS:
-        if not config[key] > 0:
-            raise ValueError(f"{key} must be > 0, got {config[key]!r}.")
-    for key in _UNIT_INTERVAL:
-        if not 0 <= config[key] <= 1:
-            raise ValueError(f"{key} must be in [0, 1], got {config[key]!r}.")
-    for key in _NON_NEGATIVE:
-        if not config[key] >= 0:
-            raise ValueError(f"{key} must be >= 0, got {config[key]!r}.")
-    for key, bound in _OPTIONAL_ABOVE:
-        value = config[key]
-        if value is not None and not (_is_number(value) and value > bound):
-            raise ValueError(f"{key} must be > {bound} or None, got {value!r}.")
-    _choice(config, "policy_loss", POLICY_LOSSES)
-    _choice(config, "learning_rate_schedule", SCHEDULES)
-    if config["policy_loss"] == "dual_clip" and not config["dual_clip"] > 1:
-        raise ValueError(f"dual_clip must be > 1, got {config['dual_clip']!r}.")
+def accepted(key: Key) -> str:
+    """What `key` accepts, in words: 'a float > 0 or None', 'one of clip, dual_clip'."""
+    if key.choices:
+        text = f"one of {', '.join(key.choices)}"
+    else:
+        kind = schema.type_of(key)
+        text = f"a list of {key.item.__name__}s" if key.item else _a(kind)
+        text += _range(key, "each " if key.item else "")
+    return text + (" or None" if key.optional else "")
+
+
+def check_value(name: str, value: Any) -> Any:
+    """`value` as config key `name` holds it (an int widened to float, a tuple made a list).
+
+    Raises:
+        ValueError: The key is unknown, or the value has the wrong type or is out of range; the
+            message names the key, the value and what is accepted.
+    """
+    key = schema.KEYS.get(name)
+    if key is None:
+        raise ValueError(f"Unknown config key {name!r}.")
+    if value is None and key.optional:
+        return None
+    kind = schema.type_of(key)
+    if kind is float and type(value) is int:
+        value = float(value)
+    if kind is list and isinstance(value, tuple):
+        value = list(value)
+    good = type(value) is kind
+    if good and key.item:
+        good = all(type(item) is key.item and _in_range(key, item) for item in value)
+    elif good and kind in (int, float):
+        good = _in_range(key, value)
+    if good and key.choices:
+        good = value in key.choices
+    if not good:
+        raise ValueError(f"{name} must be {accepted(key)}, got {value!r}.")
+    return value
+
+
+def validate_config(config: Mapping[str, Any]) -> None:
+    """Check every schema key of `config`, then the rules that tie keys together.
+
+    Keys outside the schema are left alone (e.g. `world_size`, which the scripts pass to the agent).
+
+    Raises:
+        ValueError: For the first invalid setting, naming it.
+    """
+    for name in schema.KEYS:
+        if name in config:
+            check_value(name, config[name])
     if config["rollout_length"] % config["chunk_length"]:
         raise ValueError(
             f"rollout_length {config['rollout_length']} must be a multiple of chunk_length "
@@ -63,10 +79,20 @@ def validate_config(config: Any) -> None:
         )
 
 
-def _choice(config: Any, key: str, accepted: tuple[str, ...]) -> None:
-    if config[key] not in accepted:
-        raise ValueError(f"Unknown {key} {config[key]!r}; accepted: {', '.join(accepted)}.")
+def _in_range(key: Key, value: float) -> bool:
+    if key.low is not None and (value <= key.low if key.open_low else value < key.low):
+        return False
+    return key.high is None or value <= key.high
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+def _range(key: Key, prefix: str = "") -> str:
+    if key.low is not None and key.high is not None:
+        return f" {prefix}in {'(' if key.open_low else '['}{key.low}, {key.high}]"
+    if key.low is not None:
+        return f" {prefix}{'>' if key.open_low else '>='} {key.low}"
+    return ""
+
+
+def _a(kind: type) -> str:
+    """'a float', 'an int'."""
+    return f"{'an' if kind.__name__[0] in 'aeiou' else 'a'} {kind.__name__}"

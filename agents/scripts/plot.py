@@ -1,7 +1,7 @@
 """Plot a run's learning curve: `python -m agents.scripts.plot --logdir <run dir> [--out path]`.
 
-Reads the `mean_score` summaries that `tools.Loop` writes under `<run dir>/train` and
-`<run dir>/eval`, and saves them as a PNG against env steps.
+Reads the `train/mean_score` and `eval/mean_score` summaries that training writes under
+`<run dir>/train` and `<run dir>/eval`, and saves them as a PNG against training env steps.
 """
 
 from __future__ import annotations
@@ -60,17 +60,19 @@ def read_scalars(run_dir: str, phase: str, tag: str) -> Curve:
     return steps, np.array([latest[step] for step in steps], np.float64)
 
 
-def read_curve(run_dir: str, phase: str, tag: str = "mean_score") -> Curve:
-    """The scalar `tag` of one phase against training env steps.
+def read_curve(run_dir: str, phase: str, name: str = "mean_score") -> Curve:
+    """The scalar `<phase>/<name>` of one phase against training env steps.
 
-    The summary step of `tools.Loop` counts steps within phases, not training env steps; both
-    phases also log an `env_steps` scalar, which gives the x value of each summary step.
+    Summaries are numbered by training env steps. Runs of version 0.1 wrote the untagged `name`
+    at a per-phase step and an `env_steps` scalar beside it, which then gives the x values.
 
     Returns:
-        `(env_steps, values)` float64 arrays; values logged without an `env_steps` at the same
-        summary step are dropped.
+        `(env_steps, values)` float64 arrays.
     """
-    steps, values = read_scalars(run_dir, phase, tag)
+    steps, values = read_scalars(run_dir, phase, f"{phase}/{name}")
+    if len(steps):
+        return steps.astype(np.float64), values
+    steps, values = read_scalars(run_dir, phase, name)
     x_steps, env_steps = read_scalars(run_dir, phase, "env_steps")
     index = np.searchsorted(x_steps, steps)
     found = (index < len(x_steps)) & (x_steps[np.minimum(index, len(x_steps) - 1)] == steps)

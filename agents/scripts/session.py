@@ -12,10 +12,10 @@ import numpy as np
 import tensorflow as tf
 
 from agents import tools
+from agents.ppo import schema
 from agents.ppo.algorithm import Evaluator
 from agents.ppo.factory import make_agent
-from agents.ppo.validate import validate_config
-from agents.scripts import exploration
+from agents.scripts import exploration, summaries, utility
 from agents.scripts.environments import make_envs
 from agents.scripts.utility import UsageError
 from agents.tools.mpi import World, mpi_cross_replica_sum
@@ -33,7 +33,7 @@ class Session:
     parameters; only rank 0 writes summaries and checkpoints. Env steps and scores count all ranks.
 
     Args:
-        config: The run's configuration (a dict or AttrDict); `world_size` must be `world.size`.
+        config: The run's configuration (a dict or AttrDict), checked against the schema.
         run_dir: Directory for summaries, checkpoints and the config (rank 0's; the same path on
             every rank).
         seed: Base seed of networks, action sampling and environments.
@@ -44,7 +44,10 @@ class Session:
     """
 
     def __init__(self, config, run_dir: str, seed: int = 0, world: World | None = None) -> None:
-        self.config = tools.AttrDict(config)
+        # The number of ranks is no config value: older config.yaml files held it as world_size.
+        self.config = tools.AttrDict(
+            {key: value for key, value in dict(config).items() if key not in schema.RETIRED}
+        )
         self.run_dir = run_dir
         self.world = world or World()
         self._envs = []
@@ -80,13 +83,15 @@ class Session:
     def _build(self, seed: int) -> None:
         """Envs, agent and loop of this rank; rank 0 restores the latest checkpoint."""
         config, world, rank_seed = self.config, self.world, self._rank_seed
-        _validate(config, world.size)
+        utility.check_config(config)
         keras.utils.set_random_seed(seed)  # The same initial network on every rank.
         self.train_env = self._make_batch_env(config.num_agents, rank_seed)
         self.eval_env = self._make_batch_env(config.eval_agents, rank_seed + 10_000)
         try:
             cross_replica_sum = mpi_cross_replica_sum(world.comm)
-            self.agent = make_agent(self.train_env, config, rank_seed, cross_replica_sum)
+            # The agent's learning-rate schedule counts the env steps of all ranks.
+            agent_config = tools.AttrDict(dict(config, world_size=world.size))
+            self.agent = make_agent(self.train_env, agent_config, rank_seed, cross_replica_sum)
         except ValueError as error:
             raise UsageError(str(error)) from None
         self.evaluator = Evaluator(self.agent, self.eval_env)
@@ -94,7 +99,9 @@ class Session:
         self._checkpoint = tf.train.Checkpoint(step=self.step, **self.agent.checkpointables())
         try:
             logdir = self.run_dir if world.is_root else None
-            self._loop = tools.Loop(logdir, self.step, self._checkpoint)
+            self._loop = tools.Loop(
+                logdir, self.step, self._checkpoint, count_phase="train", tag=summaries.tag
+            )
         except ValueError as error:  # E.g. resuming with other layer sizes.
             raise UsageError(
                 f"Cannot restore the checkpoint of {self.run_dir!r}: {error}"
@@ -198,11 +205,23 @@ class Session:
         metrics["length"] = length  # Episode lengths, for the loop's mean_length.
         metrics["env_steps_per_second"] = done.size / (time.perf_counter() - start)
         metrics["env_steps"] = float(self.env_steps)
+        metrics.update(summaries.histograms(self.rollout(), self._log_std()))
         visited = exploration.visited_states(self._envs[0])
         if visited is not None:  # Distinct cells of all envs of all ranks.
             union = set().union(*self.world.allgather(visited))
             metrics["visited_cells"] = float(len(union))
         return done, score, metrics
+
+    def rollout(self, fields=summaries.ROLLOUT_FIELDS) -> dict[str, np.ndarray]:
+        """The latest training rollout of this rank: the buffer's `fields`, [time, batch, ...]."""
+        # The agent keeps its last rollout in its buffer after the update (cleared = rewound).
+        buffer = self.agent._buffer._fields
+        return {key: buffer[key].numpy() for key in fields if key in buffer}
+
+    def _log_std(self):
+        """The Gaussian policy's log-std variable, or None."""
+        found = [v for v in self.agent.network.variables if "log_std" in v.name]
+        return found[0].numpy() if found else None
 
     def _eval_step(self, reset: bool):
         done, score, length = self._gather(*self._eval_fn(tf.constant(reset)))
@@ -242,21 +261,6 @@ class Session:
     def _python_errors(self):
         with self.train_env.python_errors(), self.eval_env.python_errors():
             yield
-
-
-def _validate(config, world_size: int) -> None:
-    """Fail before building anything when a setting is invalid."""
-    for key in ("num_agents", "eval_agents", "train_every", "eval_steps", "log_every"):
-        if not isinstance(config[key], int) or config[key] < 1:
-            raise UsageError(f"{key} must be a positive integer, got {config[key]!r}.")
-    if config.world_size != world_size:
-        raise UsageError(
-            f"world_size is {config.world_size!r} but {world_size} ranks run: train.py sets it."
-        )
-    try:
-        validate_config(config)
-    except ValueError as error:
-        raise UsageError(str(error)) from None
 
 
 def _round_up(value: int, multiple: int) -> int:

@@ -16,7 +16,8 @@ import signal
 import sys
 from collections.abc import Callable
 
-from agents.scripts import utility
+from agents.scripts import cli, console, utility
+from agents.scripts.metrics_log import MetricsLog
 from agents.scripts.progress import TrainingProgress, write
 from agents.scripts.utility import UsageError
 from agents.tools import mpi
@@ -32,39 +33,34 @@ class TrainingError(Exception):
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", required=True, help="Name of a function in configs.py.")
-    parser.add_argument("--logdir", default="logdir", help="Parent directory of run directories.")
-    parser.add_argument("--timestamp", help="Resume the run <logdir>/<timestamp>-<config>.")
-    parser.add_argument("--env_processes", action="store_true", help="One process per env.")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument(
-        "--set", action="append", default=[], metavar="KEY=VALUE", help="Override a config value."
-    )
-    return parser.parse_args(argv)
+    return cli.training_parser(__doc__.splitlines()[0]).parse_args(argv)
 
 
 def setup_config(args: argparse.Namespace, world_size: int = 1):
-    """Returns (config, run_dir, resumed) after validating the arguments.
+    """Returns (config, run_dir, resumed) after validating the arguments and the whole config.
 
-    A new run's directory is created here (empty); `train` writes the config once the session is
-    built, so that a failed start never overwrites a resumed run's config. `world_size` is the
-    number of MPI ranks; a run resumes only with the number it was trained with.
+    Plain Python: a bad value is reported before TensorFlow is imported. A new run's directory is
+    created here (empty); `train` writes the config once the session is built, so that a failed
+    start never overwrites a resumed run's config. `world_size` is the number of MPI ranks; a run
+    resumes only with the number it was trained with.
     """
     base = utility.load_named_config(args.config)
     overrides = list(args.set) + (["env_processes=True"] if args.env_processes else [])
     config = utility.apply_overrides(base, overrides)
-    run_dir, resumed = utility.run_directory(args.logdir, args.config, args.timestamp)
+    name = utility.config_name(args.config)
+    if not args.timestamp:  # A resumed run's config is the saved one, checked below.
+        utility.check_config(config)
+    run_dir, resumed = utility.run_directory(args.logdir, name, args.timestamp)
     if resumed:
-        saved = utility.load_config(run_dir, args.config)
-        trained = saved.get("world_size", 1)
+        saved = utility.load_config(run_dir, name)
+        trained = utility.trained_world_size(run_dir)
         if trained != world_size:  # Env steps and the learning-rate schedule count per rank.
             raise UsageError(
                 f"Run {run_dir!r} was trained with {trained} MPI ranks; resume it with as many "
                 f"(mpirun -n {trained}), not {world_size}."
             )
         config = utility.apply_overrides(dict(saved), overrides)
-    config["world_size"] = world_size
+        utility.check_config(config)
     return config, run_dir, resumed
 
 
@@ -79,7 +75,8 @@ def train(args: argparse.Namespace, world: mpi.World | None = None) -> int:
     """
     world = world or mpi.World()
     config, run_dir, resumed = _shared_setup(args, world)
-    from agents.scripts import session  # Imports TensorFlow.
+    console.import_tensorflow(getattr(args, "verbose", False))
+    from agents.scripts import session, summaries
     from agents.tools.batch_env import BatchEnvError
 
     mpi.share_cores(world)
@@ -93,7 +90,8 @@ def train(args: argparse.Namespace, world: mpi.World | None = None) -> int:
         raise
     try:
         if world.is_root:
-            utility.save_config(config, run_dir, args.config)
+            utility.save_config(config, run_dir, utility.config_name(args.config), world.size)
+            summaries.write_hparams(run_dir, config)
             action = "Resuming" if resumed else "Starting"
             print(f"{action} run {run_dir} at env step {run.env_steps}.", flush=True)
         signum = _run_loop(run, world)
@@ -114,12 +112,14 @@ def _run_loop(run, world: mpi.World) -> int | None:
     from agents.tools.batch_env import BatchEnvError
 
     progress = TrainingProgress(run.config.train_steps, run.env_steps, enabled=world.is_root)
-    with _StopSignals(announce=world.is_root) as stop, progress:
+    metrics = MetricsLog(run.run_dir if world.is_root else None)
+    with _StopSignals(announce=world.is_root) as stop, progress, metrics:
         try:
             for report in run.loop(should_stop=lambda: stop.signum is not None):
                 if world.is_root:
                     write(_format(report))
                     progress.update(report)
+                    metrics.append(report)
         except KeyboardInterrupt:  # A second signal, while a step ran.
             stop.signum = stop.signum or signal.SIGINT
             if world.size > 1:  # The other ranks may wait in a collective: end the job.

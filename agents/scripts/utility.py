@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import ast
 import datetime
+import difflib
 import os
 from typing import Any
 
 import yaml
 
+from agents.ppo import schema, validate
 from agents.scripts import configs
 from agents.tools.attr_dict import AttrDict
 
@@ -20,70 +22,73 @@ class UsageError(Exception):
 
 
 def load_named_config(name: str) -> dict[str, Any]:
-    """The config called `name` from `configs.py`."""
+    """The config called `name` in `configs.py`, or read from a `config.yaml` path.
+
+    Raises:
+        UsageError: If no config has that name and it is no YAML file.
+    """
+    if name.endswith((".yaml", ".yml")):
+        return dict(read_config_file(name)[1])
     if name not in configs.CONFIGS:
         raise UsageError(
-            f"Unknown config {name!r}; available: {', '.join(sorted(configs.CONFIGS))}."
+            f"Unknown config {name!r}; available: {', '.join(sorted(configs.CONFIGS))}, "
+            "or a path to a config.yaml."
         )
     return configs.CONFIGS[name]()
 
 
+def config_name(name: str) -> str:
+    """The name a run directory takes from `--config`: a config.yaml's saved name, or `name`."""
+    if name.endswith((".yaml", ".yml")):
+        return read_config_file(name)[0]
+    return name
+
+
 def apply_overrides(config: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
-    """Apply `key=value` overrides, parsing values as Python literals of the key's type."""
+    """Apply `key=value` overrides, parsing values as Python literals checked by the schema.
+
+    Raises:
+        UsageError: For an override that is no `key=value`, names an unknown key, or has a
+            value of the wrong type or out of range; the message says what is accepted.
+    """
     config = dict(config)
     for override in overrides or []:
         key, sep, text = override.partition("=")
         key = key.strip()
-        if not sep or key not in config:
+        if not sep or key not in schema.KEYS:
+            close = difflib.get_close_matches(key, schema.KEYS, n=1)
+            hint = f" (did you mean {close[0]}?)" if close and sep else ""
             raise UsageError(
-                f"Bad override {override!r}: expected key=value with a key among: "
-                f"{', '.join(sorted(config))}."
+                f"Bad override {override!r}: expected key=value with a config key{hint}, one "
+                f"of: {', '.join(schema.KEYS)}."
             )
-        config[key] = _parse_value(key, text.strip(), config[key])
+        try:
+            config[key] = validate.check_value(key, _literal(text.strip()))
+        except ValueError as error:
+            raise UsageError(f"Bad value in --set {override}: {error}") from None
     return config
 
 
-# Keys that may be None, with the type of their other values (a None default has no type).
-OPTIONAL_TYPES: dict[str, type] = {
-    "target_kl": float,
-    "value_clip": float,
-    "kl_cutoff_factor": float,
-    "max_grad_norm": float,
-    "max_episode_steps": int,
-    "env_wrapper": str,
-}
+def check_config(config: dict[str, Any]) -> None:
+    """Validate a whole config in plain Python (no TensorFlow import).
 
-
-def _parse_value(key: str, text: str, current: Any) -> Any:
+    Raises:
+        UsageError: For the first invalid or missing setting, naming it.
+    """
+    missing = [key for key in schema.KEYS if key not in config]
+    if missing:
+        raise UsageError(f"The config lacks the keys {', '.join(missing)}.")
     try:
-        value = ast.literal_eval(text)
+        validate.validate_config(config)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
+def _literal(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
     except (ValueError, SyntaxError):
-        value = text  # A bare word such as an env id or a network name.
-    optional = key in OPTIONAL_TYPES
-    expected = OPTIONAL_TYPES[key] if optional else type(current)
-    if value is None:
-        if optional or current is None:
-            return None
-        raise UsageError(f"Bad value for {key}: None is not accepted, expected {_a(expected)}.")
-    if current is None and not optional:
-        return value  # A key with no declared type: nothing to check it against.
-    if expected is float and type(value) is int:
-        value = float(value)
-    if expected is list and isinstance(value, tuple):
-        value = list(value)
-    if type(value) is not expected:
-        accepted = f"{_a(expected)} or None" if optional else _a(expected)
-        example = "" if current is None else f" such as {current!r}"
-        raise UsageError(
-            f"Bad value for {key}: {text!r} is a {type(value).__name__}, expected "
-            f"{accepted}{example}."
-        )
-    return value
-
-
-def _a(kind: type) -> str:
-    """'a float', 'an int'."""
-    return f"{'an' if kind.__name__[0] in 'aeiou' else 'a'} {kind.__name__}"
+        return text  # A bare word such as an env id or a network name.
 
 
 def run_directory(logdir: str, config_name: str, timestamp: str | None) -> tuple[str, bool]:
@@ -117,14 +122,48 @@ def run_directory(logdir: str, config_name: str, timestamp: str | None) -> tuple
     return path, False
 
 
-def save_config(config: dict[str, Any], run_dir: str, name: str) -> None:
-    """Write `config.yaml` (plain YAML) with the config's name."""
+def save_config(config: dict[str, Any], run_dir: str, name: str, world_size: int = 1) -> None:
+    """Write `config.yaml` (plain YAML): the config's name, the keys its agent reads, and the
+    number of MPI ranks the run trains with (a run resumes only with as many)."""
+    agent_keys = schema.keys_of(config["agent"])
+    data = {
+        "name": name,
+        "config": {key: config[key] for key in agent_keys},
+        "world_size": world_size,
+    }
     with open(os.path.join(run_dir, CONFIG_FILE), "w") as handle:
-        yaml.safe_dump({"name": name, "config": dict(config)}, handle, sort_keys=True)
+        yaml.safe_dump(data, handle, sort_keys=True)
+
+
+def read_config_file(path: str) -> tuple[str, AttrDict, int]:
+    """`(name, config, world_size)` of a `config.yaml`, read with the safe loader.
+
+    Keys the file lacks (those of another agent) take their defaults; keys that are no config
+    values any more (`world_size` inside the config, as older files hold it) are dropped, and
+    unknown keys are an error.
+
+    Raises:
+        UsageError: If the file is missing, is no config file, or holds an unknown key.
+    """
+    if not os.path.isfile(path):
+        raise UsageError(f"No config file {path!r}.")
+    with open(path) as handle:
+        data = yaml.safe_load(handle)
+    if not isinstance(data, dict) or not isinstance(data.get("config"), dict):
+        raise UsageError(f"{path!r} is no config.yaml of a run (no 'config' mapping).")
+    saved = dict(data["config"])
+    world_size = data.get("world_size", saved.get("world_size", 1))
+    for key in schema.RETIRED:
+        saved.pop(key, None)
+    unknown = sorted(set(saved) - set(schema.KEYS))
+    if unknown:
+        raise UsageError(f"Unknown config keys in {path!r}: {', '.join(unknown)}.")
+    config = {**schema.defaults(), **saved}
+    return str(data.get("name", "config")), AttrDict(config), int(world_size)
 
 
 def load_config(run_dir: str, name: str | None = None) -> AttrDict:
-    """Read a run's `config.yaml` with the safe loader.
+    """Read a run's `config.yaml` (see `read_config_file`).
 
     Raises:
         UsageError: If the file is missing or belongs to another config than `name`.
@@ -132,10 +171,14 @@ def load_config(run_dir: str, name: str | None = None) -> AttrDict:
     path = os.path.join(run_dir, CONFIG_FILE)
     if not os.path.isfile(path):
         raise UsageError(f"No {CONFIG_FILE} in {run_dir!r}: is it a run directory?")
-    with open(path) as handle:
-        data = yaml.safe_load(handle)
-    if name is not None and data.get("name") != name:
+    saved_name, config, _ = read_config_file(path)
+    if name is not None and saved_name != name:
         raise UsageError(
-            f"Run {run_dir!r} was trained with --config={data.get('name')}, not --config={name}."
+            f"Run {run_dir!r} was trained with --config={saved_name}, not --config={name}."
         )
-    return AttrDict(data["config"])
+    return config
+
+
+def trained_world_size(run_dir: str) -> int:
+    """The number of MPI ranks a run was trained with (1 for files that do not say)."""
+    return read_config_file(os.path.join(run_dir, CONFIG_FILE))[2]

@@ -11,19 +11,33 @@ import argparse
 import os
 import sys
 
-from agents.scripts import progress, utility
+from agents.scripts import console, progress, utility
 from agents.scripts.utility import UsageError
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--logdir", required=True, help="Run directory of a training run.")
-    parser.add_argument("--outdir", required=True, help="Where the videos are written.")
-    parser.add_argument("--num_episodes", type=int, default=3)
+    parser.add_argument(
+        "--run_dir", "--logdir", dest="logdir", required=True,
+        help="Run directory of a training run (--logdir is its older name).",
+    )  # fmt: skip
+    parser.add_argument("--outdir", help="Where the videos are written (not with --eval_only).")
+    parser.add_argument("--num_episodes", type=int, default=3, help="Episodes (default: 3).")
     parser.add_argument("--checkpoint", help="Checkpoint path; default: the latest of the run.")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--fps", type=int, default=30)
-    return parser.parse_args(argv)
+    parser.add_argument(
+        "--seed", type=int, default=0, help="Seed of the first episode (default: 0)."
+    )
+    parser.add_argument(
+        "--fps", type=int, default=None, help="Video frame rate (default: the env's render_fps)."
+    )
+    parser.add_argument(
+        "--eval_only", action="store_true",
+        help="Render nothing: print each return and their mean +- std.",
+    )  # fmt: skip
+    args = parser.parse_args(argv)
+    if not args.eval_only and not args.outdir:
+        parser.error("--outdir is required (or --eval_only)")
+    return args
 
 
 def find_checkpoint(run_dir: str, checkpoint: str | None) -> str:
@@ -58,19 +72,20 @@ def load_policy(run_dir: str, checkpoint: str | None, env):
     return Evaluator(agent, batch_env)
 
 
-def run_episode(env, evaluator, seed: int) -> tuple[float, list]:
-    """One episode with rendering; returns its return and frames."""
+def run_episode(env, evaluator, seed: int, render: bool = True) -> tuple[float, list]:
+    """One episode (rendered unless `render` is False); returns its return and frames."""
     import numpy as np
     import tensorflow as tf
 
     perform = _compiled_perform(evaluator)
     observ, _ = env.reset(seed=seed)
     evaluator.begin_episode(tf.constant([0]))
-    frames, total, done = [env.render()], 0.0, False
+    frames, total, done = [env.render()] if render else [], 0.0, False
     while not done:
         action = perform(tf.constant(observ[None]))[0].numpy()
         observ, reward, terminated, truncated, _ = env.step(action)
-        frames.append(env.render())
+        if render:
+            frames.append(env.render())
         total += float(reward)
         done = terminated or truncated
     return total, [np.asarray(frame) for frame in frames]
@@ -101,34 +116,54 @@ def visualize(args: argparse.Namespace) -> list[float]:
 
     config = utility.load_config(args.logdir)
     find_checkpoint(args.logdir, args.checkpoint)  # Fail before building anything.
+    render_mode = None if args.eval_only else "rgb_array"
     env = make_env(
-        config.env, config.max_episode_steps, config.env_wrapper, render_mode="rgb_array"
+        config.env, config.max_episode_steps, config.env_wrapper, render_mode=render_mode
     )
+    fps = args.fps or env.metadata.get("render_fps") or 30
+    run_name = os.path.basename(os.path.normpath(args.logdir))
     try:
         evaluator = load_policy(args.logdir, args.checkpoint, env)
-        os.makedirs(args.outdir, exist_ok=True)
+        if not args.eval_only:
+            os.makedirs(args.outdir, exist_ok=True)
         returns = []
         with progress.bar(args.num_episodes, "episode", "episodes") as bar:
             for episode in range(args.num_episodes):
                 try:
-                    score, frames = run_episode(env, evaluator, args.seed + episode)
+                    score, frames = run_episode(
+                        env, evaluator, args.seed + episode, not args.eval_only
+                    )
                 except gym.error.DependencyNotInstalled as error:
                     raise UsageError(f"Cannot render {config.env}: {error}") from None
-                path = os.path.join(args.outdir, f"episode-{episode:03d}.mp4")
-                imageio.mimwrite(path, frames, fps=args.fps, macro_block_size=1)
-                progress.write(
-                    f"Episode {episode}: return {score:.2f} ({len(frames) - 1} steps) -> {path}"
-                )
+                line = f"Episode {episode}: return {score:.2f}"
+                if not args.eval_only:
+                    path = _free_path(args.outdir, f"{run_name}-episode-{episode:03d}")
+                    imageio.mimwrite(path, frames, fps=fps, macro_block_size=1)
+                    line += f" ({len(frames) - 1} steps, {fps} fps) -> {path}"
+                progress.write(line)
                 returns.append(score)
                 bar.set_postfix(mean_return=f"{sum(returns) / len(returns):.2f}", refresh=False)
                 bar.update()
     finally:
         env.close()
+    mean = sum(returns) / len(returns)
+    std = (sum((r - mean) ** 2 for r in returns) / len(returns)) ** 0.5
+    print(f"Mean return over {len(returns)} episodes: {mean:.2f} +- {std:.2f}")
     return returns
+
+
+def _free_path(outdir: str, stem: str) -> str:
+    """`<outdir>/<stem>.mp4`, or `<stem>-2.mp4`, ... if taken: videos are never overwritten."""
+    path, copy = os.path.join(outdir, f"{stem}.mp4"), 1
+    while os.path.exists(path):
+        copy += 1
+        path = os.path.join(outdir, f"{stem}-{copy}.mp4")
+    return path
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    console.import_tensorflow()
     try:
         visualize(args)
     except UsageError as error:

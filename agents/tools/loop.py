@@ -44,15 +44,23 @@ class Loop:
 
     Scores (and lengths) of finished episodes are averaged per phase. At `report_every` env steps
     of a phase, `run` yields a `Report`; at `log_every`, the mean score, the mean length (when
-    given) and the metrics go to TensorBoard under `logdir/<phase>`; at `checkpoint_every`, the
-    checkpoint is saved with a `tf.train.CheckpointManager` under `logdir/checkpoints`. A new Loop
-    on the same logdir restores the latest checkpoint, and with it the global step.
+    given) and the metrics (scalars, or arrays as histograms) go to TensorBoard under
+    `logdir/<phase>`, tagged `<phase>/<name>` unless `tag` says otherwise; at `checkpoint_every`,
+    the checkpoint is saved with a `tf.train.CheckpointManager` under `logdir/checkpoints`. A new
+    Loop on the same logdir restores the latest checkpoint, and with it the global step.
+
+    Summaries and checkpoints are numbered by `count`: the env steps of the phase named
+    `count_phase` (e.g. only training steps, so that evaluation points line up with the training
+    curve), or the global step when it is None.
 
     Args:
         logdir: Directory for summaries and checkpoints (None disables both).
         step: int64 variable counting env steps; must be part of `checkpoint` to survive restarts.
         checkpoint: A `tf.train.Checkpoint` of everything that should be saved.
         max_to_keep: Number of checkpoints kept on disk.
+        count_phase: The phase whose env steps number summaries and checkpoints (default: all).
+        tag: `tag(phase, name)` gives the summary tag of a metric, or None to skip it (default:
+            `<phase>/<name>`).
     """
 
     def __init__(
@@ -61,8 +69,12 @@ class Loop:
         step: tf.Variable | None = None,
         checkpoint: tf.train.Checkpoint | None = None,
         max_to_keep: int = 3,
+        count_phase: str | None = None,
+        tag: Callable[[str, str], str | None] | None = None,
     ) -> None:
         self._logdir = logdir
+        self._count_phase = count_phase
+        self._tag = tag or (lambda phase, name: f"{phase}/{name}")
         self._step = step if step is not None else tf.Variable(0, dtype=tf.int64, trainable=False)
         self._phases: list[_Phase] = []
         self._manager = None
@@ -78,6 +90,22 @@ class Loop:
     def step(self) -> int:
         """The global step: env steps made over all phases."""
         return int(self._step.numpy())
+
+    @property
+    def count(self) -> int:
+        """The step users see: env steps of `count_phase` so far (the global step if None)."""
+        if self._count_phase is None or not self._phases:
+            return self.step
+        names = [phase.name for phase in self._phases]
+        if self._count_phase not in names:
+            raise ValueError(f"count_phase {self._count_phase!r} is none of the phases {names}.")
+        epoch, offset = divmod(self.step, sum(phase.steps for phase in self._phases))
+        made = epoch * self._phases[names.index(self._count_phase)].steps
+        for phase in self._phases:
+            if phase.name == self._count_phase:
+                return made + min(max(offset, 0), phase.steps)
+            offset -= phase.steps
+        raise AssertionError("unreachable")
 
     @property
     def checkpoint_manager(self) -> tf.train.CheckpointManager | None:
@@ -148,9 +176,8 @@ class Loop:
             if length is not None:
                 lengths[phase.name].extend(np.asarray(length)[done].tolist())
             if _is_every(phase_step, made, phase.log_every) and phase.writer:
-                longest = max(p.steps for p in self._phases)
                 episodes = (scores[phase.name][1], lengths[phase.name])
-                self._write_summaries(phase, episodes, metrics, epoch * longest + steps_in)
+                self._write_summaries(phase, episodes, metrics, self.count)
             if _is_every(phase_step, made, phase.checkpoint_every):
                 self.save()
             if _is_every(phase_step, made, phase.report_every):
@@ -165,10 +192,10 @@ class Loop:
                 report_scores.clear()
 
     def save(self) -> str | None:
-        """Save a checkpoint numbered by the global step (if checkpointing is configured)."""
+        """Save a checkpoint numbered by `count` (if checkpointing is configured)."""
         if self._manager is None:
             return None
-        return self._manager.save(checkpoint_number=self.step)
+        return self._manager.save(checkpoint_number=self.count)
 
     def _current_phase(self, step: int) -> tuple[_Phase, int, int]:
         cycle = sum(phase.steps for phase in self._phases)
@@ -183,12 +210,14 @@ class Loop:
         """Write the means of the (scores, lengths) lists of `episodes`, then empty them."""
         with phase.writer.as_default(step=step):
             for name, values in zip(("mean_score", "mean_length"), episodes):
-                if values:
-                    tf.summary.scalar(name, float(np.mean(values)))
+                if values and self._tag(phase.name, name):
+                    tf.summary.scalar(self._tag(phase.name, name), float(np.mean(values)))
             for key, value in metrics.items():
-                value = _to_python(value)
-                if isinstance(value, float):
-                    tf.summary.scalar(key, value)
+                value, tag = _to_python(value), self._tag(phase.name, key)
+                if isinstance(value, float) and tag:
+                    tf.summary.scalar(tag, value)
+                elif isinstance(value, np.ndarray) and value.size and tag:
+                    tf.summary.histogram(tag, value)
         phase.writer.flush()
         for values in episodes:
             values.clear()

@@ -143,7 +143,7 @@ def test_recurrent_ppo_with_chunks():
 
 
 def test_rejects_bad_configuration():
-    with pytest.raises(ValueError, match="policy_loss 'nope'.*clip"):
+    with pytest.raises(ValueError, match="policy_loss must be one of clip.*got 'nope'"):
         PPO(_env(), _config(policy_loss="nope"))
     with pytest.raises(ValueError, match="multiple of chunk_length"):
         PPO(_env(), _config(rollout_length=6, chunk_length=4, network="recurrent_gaussian"))
@@ -196,6 +196,7 @@ def test_checkpoint_restores_training_state(tmp_path):
 def test_linear_learning_rate_schedule():
     batch_env = _env()
     config = _config(learning_rate=1e-3, learning_rate_schedule="linear", train_steps=64)
+    config = tools.AttrDict(dict(config, world_size=1))  # The ranks: Session passes them so.
     ppo = PPO(batch_env, config, seed=0)
     _run(batch_env, ppo, 8)
     # The update after 16 of 64 env steps uses 1e-3 * (1 - 16/64).

@@ -46,3 +46,38 @@ def test_exported_policy_matches_library_in_fresh_process(tmp_path):
     assert not loaded["agents"]
     np.testing.assert_allclose(loaded["actions"], expected, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(loaded["stepped"], expected, rtol=1e-5, atol=1e-6)
+
+
+def _exported(tmp_path, observ_shape=(3,), action_space=None):
+    """A briefly trained PPO agent on mock envs, its export loaded back, and a batch of observ."""
+    batch_env = _env(observ_shape, action_space, count=4)
+    agent = PPO(batch_env, _config(), seed=0)
+    _run(batch_env, agent, 16)
+    path = export_policy(agent, str(tmp_path / "policy"))
+    observ = np.random.default_rng(1).uniform(-1, 1, (4, *observ_shape)).astype(np.float32)
+    return path, tf.saved_model.load(path), observ
+
+
+def test_serving_signature_is_named_float32_and_takes_single_or_batched_observations(tmp_path):
+    path, policy, observ = _exported(tmp_path)
+    serve = policy.signatures["serving_default"]
+    (spec,) = serve.structured_input_signature[1].values()
+    assert (spec.name, spec.dtype, spec.shape.as_list()) == ("observation", tf.float32, [None, 3])
+    assert list(serve.structured_outputs) == ["action"]
+    batch = serve(observation=tf.constant(observ))["action"].numpy()
+    np.testing.assert_allclose(policy(observ).numpy(), batch, rtol=1e-6)
+    single = policy(observ[1]).numpy()
+    assert single.shape == batch.shape[1:]
+    np.testing.assert_allclose(single, batch[1], rtol=1e-6)
+    graph_dtypes = {tensor.dtype for op in serve.graph.get_operations() for tensor in op.outputs}
+    assert tf.float64 not in graph_dtypes  # The normalizer's statistics are float32 inside.
+
+
+def test_tflite_converts_to_builtin_ops_and_acts_like_the_saved_model(tmp_path):
+    path, policy, observ = _exported(tmp_path, action_space=None)
+    converter = tf.lite.TFLiteConverter.from_saved_model(path)
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+    interpreter = tf.lite.Interpreter(model_content=converter.convert())
+    runner = interpreter.get_signature_runner("serving_default")
+    actions = runner(observation=observ)["action"]
+    np.testing.assert_allclose(actions, policy(observ).numpy(), rtol=1e-5, atol=1e-6)

@@ -9,20 +9,22 @@ from agents.scripts import configs
 @pytest.mark.parametrize(
     "key, value, message",
     [
-        ("chunk_length", 0, "chunk_length must be a positive integer, got 0"),
-        ("rollout_length", 2.5, "rollout_length must be a positive integer, got 2.5"),
-        ("learning_rate", -1.0, "learning_rate must be > 0, got -1.0"),
-        ("discount", 1.5, r"discount must be in \[0, 1\], got 1.5"),
-        ("entropy_coef", -0.1, "entropy_coef must be >= 0"),
-        ("policy_loss", "bogus", "Unknown policy_loss 'bogus'; accepted: clip, dual_clip"),
-        ("learning_rate_schedule", "cosine", "accepted: constant, linear"),
+        ("chunk_length", 0, "chunk_length must be an int >= 1, got 0"),
+        ("rollout_length", 2.5, "rollout_length must be an int >= 1, got 2.5"),
+        ("learning_rate", -1.0, "learning_rate must be a float > 0, got -1.0"),
+        ("discount", 1.5, r"discount must be a float in \[0.0, 1.0\], got 1.5"),
+        ("entropy_coef", -0.1, "entropy_coef must be a float >= 0.0"),
+        ("policy_loss", "bogus", "policy_loss must be one of clip, dual_clip, kl_penalty, got"),
+        ("learning_rate_schedule", "cosine", "must be one of constant, linear, got 'cosine'"),
         ("num_minibatches", 1000, "num_minibatches 1000 exceeds the 32 sequences"),
-        ("target_kl", 0.0, "target_kl must be > 0 or None, got 0.0"),
-        ("target_kl", "abc", "target_kl must be > 0 or None, got 'abc'"),
-        ("value_clip", -0.2, "value_clip must be > 0 or None, got -0.2"),
-        ("kl_cutoff_factor", 1.0, "kl_cutoff_factor must be > 1 or None, got 1.0"),
-        ("max_grad_norm", 0, "max_grad_norm must be > 0 or None, got 0"),
-        ("max_grad_norm", True, "max_grad_norm must be > 0 or None, got True"),
+        ("target_kl", 0.0, "target_kl must be a float > 0.0 or None, got 0.0"),
+        ("target_kl", "abc", "target_kl must be a float > 0.0 or None, got 'abc'"),
+        ("value_clip", -0.2, "value_clip must be a float > 0.0 or None, got -0.2"),
+        ("kl_cutoff_factor", 1.0, "kl_cutoff_factor must be a float > 1.0 or None, got 1.0"),
+        ("max_grad_norm", 0, "max_grad_norm must be a float > 0.0 or None, got 0"),
+        ("max_grad_norm", True, "max_grad_norm must be a float > 0.0 or None, got True"),
+        ("policy_layers", [8, 0], r"policy_layers must be a list of ints each >= 1, got \[8, 0\]"),
+        ("env_wrapper", "vizdoom", "env_wrapper must be one of minigrid_pixels, atari or None"),
     ],
 )
 def test_rejects_invalid_values_naming_them(key, value, message):
@@ -35,7 +37,7 @@ def test_rejects_invalid_values_naming_them(key, value, message):
 def test_rejects_dual_clip_not_above_one_and_misaligned_chunks():
     config = configs.debug()
     config.update(policy_loss="dual_clip", dual_clip=1.0)
-    with pytest.raises(ValueError, match="dual_clip must be > 1"):
+    with pytest.raises(ValueError, match="dual_clip must be a float > 1.0, got 1.0"):
         validate_config(config)
     config = configs.debug()
     config.update(chunk_length=5)

@@ -43,7 +43,7 @@ def test_exploration_metrics_reach_tensorboard(minigrid_run):
     # The agent starts in one cell of the 14x14 room; a random-ish walk of 64 steps leaves it.
     assert 2 <= metrics["visited_cells"] <= 14 * 14
     for tag in ("intrinsic_reward", "visited_cells", "predictor_loss", "value_int"):
-        steps, values = plot.read_scalars(run_dir, "train", tag)
+        steps, values = plot.read_scalars(run_dir, "train", f"rnd/{tag}")  # Grouped tags.
         assert len(steps) >= 1 and np.all(np.isfinite(values)), tag
 
 

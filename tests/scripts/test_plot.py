@@ -107,3 +107,13 @@ def test_a_dir_without_event_files_is_a_one_line_error(tmp_path, capsys):
     assert not os.path.exists(tmp_path / "learning_curve.png")
     with pytest.raises(UsageError, match="No TensorBoard event files"):
         plot.read_scalars(str(tmp_path), "train", "mean_score")
+
+
+def test_read_curve_of_tagged_summaries_on_env_steps(tmp_path):
+    writer = tf.summary.create_file_writer(str(tmp_path / "eval"))
+    with writer.as_default():
+        tf.summary.scalar("eval/mean_score", -3.0, step=128)
+        tf.summary.scalar("eval/mean_score", -1.5, step=256)
+    writer.close()
+    env_steps, values = plot.read_curve(str(tmp_path), "eval")
+    assert env_steps.tolist() == [128.0, 256.0] and values.tolist() == [-3.0, -1.5]

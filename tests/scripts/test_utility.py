@@ -1,5 +1,7 @@
 """Tests for typed `--set` overrides of keys whose default is None."""
 
+import re
+
 import pytest
 
 from agents.scripts import configs, utility
@@ -25,21 +27,33 @@ def test_optional_keys_accept_their_type_and_none(override, key, expected):
 @pytest.mark.parametrize(
     "override, message",
     [
-        ("target_kl=abc", "Bad value for target_kl: 'abc' is a str, expected a float or None."),
-        ("value_clip=abc", "Bad value for value_clip: 'abc' is a str, expected a float or None."),
-        ("kl_cutoff_factor=[2]", "kl_cutoff_factor: '[2]' is a list, expected a float or None"),
-        ("max_grad_norm=True", "max_grad_norm: 'True' is a bool, expected a float or None"),
-        ("max_episode_steps=2.5", "max_episode_steps: '2.5' is a float, expected an int or None"),
-        ("env_wrapper=1", "env_wrapper: '1' is a int, expected a str or None"),
-        ("learning_rate=None", "learning_rate: None is not accepted, expected a float"),
+        (
+            "target_kl=abc",
+            "Bad value in --set target_kl=abc: target_kl must be a float > 0.0 or None, got 'abc'.",
+        ),
+        ("value_clip=abc", "value_clip must be a float > 0.0 or None, got 'abc'."),
+        ("kl_cutoff_factor=[2]", "kl_cutoff_factor must be a float > 1.0 or None, got [2]."),
+        ("max_grad_norm=True", "max_grad_norm must be a float > 0.0 or None, got True."),
+        ("max_episode_steps=2.5", "max_episode_steps must be an int >= 1 or None, got 2.5."),
+        ("env_wrapper=1", "env_wrapper must be one of minigrid_pixels, atari or None, got 1."),
+        ("learning_rate=None", "learning_rate must be a float > 0, got None."),
+        ("learning_rate=-1", "learning_rate must be a float > 0, got -1.0."),
+        (
+            "learning_rat=1",
+            "Bad override 'learning_rat=1': expected key=value with a config key "
+            "(did you mean learning_rate?)",
+        ),
+        ("world_size=2", "Bad override 'world_size=2'"),  # The number of ranks is no config value.
     ],
 )
 def test_wrong_type_is_a_usage_error_naming_key_value_and_type(override, message):
-    with pytest.raises(utility.UsageError, match=message.replace("[", r"\[").replace("]", r"\]")):
+    with pytest.raises(utility.UsageError, match=re.escape(message)):
         utility.apply_overrides(configs.debug(), [override])
 
 
 def test_optional_keys_are_typed_when_resuming_a_saved_config():
     saved = dict(configs.debug(), target_kl=0.01)  # As read back from config.yaml.
-    with pytest.raises(utility.UsageError, match="target_kl: 'abc'"):
+    with pytest.raises(
+        utility.UsageError, match="target_kl must be a float > 0.0 or None, got 'abc'"
+    ):
         utility.apply_overrides(saved, ["target_kl=abc"])

@@ -25,12 +25,32 @@ def trained_run(tmp_path_factory):
 def test_writes_one_video_per_episode_and_prints_returns(trained_run, tmp_path, capsys):
     outdir = str(tmp_path / "videos")
     assert visualize.main(["--logdir", trained_run, "--outdir", outdir, "--num_episodes", "2"]) == 0
-    assert sorted(os.listdir(outdir)) == ["episode-000.mp4", "episode-001.mp4"]
-    reader = imageio.get_reader(os.path.join(outdir, "episode-000.mp4"))
+    run = os.path.basename(trained_run)
+    assert sorted(os.listdir(outdir)) == [f"{run}-episode-000.mp4", f"{run}-episode-001.mp4"]
+    reader = imageio.get_reader(os.path.join(outdir, f"{run}-episode-000.mp4"))
+    assert reader.get_meta_data()["fps"] == 30  # Pendulum's render_fps.
     frames = [frame for frame in reader]  # noqa: C416 (list() asks len(), which is inf here)
     assert len(frames) == 201 and frames[0].ndim == 3  # Reset frame + 200 Pendulum steps.
     output = capsys.readouterr().out
-    assert output.count("return") == 2 and "Restored" in output
+    assert output.count("Episode") == 2 and "Restored" in output
+    assert "Mean return over 2 episodes: " in output
+    # A second call writes new files beside the first ones instead of overwriting them.
+    argv = ["--run_dir", trained_run, "--outdir", outdir, "--num_episodes", "1", "--fps", "10"]
+    assert visualize.main(argv) == 0
+    assert f"{run}-episode-000-2.mp4" in os.listdir(outdir)
+    assert (
+        imageio.get_reader(os.path.join(outdir, f"{run}-episode-000-2.mp4")).get_meta_data()["fps"]
+        == 10
+    )
+
+
+def test_eval_only_prints_mean_and_std_without_videos(trained_run, tmp_path, capsys):
+    argv = ["--run_dir", trained_run, "--eval_only", "--num_episodes", "2"]
+    assert visualize.main(argv) == 0
+    output = capsys.readouterr().out
+    assert output.count("Episode") == 2 and "->" not in output
+    assert "Mean return over 2 episodes: " in output and " +- " in output
+    assert os.listdir(tmp_path) == []
 
 
 def test_deterministic_policy_gives_same_return_for_same_seed(trained_run, tmp_path):

@@ -121,9 +121,9 @@ def test_summary_values_are_written(tmp_path):
     loop.add_phase("eval", _Scripted([[True]], [[3.0]]), steps=10, log_every=2)
     list(loop.run(max_step=4))
     values = _summaries(os.path.join(str(tmp_path), "eval"))
-    assert values["mean_score"] == [(1, 3.0), (3, 3.0)]
-    assert [v for _, v in values["loss"]] == [2.0, 4.0]
-    assert "mean_length" not in values  # The step function gave no lengths.
+    assert values["eval/mean_score"] == [(2, 3.0), (4, 3.0)]
+    assert [v for _, v in values["eval/loss"]] == [2.0, 4.0]
+    assert "eval/mean_length" not in values  # The step function gave no lengths.
 
 
 def test_mean_length_of_episodes_finished_since_the_last_log_per_phase(tmp_path):
@@ -147,9 +147,9 @@ def test_mean_length_of_episodes_finished_since_the_last_log_per_phase(tmp_path)
     assert all(report.metrics == {"x": 1.0} for report in reports)  # Lengths are no metric.
     train_values = _summaries(os.path.join(str(tmp_path), "train"))
     # The log after 4 steps counts the episodes of lengths 3 and 5; the next one, 2 and 8.
-    assert [v for _, v in train_values["mean_length"]] == [4.0, 5.0]
+    assert [v for _, v in train_values["train/mean_length"]] == [4.0, 5.0]
     eval_values = _summaries(os.path.join(str(tmp_path), "eval"))
-    assert [v for _, v in eval_values["mean_length"]] == [4.0]
+    assert [v for _, v in eval_values["eval/mean_length"]] == [4.0]
 
 
 def test_rejects_empty_phase():
@@ -199,3 +199,47 @@ def test_a_save_cut_short_never_becomes_the_latest_checkpoint(tmp_path, monkeypa
     step, weight = tf.Variable(0, dtype=tf.int64), tf.Variable(0.0)
     resumed = tools.Loop(logdir, step, tf.train.Checkpoint(step=step, weight=weight))
     assert resumed.step == 4 and weight.numpy() == 4.0
+
+
+def test_count_phase_numbers_summaries_and_checkpoints_by_its_env_steps(tmp_path):
+    # Turns of 4 train steps and 2 eval steps, one env: eval summaries sit at the train step
+    # they follow, and checkpoints count train steps only.
+    logdir = str(tmp_path)
+    step = tf.Variable(0, dtype=tf.int64)
+    loop = tools.Loop(logdir, step, tf.train.Checkpoint(step=step), count_phase="train")
+    loop.add_phase("train", _Scripted([[True]], [[1.0]]), steps=4, log_every=4, checkpoint_every=4)
+    loop.add_phase("eval", _Scripted([[True]], [[2.0]]), steps=2, log_every=2)
+    list(loop.run(max_step=12))
+    assert loop.step == 12 and loop.count == 8
+    train_values = _summaries(os.path.join(logdir, "train"))
+    eval_values = _summaries(os.path.join(logdir, "eval"))
+    assert [s for s, _ in train_values["train/mean_score"]] == [4, 8]
+    assert eval_values["eval/mean_score"] == [(4, 2.0), (8, 2.0)]
+    checkpoints = loop.checkpoint_manager.checkpoints
+    assert [os.path.basename(c) for c in checkpoints] == ["ckpt-4", "ckpt-8"]
+
+
+def test_tag_function_renames_and_skips_summaries(tmp_path):
+    def tag(phase, name):
+        return None if name == "loss" else f"custom/{phase}_{name}"
+
+    loop = tools.Loop(str(tmp_path), tag=tag)
+    loop.add_phase("train", _Scripted([[True]], [[3.0]]), steps=10, log_every=1)
+    list(loop.run(max_step=1))
+    assert set(_summaries(os.path.join(str(tmp_path), "train"))) == {"custom/train_mean_score"}
+
+
+def test_array_metrics_are_written_as_histograms(tmp_path):
+    from tensorflow.python.summary.summary_iterator import summary_iterator
+
+    def step_fn(reset):
+        return np.array([False]), np.zeros(1), {"action": np.array([1.0, 2.0, 2.0, 5.0])}
+
+    loop = tools.Loop(str(tmp_path))
+    loop.add_phase("train", step_fn, steps=10, log_every=1)
+    list(loop.run(max_step=1))
+    (path,) = glob.glob(os.path.join(str(tmp_path), "train", "events*"))
+    values = [v for event in summary_iterator(path) for v in event.summary.value]
+    (histogram,) = [v for v in values if v.tag == "train/action"]
+    buckets = tf.make_ndarray(histogram.tensor)  # [bucket, (left, right, count)]
+    assert buckets[:, 2].sum() == 4 and buckets[0, 0] == 1.0 and buckets[-1, 1] == 5.0

@@ -1,0 +1,168 @@
+"""The Python API: `from agents import train, load_policy`.
+
+```python
+from agents import train, load_policy
+
+result = train("pendulum", logdir="logdir", seed=0, train_steps=20_000)
+print(result.run_dir, result.eval_score)
+policy = load_policy(result.run_dir)
+action = policy(observation)  # One observation, or a batch.
+```
+
+`train` runs what `python -m agents.scripts.train` runs, in this process, and raises instead of
+exiting; `load_policy` reads the SavedModel that training exports.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import tempfile
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+API_NAMESPACE = "agents_api"  # Gymnasium namespace of environments given as callables.
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainResult:
+    """What `train` returns; usable as a path (`os.fspath(result)` is the run directory).
+
+    Attributes:
+        run_dir: The run directory (config.yaml, summaries, checkpoints, policy/, metrics.jsonl).
+        env_steps: Training env steps made.
+        eval_score: Mean score of the last evaluation phase (nan if no episode finished).
+        exit_status: 0, or 128 + the signal that stopped training (a checkpoint was saved).
+    """
+
+    run_dir: str
+    env_steps: int
+    eval_score: float
+    exit_status: int = 0
+
+    def __fspath__(self) -> str:
+        return self.run_dir
+
+    def __str__(self) -> str:
+        return self.run_dir
+
+
+def train(
+    config: str | Mapping[str, Any] = "pendulum",
+    logdir: str = "logdir",
+    seed: int = 0,
+    env: str | Callable[[], Any] | None = None,
+    verbose: bool = False,
+    **overrides: Any,
+) -> TrainResult:
+    """Train an agent and export its policy; returns the run directory and the final eval score.
+
+    Args:
+        config: A config name (`python -m agents.scripts.train --help` lists them), the path of
+            a `config.yaml`, or a dict of config keys (keys it lacks take their defaults).
+        logdir: Parent directory of the run directory.
+        seed: Seed of networks, action sampling and environments.
+        env: A gymnasium id, or a callable returning a gymnasium environment (stepped in this
+            process; registered with gymnasium as `agents_api/<name>-v0`).
+        verbose: Show TensorFlow's log lines.
+        **overrides: Config keys to set, e.g. `learning_rate=1e-3`.
+
+    Returns:
+        A `TrainResult`.
+
+    Raises:
+        ValueError: A config name, key or value is invalid (the message names it).
+        RuntimeError: An environment failed or training met a non-finite value.
+    """
+    from agents.scripts import train as script
+    from agents.scripts import utility
+    from agents.scripts.metrics_log import read_metrics
+    from agents.tools import mpi
+
+    if env is not None:
+        overrides["env"] = env if isinstance(env, str) else _register(env, overrides)
+    with tempfile.TemporaryDirectory() as temp:
+        name = _config_argument(config, temp)
+        argv = [f"--config={name}", f"--logdir={logdir}", f"--seed={seed}"]
+        if overrides:
+            argv += ["--set", *[f"{key}={value!r}" for key, value in overrides.items()]]
+        args = script.parse_args(argv + (["--verbose"] if verbose else []))
+        try:
+            run_dirs = set(os.listdir(logdir)) if os.path.isdir(logdir) else set()
+            status = script.train(args, mpi.init_world())
+        except utility.UsageError as error:
+            raise ValueError(str(error)) from None
+        except script.TrainingError as error:
+            raise RuntimeError(str(error)) from None
+    (run,) = set(os.listdir(logdir)) - run_dirs
+    run_dir = os.path.join(logdir, run)
+    records = read_metrics(run_dir)
+    evals = [r for r in records if r["phase"] == "eval"]
+    score = evals[-1]["score"] if evals and evals[-1]["score"] is not None else float("nan")
+    steps = records[-1]["env_steps"] if records else 0
+    return TrainResult(run_dir, steps, float(score), status)
+
+
+class Policy:
+    """A trained policy: maps one observation or a batch to deterministic actions (numpy).
+
+    Attributes:
+        saved_model: The loaded SavedModel (its `serving_default` signature, `step` and
+            `initial_state` for recurrent policies).
+    """
+
+    def __init__(self, saved_model: Any) -> None:
+        self.saved_model = saved_model
+
+    def __call__(self, observation: Any) -> np.ndarray:
+        """Actions for `observation`: one observation `[*shape]` or a batch `[batch, *shape]`."""
+        return self.saved_model(np.asarray(observation, np.float32)).numpy()
+
+
+def load_policy(run_dir: str) -> Policy:
+    """The policy a training run exported to `<run_dir>/policy` (or a SavedModel directory).
+
+    Raises:
+        FileNotFoundError: There is no exported policy there.
+    """
+    import tensorflow as tf
+
+    path = os.path.join(run_dir, "policy")
+    if not os.path.isfile(os.path.join(path, "saved_model.pb")):
+        path = run_dir
+    if not os.path.isfile(os.path.join(path, "saved_model.pb")):
+        raise FileNotFoundError(
+            f"No exported policy in {run_dir!r}: training writes <run dir>/policy when it ends."
+        )
+    return Policy(tf.saved_model.load(path))
+
+
+def _config_argument(config: str | Mapping[str, Any], temp: str) -> str:
+    """`--config`'s value: a name or path as given, a dict written to a config.yaml."""
+    if isinstance(config, str):
+        return config
+    from agents.scripts import configs, utility
+
+    unknown = sorted(set(config) - set(configs.default()))
+    if unknown:
+        raise ValueError(f"Unknown config keys: {', '.join(unknown)}.")
+    full = {**configs.default(), **config}
+    path = os.path.join(temp, "config.yaml")
+    utility.save_config(full, temp, "custom")
+    return path
+
+
+def _register(make_env: Callable[[], Any], overrides: Mapping[str, Any]) -> str:
+    """Register a callable as a gymnasium environment; returns its id."""
+    import gymnasium as gym
+
+    if overrides.get("env_processes"):
+        raise ValueError("An env given as a callable steps in this process: env_processes=False.")
+    name = re.sub(r"[^A-Za-z0-9_]", "", getattr(make_env, "__name__", "")) or "env"
+    env_id = f"{API_NAMESPACE}/{name}-v0"
+    gym.registry.pop(env_id, None)  # A new callable of the same name replaces the old one.
+    gym.register(env_id, entry_point=make_env)
+    return env_id

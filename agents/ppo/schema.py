@@ -1,0 +1,262 @@
+"""The config schema: every key of a training config, with its type, accepted values and doc.
+
+The one place that says what a config may hold. Validation, `--set` parsing, `--help` and README's
+config table are generated from it; task configs in `agents/scripts/configs.py` state only what
+differs from these defaults. Plain Python, so a bad value is reported before TensorFlow loads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+AGENTS = ("ppo", "rnd_ppo")
+
+
+@dataclass(frozen=True)
+class Key:
+    """One config key.
+
+    Attributes:
+        name: The key, as in `config.yaml` and `--set`.
+        default: Its value in the `default` config.
+        doc: One line saying what it does.
+        type: int, float, bool, str or list (of `item` values); taken from `default` when None.
+        optional: None is accepted too (it turns the setting off).
+        low: Smallest accepted number (or list item), if any.
+        high: Largest accepted number, if any.
+        open_low: `low` itself is not accepted (> instead of >=).
+        choices: The accepted strings, if the set is closed.
+        item: Type of a list's items.
+        agents: The agents that read the key; `config.yaml` of a run holds only its agent's keys.
+    """
+
+    name: str
+    default: Any
+    doc: str
+    type: type | None = None
+    optional: bool = False
+    low: float | None = None
+    high: float | None = None
+    open_low: bool = False
+    choices: tuple[str, ...] | None = None
+    item: type | None = None
+    agents: tuple[str, ...] = AGENTS
+
+
+def _positive(name, default, doc, **kwargs) -> Key:
+    return Key(
+        name,
+        default,
+        doc,
+        low=0 if isinstance(default, float) else 1,
+        open_low=isinstance(default, float),
+        **kwargs,
+    )
+
+
+def _unit(name: str, default: float, doc: str, **kwargs: Any) -> Key:
+    """A float in [0, 1]."""
+    return Key(name, default, doc, type=float, low=0.0, high=1.0, **kwargs)
+
+
+_PPO = ("ppo",)
+_PIXEL = ("rnd_ppo",)
+_NETWORKS = (
+    "auto",
+    "feed_forward_gaussian",
+    "feed_forward_categorical",
+    "feed_forward_multi_categorical",
+    "recurrent_gaussian",
+)
+
+GROUPS: dict[str, tuple[Key, ...]] = {
+    "env": (
+        Key("env", "Pendulum-v1", "Gymnasium environment id."),
+        Key(
+            "env_wrapper",
+            None,
+            "Pixel preprocessing.",
+            str,
+            True,
+            choices=("minigrid_pixels", "atari"),
+        ),
+        Key("max_episode_steps", None, "Time limit; None keeps the registered one.", int, True, 1),
+        _positive("num_agents", 16, "Training environments per process, stepped as one batch."),
+        _positive("eval_agents", 8, "Evaluation environments per process."),
+        Key("env_processes", False, "Step each environment in its own process."),
+    ),
+    "schedule": (
+        _positive("train_steps", 100_000, "Training env steps of the run (all ranks)."),
+        _positive("train_every", 10_000, "Training env steps between evaluation phases."),
+        _positive("eval_steps", 1_600, "Env steps of each evaluation phase."),
+        _positive("log_every", 2_048, "Training env steps between TensorBoard summaries."),
+        _positive("checkpoint_every", 20_000, "Training env steps between checkpoints."),
+    ),
+    "network": (
+        Key("agent", "ppo", "ppo, or rnd_ppo: the CNN+GRU pixel agent with RND.", choices=AGENTS),
+        Key("network", "auto", "auto picks by the action space.", choices=_NETWORKS, agents=_PPO),
+        Key(
+            "policy_layers",
+            [64, 64],
+            "Hidden layer sizes of the policy.",
+            item=int,
+            low=1,
+            agents=_PPO,
+        ),
+        Key(
+            "value_layers",
+            [64, 64],
+            "Hidden layer sizes of the value function.",
+            item=int,
+            low=1,
+            agents=_PPO,
+        ),
+        Key("activation", "tanh", "Keras activation of the hidden layers.", agents=_PPO),
+        _positive("init_std", 1.0, "Initial std of Gaussian policies.", agents=_PPO),
+        Key(
+            "init_output_factor",
+            0.01,
+            "Scale of the policy output layer's initial weights.",
+            low=0.0,
+            agents=_PPO,
+        ),
+        _positive("recurrent_units", 64, "GRU units of recurrent_gaussian.", agents=_PPO),
+    ),
+    "optimization": (
+        Key("optimizer", "adam", "Keras optimizer name (adam, adamw, rmsprop, sgd, ...)."),
+        _positive("learning_rate", 3e-4, "Step size of the optimizer."),
+        Key(
+            "learning_rate_schedule",
+            "constant",
+            "linear decays to zero at train_steps.",
+            choices=("constant", "linear"),
+        ),
+        Key(
+            "max_grad_norm",
+            0.5,
+            "Global gradient-norm clip; None for no clipping.",
+            float,
+            True,
+            0.0,
+            open_low=True,
+        ),
+        _positive("rollout_length", 128, "Steps per environment between updates."),
+        _positive("chunk_length", 1, "Sequence length of recurrent minibatches; 1: none."),
+        _positive("update_epochs", 10, "Passes over each rollout."),
+        _positive("num_minibatches", 32, "Minibatches per pass."),
+        _unit("discount", 0.99, "Discount of the (extrinsic) return."),
+        _unit("gae_lambda", 0.95, "GAE lambda."),
+        Key("normalize_advantages", True, "Normalize advantages per rollout."),
+    ),
+    "losses": (
+        Key(
+            "policy_loss",
+            "clip",
+            "Surrogate objective.",
+            choices=("clip", "dual_clip", "kl_penalty"),
+        ),
+        _positive("clip_ratio", 0.2, "Clipping range of the probability ratio."),
+        Key(
+            "dual_clip",
+            3.0,
+            "Lower bound factor of dual_clip (Ye et al. 2020).",
+            low=1.0,
+            open_low=True,
+        ),
+        _positive("kl_target", 0.01, "Target KL of kl_penalty."),
+        _positive("kl_init_beta", 1.0, "Initial KL coefficient of kl_penalty."),
+        Key(
+            "kl_cutoff_factor",
+            None,
+            "Quadratic penalty (x1000) beyond this x kl_target.",
+            float,
+            True,
+            1.0,
+            open_low=True,
+        ),
+        Key(
+            "target_kl",
+            None,
+            "Stop an update's epochs once approx_kl > 1.5 x target_kl.",
+            float,
+            True,
+            0.0,
+            open_low=True,
+        ),
+        Key(
+            "value_clip",
+            None,
+            "Clip value predictions to this range around the old ones.",
+            float,
+            True,
+            0.0,
+            open_low=True,
+        ),
+        Key("value_coef", 0.5, "Weight of the value loss.", low=0.0),
+        Key("entropy_coef", 0.0, "Weight of the entropy bonus.", low=0.0),
+    ),
+    "normalization": (
+        Key("normalize_observ", True, "Streaming observation normalization (clip 5)."),
+        Key("normalize_reward", True, "Scale rewards by the std of the discounted return."),
+    ),
+    "pixel agent": (
+        Key(
+            "policy_size",
+            "small",
+            "Widths x1, x2 or x4.",
+            choices=("small", "normal", "large"),
+            agents=_PIXEL,
+        ),
+        _positive("hidsize", 128, "Dense layer after the convolutions.", agents=_PIXEL),
+        _positive("memsize", 128, "GRU units.", agents=_PIXEL),
+        Key("extrahid", True, "Residual layers after the GRU.", agents=_PIXEL),
+        Key("rec_gate_init", 0.0, "Bias of the GRU's gates at start.", agents=_PIXEL),
+        _unit("gamma_int", 0.99, "Discount of the non-episodic intrinsic return.", agents=_PIXEL),
+        Key(
+            "int_coef",
+            1.0,
+            "Weight of the intrinsic advantage; 0 disables RND.",
+            low=0.0,
+            agents=_PIXEL,
+        ),
+        Key("ext_coef", 2.0, "Weight of the extrinsic advantage.", low=0.0, agents=_PIXEL),
+        _positive("rnd_feature_size", 512, "Output size of RND's networks.", agents=_PIXEL),
+        Key(
+            "rnd_predictor_proportion",
+            0.25,
+            "Share of each minibatch the predictor trains on.",
+            low=0.0,
+            high=1.0,
+            open_low=True,
+            agents=_PIXEL,
+        ),
+        Key(
+            "rnd_init_steps",
+            0,
+            "Random-agent steps that start RND's observation statistics.",
+            low=0,
+            agents=_PIXEL,
+        ),
+    ),
+}
+
+KEYS: dict[str, Key] = {key.name: key for keys in GROUPS.values() for key in keys}
+GROUP_OF: dict[str, str] = {key.name: group for group, keys in GROUPS.items() for key in keys}
+# Keys of older config.yaml files that are no config values any more: read and dropped.
+RETIRED = ("world_size",)
+
+
+def defaults() -> dict[str, Any]:
+    """The `default` config: every key with its default (lists copied)."""
+    return {name: list(k.default) if k.item else k.default for name, k in KEYS.items()}
+
+
+def keys_of(agent: str) -> list[str]:
+    """The keys that `agent` reads, in schema order."""
+    return [name for name, key in KEYS.items() if agent in key.agents]
+
+
+def type_of(key: Key) -> type:
+    """The type of a key's values (besides None for optional keys)."""
+    return key.type or (list if key.item else type(key.default))

@@ -1,0 +1,91 @@
+"""The command line of training: flags with their defaults, and help generated from the schema.
+
+`--help` lists every flag with its default, every named config with its first doc line, and every
+config key by group with its default, what it accepts and what it does.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from agents.ppo import schema, validate
+from agents.scripts import configs
+
+
+def training_parser(description: str) -> argparse.ArgumentParser:
+    """The parser of `python -m agents.scripts.train`."""
+    parser = argparse.ArgumentParser(
+        prog="python -m agents.scripts.train",
+        description=description,
+        epilog=configs_help() + "\n\n" + keys_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--config",
+        required=True,
+        help="A config named below, or the path of a config.yaml (e.g. of an earlier run).",
+    )
+    parser.add_argument(
+        "--logdir",
+        default="logdir",
+        help="Parent directory of run directories (default: %(default)s).",
+    )
+    parser.add_argument(
+        "--timestamp", help="Resume the run <logdir>/<timestamp>-<config> from its checkpoint."
+    )
+    parser.add_argument(
+        "--env_processes", action="store_true", help="Step each environment in its own process."
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="Seed of networks, sampling and envs (default: 0)."
+    )
+    parser.add_argument(
+        "--set",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="KEY=VALUE",
+        help="Override config keys (listed below), e.g. --set learning_rate=1e-3 num_agents=8.",
+    )
+    parser.add_argument("--verbose", action="store_true", help="Show TensorFlow's own log lines.")
+    return parser
+
+
+def configs_help() -> str:
+    """One line per named config: its name and the first line of its docstring."""
+    lines = ["configs:"]
+    for name in sorted(configs.CONFIGS):
+        doc = (configs.CONFIGS[name].__doc__ or "").strip().splitlines()
+        lines.append(f"  {name:<14} {doc[0] if doc else ''}")
+    return "\n".join(lines)
+
+
+def keys_help() -> str:
+    """Every config key by group: `name = default  (accepted)  doc`."""
+    lines = ["config keys (--set KEY=VALUE; defaults of the `default` config):"]
+    for group, keys in schema.GROUPS.items():
+        lines.append(f"  {group}:")
+        for key in keys:
+            lines.append(f"    {key.name} = {key.default!r}  ({validate.accepted(key)})")
+            lines.append(f"        {key.doc}")
+    return "\n".join(lines)
+
+
+README_BEGIN = "<!-- config table: python -m agents.scripts.cli -->"
+README_END = "<!-- end of config table -->"
+
+
+def markdown_table() -> str:
+    """README's config table: one row per key, grouped, generated from the schema."""
+    rows = ["| group | key | default | accepted | meaning |", "| --- | --- | --- | --- | --- |"]
+    for group, keys in schema.GROUPS.items():
+        for key in keys:
+            default = f"`{key.default!r}`"
+            rows.append(
+                f"| {group} | `{key.name}` | {default} | {validate.accepted(key)} | {key.doc} |"
+            )
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(markdown_table())  # README's config table, between README_BEGIN and README_END.

@@ -1,0 +1,138 @@
+"""Tests for the training command line: help, `--set`, config files, and answers before TF loads."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from agents.ppo import schema
+from agents.scripts import train, utility
+from tests.scripts.capture import run_main
+
+
+def _cli(*argv):
+    """The training command in a child process: (exit status, stdout, stderr, seconds)."""
+    code = (
+        "import sys, time; from agents.scripts import train; start = time.perf_counter(); "
+        "code = train.main(sys.argv[1:]); "
+        "print('tensorflow loaded' if 'tensorflow' in sys.modules else 'no tensorflow', "
+        "file=sys.stderr); sys.exit(code)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120
+    )
+    return result.returncode, result.stdout, result.stderr
+
+
+def test_help_lists_flags_with_defaults_configs_and_keys():
+    result = subprocess.run(
+        [sys.executable, "-m", "agents.scripts.train", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0
+    assert "--seed SEED" in result.stdout and "(default: 0)" in result.stdout
+    assert "--logdir LOGDIR" in result.stdout and "(default: logdir)" in result.stdout
+    assert "  pendulum       Pendulum-v1 in 100k env steps" in result.stdout
+    assert "    learning_rate = 0.0003  (a float > 0)" in result.stdout
+    assert "  pixel agent:" in result.stdout
+    for key in schema.KEYS:
+        assert f"    {key} = " in result.stdout, key
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("learning_rate=-1", "learning_rate must be a float > 0, got -1.0."),
+        ("num_minibatches=1000", "num_minibatches 1000 exceeds the 32 sequences of a rollout"),
+        ("policy_loss=ppo2", "policy_loss must be one of clip, dual_clip, kl_penalty, got"),
+    ],
+)
+def test_bad_value_is_one_line_before_tensorflow_loads(tmp_path, override, message):
+    code, stdout, stderr = _cli("--config=debug", f"--logdir={tmp_path}", "--set", override)
+    assert code == 2 and stdout == ""
+    error, loaded = stderr.splitlines()
+    assert error.startswith("error: ") and message in error
+    assert loaded == "no tensorflow"
+    assert os.listdir(tmp_path) == []  # No run directory for a run that never started.
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """A debug run with two `--set` pairs, then a new run from its config.yaml."""
+    logdir = str(tmp_path_factory.mktemp("logdir"))
+    argv = ["--config=debug", f"--logdir={logdir}", "--set", "learning_rate=0.001", "seed=1"]
+    assert run_main(train.main, argv)[0] == 2  # seed is a flag, not a config key.
+    argv[-1] = "max_episode_steps=50"
+    first = run_main(train.main, argv)
+    (first_dir,) = [os.path.join(logdir, name) for name in os.listdir(logdir)]
+    second_logdir = str(tmp_path_factory.mktemp("second"))
+    config_path = os.path.join(first_dir, "config.yaml")
+    argv = [f"--config={config_path}", f"--logdir={second_logdir}", "--set", "train_steps=128"]
+    second = run_main(train.main, argv)
+    (second_dir,) = [os.path.join(second_logdir, name) for name in os.listdir(second_logdir)]
+    return first, first_dir, second, second_dir
+
+
+def _saved(run_dir):
+    with open(os.path.join(run_dir, "config.yaml")) as handle:
+        return yaml.safe_load(handle)
+
+
+def test_set_takes_several_pairs_and_config_yaml_holds_the_agents_keys(runs):
+    (code, _, _), run_dir = runs[0], runs[1]
+    assert code == 0
+    saved = _saved(run_dir)
+    assert saved["world_size"] == 1 and saved["name"] == "debug"
+    config = saved["config"]
+    assert config["learning_rate"] == 0.001 and config["max_episode_steps"] == 50
+    assert set(config) == set(schema.keys_of("ppo"))  # No pixel-agent keys, no world_size.
+
+
+def test_a_saved_config_yaml_starts_a_new_run(runs):
+    first_dir, (code, stdout, _), second_dir = runs[1], runs[2], runs[3]
+    assert code == 0, stdout
+    assert os.path.basename(second_dir).endswith("-debug")
+    first, second = _saved(first_dir)["config"], _saved(second_dir)["config"]
+    assert second == {**first, "train_steps": 128}
+    assert stdout.splitlines()[-1] == f"Done: 128 env steps in {second_dir}."
+
+
+def test_old_config_yaml_with_world_size_and_fewer_keys_is_read(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump({"name": "old", "config": {"world_size": 2, "env": "X-v0"}}))
+    name, config, world_size = utility.read_config_file(str(path))
+    assert (name, world_size, config.env) == ("old", 2, "X-v0")
+    assert "world_size" not in config and config.hidsize == 128  # Missing keys: defaults.
+    path.write_text(yaml.safe_dump({"name": "old", "config": {"lerning_rate": 1.0}}))
+    with pytest.raises(utility.UsageError, match="Unknown config keys in .*: lerning_rate"):
+        utility.read_config_file(str(path))
+
+
+def test_console_is_quiet_unless_verbose(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    command = [sys.executable, "-m", "agents.scripts.train", "--config=debug"]
+    command += [f"--logdir={tmp_path}", "--set", "max_episode_steps=50"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""  # No TensorFlow, absl or Python warning lines.
+    assert result.stdout.splitlines()[-1].startswith("Done: 256 env steps")
+
+
+@pytest.mark.parametrize("verbose, user_level, level", [(False, None, "3"), (True, None, None),
+                                                        (False, "1", "1")])  # fmt: skip
+def test_log_level_is_set_before_tensorflow_loads_unless_verbose_or_set(verbose, user_level, level):
+    from agents.scripts import console
+
+    env = {k: v for k, v in os.environ.items() if k != console.LOG_LEVEL}
+    if user_level:
+        env[console.LOG_LEVEL] = user_level
+    code = (
+        "import os; from agents.scripts import console; "
+        f"console.import_tensorflow({verbose}); print(os.environ.get(console.LOG_LEVEL))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert result.stdout.strip() == str(level)
