@@ -1,0 +1,59 @@
+"""Helpers of the benchmarks that compare whole processes: the machine line and a timed command.
+
+The per-run helpers (`run_child`, `table`, ...) live in `learning.py`; the other scripts import them
+from there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import time
+
+
+def machine_line(seconds: float | None = None) -> str:
+    """Date, CPUs, load and Python of this machine (and the benchmark's total time), one line."""
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    cpu = _cpu_model()
+    line = (
+        f"{time.strftime('%Y-%m-%d %H:%M')} | {os.cpu_count()} CPUs{f' ({cpu})' if cpu else ''}, "
+        f"load {load} | Python {platform.python_version()}"
+    )
+    return line if seconds is None else f"{line} | {seconds:.0f} s in all"
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def timed_process(command: list[str], log_path: str) -> tuple[str, float]:
+    """Runs `command`; returns (its stdout, wall seconds from spawn to exit).
+
+    Its stderr goes to `log_path`.
+
+    Raises:
+        RuntimeError: The command failed; the message holds the tail of its log.
+    """
+    with open(log_path, "w") as log:
+        start = time.perf_counter()
+        result = subprocess.run(command, stdout=subprocess.PIPE, stderr=log, text=True)
+        seconds = time.perf_counter() - start
+    if result.returncode:
+        with open(log_path) as log:
+            tail = "".join(log.readlines()[-20:])
+        raise RuntimeError(f"{' '.join(command)} exited with {result.returncode}:\n{tail}")
+    return result.stdout, seconds
+
+
+def last_json(stdout: str) -> dict:
+    """The JSON object on the last line of a child's stdout."""
+    return json.loads(stdout.strip().splitlines()[-1])
