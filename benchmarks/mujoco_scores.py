@@ -1,0 +1,243 @@
+"""MuJoCo benchmark: final scores of the MuJoCo configs over seeds, against published PPO.
+
+Each (task, seed) trains in a fresh child process (`--child`) from `configs.<task>()` with
+`Session(config, run_dir, seed)`, for the config's `train_steps` or `--steps` (which also becomes
+`train_steps`, so a linear learning rate still decays to zero at the end), stopping at the last
+whole rollout within that budget; then the deterministic policy plays 20 fresh episodes. Wall time
+is the training loop's, its eval phases and tracing included; env steps/s is training env steps
+over it. `--parallel N` runs N children at once, each with its share of the cores for TensorFlow
+(wall times then depend on N: say which was used).
+
+Targets (issue 11; at 1M env steps): the mean over seeds at least HalfCheetah-v5 4,200,
+Hopper-v5 2,500, Walker2d-v5 3,000, Ant-v5 1,500, Reacher-v5 -6, and no seed collapsed (each at
+least half the target: -12 for Reacher). Humanoid-v5 has none. Prints a table per run, a summary
+per task and PASS/FAIL lines; writes `<out>/mujoco.md`, `<out>/mujoco_<task>.png` (mean and
+min-max over seeds of the eval curve) and keeps the runs under `<out>/runs`. Exits 1 on FAIL.
+
+Not called `mujoco.py` (as issue 11 has it): a script's folder is first on `sys.path`, and a
+`benchmarks/mujoco.py` would shadow the `mujoco` package for every benchmark and child process that
+makes a MuJoCo env from here (`sb3_driver.py` and `vs_sb3.py` on HalfCheetah, and this one).
+
+Run: `python benchmarks/mujoco_scores.py [--tasks cheetah hopper walker ant reacher] [--seeds 3]
+[--steps N] [--parallel 1] [--out benchmarks/out]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import os
+import resource
+import statistics
+import sys
+import time
+from typing import NamedTuple
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import machine_line  # noqa: E402
+from learning import DEFAULT_OUT, EVAL_EPISODES, RUN_COLUMNS, run_child, table  # noqa: E402
+
+
+class Target(NamedTuple):
+    env: str
+    mean_eval: float | None  # Over seeds; None: no target, report only.
+
+    def collapse(self) -> float:
+        """The score each seed must reach: half the target (twice it, for a negative one)."""
+        return self.mean_eval / 2 if self.mean_eval > 0 else self.mean_eval * 2
+
+
+TARGETS = {
+    "cheetah": Target("HalfCheetah-v5", 4_200.0),
+    "hopper": Target("Hopper-v5", 2_500.0),
+    "walker": Target("Walker2d-v5", 3_000.0),
+    "ant": Target("Ant-v5", 1_500.0),
+    "reacher": Target("Reacher-v5", -6.0),
+    "humanoid": Target("Humanoid-v5", None),
+}
+DEFAULT_TASKS = ["cheetah", "hopper", "walker", "ant", "reacher"]
+TASK_COLUMNS = (
+    ("env steps", "{env_steps:,}"),
+    ("mean eval", "{mean_eval:.1f}"),
+    ("median eval", "{median_eval:.1f}"),
+    ("worst eval", "{worst_eval:.1f}"),
+    ("median env steps/s", "{steps_per_second:,.0f}"),
+)
+
+
+def child(task: str, seed: int, steps: int, threads: int, run_dir: str) -> dict[str, float]:
+    """Train and evaluate one run in this process; `steps` 0 keeps the config's budget."""
+    import tensorflow as tf
+
+    from agents.scripts import configs, session
+
+    if threads:  # Before TensorFlow runs an op.
+        tf.config.threading.set_intra_op_parallelism_threads(threads)
+        tf.config.threading.set_inter_op_parallelism_threads(threads)
+    config = getattr(configs, task)()
+    if steps:
+        config.update(train_steps=steps, train_every=min(config["train_every"], steps))
+    train_call = config["rollout_length"] * config["num_agents"]
+    run = session.Session(config, run_dir, seed)
+    try:
+        start = time.perf_counter()
+        reports = list(run.loop(lambda: run.env_steps + train_call > config["train_steps"]))
+        seconds = time.perf_counter() - start
+        scores = run.evaluate(EVAL_EPISODES)
+    finally:
+        run.close()
+    return dict(
+        env_steps=run.env_steps,
+        eval_mean=statistics.fmean(scores),
+        eval_std=statistics.pstdev(scores),
+        seconds=seconds,
+        steps_per_second=run.env_steps / seconds,
+        call_steps_per_second=statistics.median(
+            [r.metrics["env_steps_per_second"] for r in reports if r.phase == "train"] or [0.0]
+        ),
+        rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # KiB on Linux.
+    )
+
+
+def summarize(runs: list[dict[str, float]]) -> dict[str, float]:
+    evals = [run["eval_mean"] for run in runs]
+    return dict(
+        env_steps=max(run["env_steps"] for run in runs),
+        mean_eval=statistics.fmean(evals),
+        median_eval=statistics.median(evals),
+        worst_eval=min(evals),
+        steps_per_second=statistics.median(run["steps_per_second"] for run in runs),
+    )
+
+
+def checks(task: str, summary: dict[str, float]) -> list[tuple[bool, str]]:
+    """(passed, description) of each target of `task`."""
+    target = TARGETS[task]
+    if target.mean_eval is None:
+        return []
+    mean, worst, steps = summary["mean_eval"], summary["worst_eval"], summary["env_steps"]
+    return [
+        (mean >= target.mean_eval, f"{target.env} mean eval {mean:.1f} >= {target.mean_eval:g}"),
+        (
+            worst >= target.collapse(),
+            f"{target.env} worst seed {worst:.1f} >= {target.collapse():g} (at {steps:,} steps)",
+        ),
+    ]
+
+
+def save_curves(task: str, run_dirs: dict[int, str], runs: dict[int, dict], out: str) -> str:
+    """Saves a PNG of the eval curve over seeds (mean, min-max band); returns its path.
+
+    Each seed's curve is its eval `mean_score` summaries, then the final evaluation; the seeds are
+    put on the grid of the env steps they share.
+    """
+    from matplotlib.figure import Figure
+
+    from agents.scripts import plot
+
+    curves = []
+    for seed, path in run_dirs.items():
+        # A run stopped before its first eval phase has no eval summaries, only the final score.
+        empty = np.zeros([0]), np.zeros([0])
+        steps, scores = plot.read_curve(path, "eval") if plot.has_events(path, "eval") else empty
+        curves.append(
+            (np.append(steps, runs[seed]["env_steps"]), np.append(scores, runs[seed]["eval_mean"]))
+        )
+    grid = np.array(sorted(set.intersection(*(set(steps.tolist()) for steps, _ in curves))))
+    values = np.array([[dict(zip(s.tolist(), v))[x] for x in grid] for s, v in curves])
+    figure = Figure(figsize=(7, 4.5), layout="constrained")
+    axes = figure.add_subplot()
+    axes.plot(grid, values.mean(0), marker="." if len(grid) < 30 else None, label="mean")
+    axes.fill_between(grid, values.min(0), values.max(0), alpha=0.25, label="min-max")
+    target = TARGETS[task].mean_eval
+    if target is not None:
+        axes.axhline(target, color="gray", linestyle="--", linewidth=1, label=f"target {target:g}")
+    seeds = f"{len(curves)} seed{'s' if len(curves) > 1 else ''}"
+    title = f"{TARGETS[task].env}, {seeds}: deterministic eval return"
+    axes.set(title=title, xlabel="env steps", ylabel="eval return")
+    axes.grid(alpha=0.3)
+    axes.legend()
+    path = os.path.join(out, f"mujoco_{task}.png")
+    figure.savefig(path, dpi=100)
+    return path
+
+
+def report(results: dict[str, dict[int, dict]], seconds: float, parallel: int) -> tuple[str, bool]:
+    """The markdown report of all runs, and whether every target passed."""
+    runs, tasks, lines = [], [], []
+    for task, by_seed in results.items():
+        for seed, run in sorted(by_seed.items()):
+            runs.append([task, str(seed)] + [form.format(**run) for _, form in RUN_COLUMNS])
+        summary = summarize(list(by_seed.values()))
+        tasks.append([task] + [form.format(**summary) for _, form in TASK_COLUMNS])
+        lines += checks(task, summary)
+    info = f"{machine_line(seconds)} | {parallel} run(s) at a time"
+    sections = [
+        info,
+        table(["task", "seed"] + [name for name, _ in RUN_COLUMNS], runs),
+        table(["task"] + [name for name, _ in TASK_COLUMNS], tasks),
+        "\n".join(f"{'PASS' if passed else 'FAIL'}  {text}" for passed, text in lines),
+    ]
+    return "\n\n".join(sections), all(passed for passed, _ in lines)
+
+
+def run_all(args: argparse.Namespace) -> dict[str, dict[int, dict]]:
+    """Runs every (task, seed), `args.parallel` at a time; saves each task's PNG."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    threads = max(1, (cores or 1) // args.parallel) if args.parallel > 1 else 0
+    jobs = {
+        (task, seed): os.path.join(args.out, "runs", f"mujoco-{task}-seed{seed}")
+        for task in args.tasks
+        for seed in range(args.seeds)
+    }
+    results: dict[str, dict[int, dict]] = {task: {} for task in args.tasks}
+    start = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(args.parallel) as pool:
+        futures = {
+            pool.submit(
+                run_child, __file__, [task, str(seed), str(args.steps), str(threads)], run_dir
+            ): (task, seed)
+            for (task, seed), run_dir in jobs.items()
+        }
+        for count, future in enumerate(concurrent.futures.as_completed(futures), 1):
+            task, seed = futures[future]
+            results[task][seed] = run = future.result()
+            print(
+                f"[{count}/{len(jobs)}] {task} seed {seed}: eval {run['eval_mean']:.1f} in "
+                f"{run['seconds']:.0f} s; {time.perf_counter() - start:.0f} s elapsed",
+                file=sys.stderr,
+            )
+    for task in args.tasks:
+        run_dirs = {seed: path for (name, seed), path in jobs.items() if name == task}
+        print(f"saved {save_curves(task, run_dirs, results[task], args.out)}", file=sys.stderr)
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Runs the benchmark, prints and saves the report; returns 1 if a target fails."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", nargs="+", choices=list(TARGETS), default=DEFAULT_TASKS)
+    parser.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 per task")
+    parser.add_argument("--steps", type=int, default=0, help="env steps (default: the config's)")
+    parser.add_argument("--parallel", type=int, default=1, help="children running at once")
+    parser.add_argument("--out", default=DEFAULT_OUT, help="directory of the report and runs")
+    args = parser.parse_args(argv)
+    os.makedirs(os.path.join(args.out, "runs"), exist_ok=True)
+    start = time.perf_counter()
+    results = run_all(args)
+    text, passed = report(results, time.perf_counter() - start, args.parallel)
+    with open(os.path.join(args.out, "mujoco.md"), "w") as handle:
+        handle.write(text + "\n")
+    print(text)
+    return 0 if passed else 1
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--child"]:
+        task, seed, steps, threads, run_dir = sys.argv[2:7]
+        print(json.dumps(child(task, int(seed), int(steps), int(threads), run_dir)))
+    else:
+        sys.exit(main())
