@@ -57,14 +57,23 @@ class PPO(tf.Module):
                 size, config.discount, clip=10.0, cross_replica_sum=cross_replica_sum
             )
         self.rng = tf.random.Generator.from_seed(seed)
-        self.env_steps = tf.Variable(0, dtype=tf.int64, trainable=False)
-        self.kl_beta = tf.Variable(float(config.kl_init_beta or 1.0), trainable=False)
-        self.metrics = {key: tf.Variable(0.0, trainable=False, name=key) for key in self.METRICS}
+        self.env_steps = tf.Variable(0, dtype=tf.int64, trainable=False, name="env_steps")
+        self.kl_beta = tf.Variable(
+            float(config.kl_init_beta or 1.0), trainable=False, name="kl_beta"
+        )
+        # Transient state (not checkpointed; see tests/ppo/test_checkpoint_state.py): the latest
+        # metrics, the non-finite flag, and the recurrent state and episode starts of the envs.
+        with tf.name_scope("metrics"):
+            self.metrics = {
+                key: tf.Variable(0.0, trainable=False, name=key) for key in self.METRICS
+            }
         # Set when an update met a non-finite loss or gradient (see `raise_if_nonfinite`).
         self.nonfinite = tf.Variable(0, trainable=False, name="nonfinite")
-        self.nonfinite_step = tf.Variable(0, dtype=tf.int64, trainable=False)
-        self._state = tf.Variable(self.network.initial_state(size), trainable=False)
-        self._new = tf.Variable(tf.ones([size], tf.bool), trainable=False)
+        self.nonfinite_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="nonfinite_step")
+        self._state = tf.Variable(
+            self.network.initial_state(size), trainable=False, name="recurrent_state"
+        )
+        self._new = tf.Variable(tf.ones([size], tf.bool), trainable=False, name="episode_start")
         specs = _buffer_specs(observ_space, batch_env.action, self._state)
         specs.update(self._extra_buffer_specs())
         self._buffer = RolloutBuffer(specs, config.rollout_length, size)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from agents.ppo.utility import Weights
+
 SIGNATURE_INPUT = "observation"
 SIGNATURE_OUTPUT = "action"
 
@@ -20,8 +22,8 @@ class _ExportedPolicy(tf.Module):
     def __init__(self, agent) -> None:
         super().__init__(name="policy")
         self._agent = agent
-        # Tracked explicitly: SavedModel, like checkpoints, misses nested Keras 3 layers.
-        self.weights = list(agent.network.variables)
+        # SavedModel, like checkpoints, misses nested Keras 3 layers: held as `Weights`.
+        self.weights = Weights(agent.network)
         self._shift, self._scale, self._clip = _float32_normalization(agent.observ_normalizer)
         network = agent.network
         self._observ_shape = list(agent.observation_space.shape)

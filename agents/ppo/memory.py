@@ -23,15 +23,16 @@ class RolloutBuffer(tf.Module):
     def __init__(self, specs: Mapping[str, tf.TensorSpec], length: int, batch_size: int) -> None:
         super().__init__(name="rollout_buffer")
         self.length = length
-        self._fields = {
-            key: tf.Variable(
-                tf.zeros([length, batch_size] + spec.shape.as_list(), spec.dtype),
-                trainable=False,
-                name=key,
-            )
-            for key, spec in specs.items()
-        }
-        self.index = tf.Variable(0, dtype=tf.int32, trainable=False)
+        with self.name_scope:
+            self._fields = {
+                key: tf.Variable(
+                    tf.zeros([length, batch_size] + spec.shape.as_list(), spec.dtype),
+                    trainable=False,
+                    name=key,
+                )
+                for key, spec in specs.items()
+            }
+            self.index = tf.Variable(0, dtype=tf.int32, trainable=False, name="index")
 
     def write(self, values: Mapping[str, tf.Tensor]) -> None:
         """Write fields of the current time step."""

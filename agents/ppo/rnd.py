@@ -9,6 +9,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from agents.ppo.utility import Weights
 from agents.tools.mpi import CrossReplicaSum
 from agents.tools.running_mean_std import RunningMeanStd
 
@@ -71,7 +72,7 @@ class RND(tf.Module):
     `update_observation_stats` adds every rollout's frames.
 
     All variables exist after `__init__`, and every method runs eagerly or inside `tf.function`.
-    TF checkpoints do not reliably track Keras 3 layers, so save `checkpoint_variables()`.
+    Save what `checkpointables()` returns (Keras 3 layers are held as `Weights`).
     """
 
     def __init__(
@@ -144,11 +145,11 @@ class RND(tf.Module):
             self.rng.state,
         )
 
-    def checkpoint_variables(self) -> dict:
-        """What `tf.train.Checkpoint(**rnd.checkpoint_variables())` must hold to resume."""
+    def checkpointables(self) -> dict:
+        """What `tf.train.Checkpoint(**rnd.checkpointables())` must hold to resume."""
         return {
-            "target": list(self.target.variables),
-            "predictor": list(self.predictor.variables),
+            "target": Weights(self.target),
+            "predictor": Weights(self.predictor),
             "observation_stats": self.observation_stats,
             "rng": self.rng,
         }

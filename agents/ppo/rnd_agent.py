@@ -43,7 +43,8 @@ class RNDPPO(PPO):
 
     def checkpointables(self) -> dict:
         items = super().checkpointables()
-        items.update(rnd=_Tracked(self.rnd.checkpoint_variables()), intrinsic=self.intrinsic_scaler)
+        items.update({f"rnd_{key}": value for key, value in self.rnd.checkpointables().items()})
+        items["intrinsic"] = self.intrinsic_scaler
         return items
 
     def _make_network(self, observ_space, action_space, config):
@@ -148,12 +149,3 @@ class RNDPPO(PPO):
             predictor_loss=predictor_loss,
         )
         return loss, metrics
-
-
-class _Tracked(tf.Module):
-    """Explicit variable lists for `tf.train.Checkpoint` (it misses nested Keras 3 layers)."""
-
-    def __init__(self, items: dict) -> None:
-        super().__init__(name="tracked")
-        for key, value in items.items():
-            setattr(self, key, value)

@@ -120,7 +120,12 @@ class Session:
         items = {k: v for k, v in self.agent.checkpointables().items() if k != "rng"}
         variables = [self.step]
         for item in items.values():
-            variables += [item] if isinstance(item, tf.Variable) else list(item.variables)
+            if isinstance(item, tf.Variable):
+                variables.append(item)
+            elif isinstance(item, tf.random.Generator):  # E.g. RND's mask: the same on all ranks.
+                variables.append(item.state)
+            else:
+                variables += list(item.variables)
         world.broadcast_variables(variables)
         if not world.is_root and self.step.numpy() > 0:
             self.agent.rng.reset_from_seed(self._rank_seed + self.env_steps)

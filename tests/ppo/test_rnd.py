@@ -119,11 +119,11 @@ def test_predictor_loss_is_the_masked_mean_of_the_errors():
     np.testing.assert_allclose(loss, rnd.intrinsic_reward(frames).numpy()[mask].mean(), rtol=1e-5)
 
 
-def test_checkpoint_variables_round_trip(tmp_path, trained):
+def test_checkpointables_round_trip(tmp_path, trained):
     rnd, frames, *_ = trained
-    path = tf.train.Checkpoint(**rnd.checkpoint_variables()).save(str(tmp_path / "ckpt"))
+    path = tf.train.Checkpoint(**rnd.checkpointables()).save(str(tmp_path / "ckpt"))
     restored = RND(SHAPE, feature_size=16, seed=7)
-    tf.train.Checkpoint(**restored.checkpoint_variables()).restore(path).assert_consumed()
+    tf.train.Checkpoint(**restored.checkpointables()).restore(path).assert_consumed()
     for a, b in zip(rnd.variables, restored.variables, strict=True):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(restored.intrinsic_reward(frames), rnd.intrinsic_reward(frames))
