@@ -113,13 +113,20 @@ def test_old_config_yaml_with_world_size_and_fewer_keys_is_read(tmp_path):
 
 
 def test_console_is_quiet_unless_verbose(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    env = {k: v for k, v in os.environ.items() if k not in ("TF_CPP_MIN_LOG_LEVEL", "TF_XLA_FLAGS")}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
     command = [sys.executable, "-m", "agents.scripts.train", "--config=debug"]
     command += [f"--logdir={tmp_path}", "--set", "max_episode_steps=50"]
     result = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""  # No TensorFlow, absl or Python warning lines.
     assert result.stdout.splitlines()[-1].startswith("Done: 256 env steps")
+    # The compiled update went into the persistent XLA cache, for the next start.
+    (cache,) = os.listdir(tmp_path / "cache" / "agents")
+    assert any(
+        name.startswith("xla_compile_cache")
+        for name in os.listdir(tmp_path / "cache" / "agents" / cache)
+    )
 
 
 @pytest.mark.parametrize("verbose, user_level, level", [(False, None, "3"), (True, None, None),
