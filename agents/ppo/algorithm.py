@@ -8,11 +8,12 @@ import numpy as np
 import tensorflow as tf
 from tensorflow.core.framework import attr_value_pb2
 
-from agents.ppo import advantages, losses, update
+from agents.ppo import advantages, losses, streams, update
 from agents.ppo.evaluator import Evaluator  # noqa: F401 (re-exported)
 from agents.ppo.memory import RolloutBuffer
 from agents.ppo.networks import make_network
 from agents.ppo.normalize import RewardScaler, StreamingNormalize
+from agents.ppo.streams import ValueStream
 from agents.ppo.utility import Weights, make_optimizer
 from agents.ppo.validate import validate_config
 
@@ -75,8 +76,12 @@ class PPO(tf.Module):
             self.network.initial_state(size), trainable=False, name="recurrent_state"
         )
         self._new = tf.Variable(tf.ones([size], tf.bool), trainable=False, name="episode_start")
+        self.streams = self._value_streams(config)
         specs = _buffer_specs(observ_space, batch_env.action, self._state, config.normalize_observ)
-        specs.update(self._extra_buffer_specs())
+        for stream in self.streams:
+            specs["value" + stream.key] = tf.TensorSpec([], tf.float32)
+            if stream.episodic:
+                specs["final_value" + stream.key] = tf.TensorSpec([], tf.float32)
         self._buffer = RolloutBuffer(specs, config.rollout_length, size)
         self.optimizer.build(self._trainable_variables())
         # XLA fuses the whole update (targets, epochs, minibatches, optimizer) into few kernels:
@@ -86,14 +91,34 @@ class PPO(tf.Module):
             self._train, jit_compile=cross_replica_sum is None, autograph=False
         )
 
-    # Hooks for agents with other networks or losses (see `agents.ppo.rnd_agent`).
+    # Hooks for agents with other networks, value streams or losses (see `agents.ppo.rnd_agent`).
+
+    warm_up_steps = 0  # Random-agent env steps whose frames go to `warm_up` before training.
 
     def _make_network(self, observ_space, action_space, config):
         return make_network(observ_space, action_space, config)
 
-    def _extra_buffer_specs(self) -> dict:
-        """Fields stored per step beyond the standard ones."""
+    def _value_streams(self, config) -> tuple[ValueStream, ...]:
+        """The value streams: plain PPO has one, the environment's reward."""
+        return (streams.extrinsic(config.discount),)
+
+    def _stream_values(self, output) -> dict[str, tf.Tensor]:
+        """The network output's value prediction of each stream, by stream key."""
+        return {"": output.value}
+
+    def _stream_rewards(self, data: dict, next_observ: tf.Tensor) -> tuple[dict, dict]:
+        """Rewards of each stream for a [T, B] rollout, and diagnostics of them."""
+        del next_observ
+        return {"": data["reward"]}, {}
+
+    def _extra_losses(self, batch: dict) -> dict[str, tf.Tensor]:
+        """Losses beyond policy, value and entropy, each added with weight 1."""
+        del batch
         return {}
+
+    def warm_up(self, frames) -> None:
+        """Take a random agent's frames before training (agents with `warm_up_steps`)."""
+        del frames
 
     def _trainable_variables(self) -> list:
         return list(self.network.trainable_variables)
@@ -102,25 +127,43 @@ class PPO(tf.Module):
         """Sample actions; returns (action, fields to store, new recurrent state)."""
         output = self.network(observ[:, None], self._new[:, None], self._state)
         action = output.policy.sample(seed=seed)
-        fields = dict(log_prob=output.policy.log_prob(action)[:, 0], value=output.value[:, 0])
+        fields = {"log_prob": output.policy.log_prob(action)[:, 0]}
+        fields.update({f"value{key}": v[:, 0] for key, v in self._stream_values(output).items()})
         return action[:, 0], fields, output.state
 
-    def _value(self, observ: tf.Tensor) -> tf.Tensor:
-        """Value of observations that follow the current step, from the current recurrent state."""
+    def _bootstrap(self, observ: tf.Tensor) -> dict[str, tf.Tensor]:
+        """Each stream's value of observations that follow the current step (current state)."""
         reset = tf.zeros([self._size, 1], tf.bool)
-        return self.network(self.normalize(observ)[:, None], reset, self._state).value[:, 0]
+        output = self.network(self.normalize(observ)[:, None], reset, self._state)
+        return {key: value[:, 0] for key, value in self._stream_values(output).items()}
 
     def _targets(self, data: dict, next_observ: tf.Tensor) -> tuple[dict, dict]:
-        """Adds `advantage` and `return` to the rollout; returns it and rollout diagnostics."""
-        data.update(update.rollout_targets(data, self._value(next_observ), self._config))
+        """Adds `advantage` and each stream's return to the rollout; returns it and diagnostics."""
+        rewards, metrics = self._stream_rewards(data, next_observ)
+        advantage, returns = streams.stream_targets(
+            data, rewards, self._bootstrap(next_observ), self.streams, self._config.gae_lambda
+        )
+        data.update(returns)
         if self._config.normalize_advantages:
-            data["advantage"] = advantages.normalize_advantages(data["advantage"])
-        explained = advantages.explained_variance(data["value"], data["return"])
-        return data, {"explained_variance": explained}
+            advantage = advantages.normalize_advantages(advantage)
+        data["advantage"] = advantage
+        for key in (stream.key for stream in self.streams):
+            metrics["explained_variance" + key] = advantages.explained_variance(
+                data["value" + key], data["return" + key]
+            )
+        return data, metrics
 
     def _loss(self, batch: dict):
         """Total loss and `LOSS_METRICS` (but grad_norm) of a minibatch of sequences."""
-        return update.minibatch_loss(self.network, batch, self.kl_beta, self._config)
+        return update.minibatch_loss(
+            self.network,
+            batch,
+            self.kl_beta,
+            self._config,
+            self.streams,
+            self._stream_values,
+            self._extra_losses(batch),
+        )
 
     def policy_checkpointables(self) -> dict:
         """What acting needs: the network and the observation normalizer."""
@@ -180,13 +223,20 @@ class PPO(tf.Module):
         done = terminated | truncated
         if self.reward_scaler is not None:
             reward = self.reward_scaler.scale(reward, done)
-        final_value = tf.cond(
+        keys = ["final_value" + stream.key for stream in self.streams if stream.episodic]
+
+        def final_values():  # Truncated episodes bootstrap from their final observation's value.
+            values = self._bootstrap(next_observ)
+            mask = tf.cast(truncated, tf.float32)
+            return {key: values[key[len("final_value") :]] * mask for key in keys}
+
+        finals = tf.cond(
             tf.reduce_any(truncated),
-            lambda: self._value(next_observ) * tf.cast(truncated, tf.float32),
-            lambda: tf.zeros([self._size]),
+            final_values,
+            lambda: {key: tf.zeros([self._size]) for key in keys},
         )
         self._buffer.write(
-            dict(reward=reward, terminated=terminated, truncated=truncated, final_value=final_value)
+            dict(reward=reward, terminated=terminated, truncated=truncated, **finals)
         )
         # Counted after the env step (nothing else orders them): a step that failed is not made.
         with tf.control_dependencies([reward]):
@@ -338,13 +388,11 @@ def _buffer_specs(observ_space, action: tf.Variable, state: tf.Variable, normali
         observ=tf.TensorSpec(observ_space.shape, observ_dtype),
         action=tf.TensorSpec(action.shape[1:], action.dtype),
         log_prob=tf.TensorSpec([], tf.float32),
-        value=tf.TensorSpec([], tf.float32),
         reset=tf.TensorSpec([], tf.bool),
         state=tf.TensorSpec(state.shape[1:], state.dtype),
         reward=tf.TensorSpec([], tf.float32),
         terminated=tf.TensorSpec([], tf.bool),
         truncated=tf.TensorSpec([], tf.bool),
-        final_value=tf.TensorSpec([], tf.float32),
     )
 
 

@@ -198,29 +198,3 @@ def value_loss(
         clipped_value = old_value + tf.clip_by_value(value - old_value, -clip_range, clip_range)
         squared_error = tf.maximum(squared_error, tf.square(clipped_value - returns))
     return 0.5 * tf.reduce_mean(squared_error)
-
-
-def two_head_value_loss(
-    vpred_int: TensorLike,
-    ret_int: TensorLike,
-    vpred_ext: TensorLike,
-    ret_ext: TensorLike,
-    vf_coef: TensorLike,
-) -> tf.Tensor:
-    """The value loss of RND's two value heads, intrinsic and extrinsic (Burda et al. 2018).
-
-        loss = 0.5 * vf_coef * (mean((vpred_int - ret_int)^2) + mean((vpred_ext - ret_ext)^2))
-
-    Args:
-        vpred_int: Float tensor, the intrinsic value predictions.
-        ret_int: Float tensor shaped like `vpred_int`, the intrinsic returns.
-        vpred_ext: Float tensor, the extrinsic value predictions.
-        ret_ext: Float tensor shaped like `vpred_ext`, the extrinsic returns.
-        vf_coef: Python float or scalar tensor, the weight of the value loss in the total loss.
-
-    Returns:
-        Scalar float tensor, in the dtype of `vpred_int`.
-    """
-    loss_int = value_loss(vpred_int, None, ret_int)
-    loss_ext = tf.cast(value_loss(vpred_ext, None, ret_ext), loss_int.dtype)
-    return tf.cast(vf_coef, loss_int.dtype) * (loss_int + loss_ext)

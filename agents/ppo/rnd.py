@@ -260,21 +260,3 @@ class IntrinsicRewardScaler(tf.Module):
         self.return_stats.update(returns)
         self.returns.assign(tf.concat([self.returns[None], returns], 0)[-1])
         return tf.cast(reward / tf.sqrt(self.return_stats.var + self._epsilon), tf.float32)
-
-
-def combined_advantage(
-    adv_int: TensorLike, adv_ext: TensorLike, int_coef: float = 1.0, ext_coef: float = 2.0
-) -> tf.Tensor:
-    """The advantage the policy is trained on: `int_coef * adv_int + ext_coef * adv_ext`.
-
-    Args:
-      adv_int: Advantages of the intrinsic value head (non-episodic returns).
-      adv_ext: Advantages of the extrinsic value head, shaped like `adv_int`.
-      int_coef: Weight of the intrinsic advantages.
-      ext_coef: Weight of the extrinsic advantages.
-
-    Returns:
-      Tensor in the dtype of `adv_int`.
-    """
-    adv_int = tf.convert_to_tensor(adv_int)
-    return int_coef * adv_int + ext_coef * tf.cast(adv_ext, adv_int.dtype)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from agents.ppo import advantages, losses, update
+from agents.ppo import streams
 from agents.ppo.algorithm import PPO
 from agents.ppo.cnn_gru import CnnGruPolicy
-from agents.ppo.rnd import RND, IntrinsicRewardScaler, combined_advantage
+from agents.ppo.rnd import RND, IntrinsicRewardScaler
 
 
 class RNDPPO(PPO):
@@ -65,8 +65,14 @@ class RNDPPO(PPO):
             rec_gate_init=config.rec_gate_init,
         )
 
-    def _extra_buffer_specs(self) -> dict:
-        return {"value_int": tf.TensorSpec([], tf.float32)}
+    def _value_streams(self, config):
+        return (
+            streams.extrinsic(config.discount, config.ext_coef),
+            streams.ValueStream("_int", config.gamma_int, episodic=False, coef=config.int_coef),
+        )
+
+    def _stream_values(self, output):
+        return {"": output.vpred_ext, "_int": output.vpred_int}
 
     def _trainable_variables(self) -> list:
         return list(self.network.trainable_variables) + list(self.rnd.trainable_variables)
@@ -76,76 +82,26 @@ class RNDPPO(PPO):
         fields = dict(log_prob=-output.neglogp, value=output.vpred_ext, value_int=output.vpred_int)
         return output.action, fields, output.state
 
-    def _values(self, observ):
-        reset = tf.zeros([self._size, 1], tf.bool)
-        output = self.network(observ[:, None], reset, self._state)
-        return output.vpred_ext[:, 0], output.vpred_int[:, 0]
-
-    def _value(self, observ):
-        return self._values(observ)[0]
-
-    def _targets(self, data, next_observ):
-        config = self._config
+    def _stream_rewards(self, data, next_observ):
+        """The intrinsic reward: RND's error on the next frames, scaled by its return's std."""
         next_frames = tf.concat([data["observ"][1:], next_observ[None]], 0)
         self.rnd.update_observation_stats(next_frames)
         reward_int = self.rnd.intrinsic_reward(next_frames)
-        bootstrap_ext, bootstrap_int = self._values(next_observ)
-        extrinsic = update.rollout_targets(data, bootstrap_ext, config)
-        never = tf.zeros_like(data["truncated"])
-        next_int = advantages.next_values(
-            data["value_int"], bootstrap_int, tf.zeros_like(reward_int), never
-        )
-        advantage_int = advantages.lambda_advantage(
-            self.intrinsic_scaler.scale(reward_int),
-            data["value_int"],
-            next_int,
-            never,
-            never,
-            config.gamma_int,
-            config.gae_lambda,
-        )
-        advantage = combined_advantage(
-            advantage_int, extrinsic["advantage"], config.int_coef, config.ext_coef
-        )
-        if config.normalize_advantages:
-            advantage = advantages.normalize_advantages(advantage)
-        data.update(
-            advantage=advantage,
-            next_observ=next_frames,
-            **{"return": extrinsic["return"], "return_int": advantage_int + data["value_int"]},
-        )
+        data["next_observ"] = next_frames  # The predictor trains on them.
         metrics = {
-            "explained_variance": advantages.explained_variance(data["value"], data["return"]),
-            "explained_variance_int": advantages.explained_variance(
-                data["value_int"], data["return_int"]
-            ),
             "intrinsic_reward": tf.reduce_mean(reward_int),
             "value_int": tf.reduce_mean(data["value_int"]),
             "value_ext": tf.reduce_mean(data["value"]),
         }
-        return data, metrics
+        return {"": data["reward"], "_int": self.intrinsic_scaler.scale(reward_int)}, metrics
 
-    def _loss(self, batch):
-        config = self._config
-        output = self.network(batch["observ"], batch["reset"], batch["state"])
-        log_prob = output.policy.log_prob(batch["action"])
-        policy_loss, clipfrac, kl = update.policy_objective(log_prob, batch, self.kl_beta, config)
-        value_loss = losses.two_head_value_loss(
-            output.vpred_int,
-            batch["return_int"],
-            output.vpred_ext,
-            batch["return"],
-            config.value_coef,
-        )
-        entropy = tf.reduce_mean(output.policy.entropy())
-        predictor_loss = self.rnd.predictor_loss(batch["next_observ"])
-        loss = policy_loss + value_loss - config.entropy_coef * entropy + predictor_loss
-        metrics = dict(
-            policy_loss=policy_loss,
-            value_loss=value_loss,
-            entropy=entropy,
-            approx_kl=kl,
-            clipfrac=clipfrac,
-            predictor_loss=predictor_loss,
-        )
-        return loss, metrics
+    def _extra_losses(self, batch):
+        return {"predictor": self.rnd.predictor_loss(batch["next_observ"])}
+
+    @property
+    def warm_up_steps(self) -> int:
+        return self._config.rnd_init_steps
+
+    def warm_up(self, frames) -> None:
+        """RND's observation statistics start from a random agent's frames."""
+        self.rnd.initialize_observation_stats(frames)

@@ -1,35 +1,15 @@
-"""The PPO update: targets from a rollout, sequence minibatches, and the per-minibatch loss."""
+"""The PPO update's math: sequence minibatches, the policy objective and the per-minibatch loss."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import tensorflow as tf
 
-from agents.ppo import advantages, losses
+from agents.ppo import losses
+from agents.ppo.streams import ValueStream, extrinsic
 from agents.ppo.validate import POLICY_LOSSES
-
-
-def rollout_targets(data: dict, bootstrap_value: tf.Tensor, config: Any) -> dict:
-    """Advantages and returns of a [T, B] rollout.
-
-    Truncated steps bootstrap from the value of their true final observation (`final_value`),
-    terminated steps from nothing, and the last step of the rollout from `bootstrap_value`.
-    """
-    next_value = advantages.next_values(
-        data["value"], bootstrap_value, data["final_value"], data["truncated"]
-    )
-    done = data["terminated"] | data["truncated"]
-    advantage = advantages.lambda_advantage(
-        data["reward"],
-        data["value"],
-        next_value,
-        data["terminated"],
-        done,
-        config.discount,
-        config.gae_lambda,
-    )
-    return {"advantage": advantage, "return": advantage + data["value"]}
 
 
 def to_sequences(data: dict, chunk_length: int) -> dict:
@@ -80,23 +60,52 @@ def policy_objective(log_prob, batch: dict, kl_beta: tf.Tensor, config: Any):
     return loss, clipfrac, kl
 
 
-def minibatch_loss(network, batch: dict, kl_beta: tf.Tensor, config: Any):
+def minibatch_loss(
+    network,
+    batch: dict,
+    kl_beta: tf.Tensor,
+    config: Any,
+    streams: Sequence[ValueStream] | None = None,
+    stream_values: Callable[[Any], Mapping[str, tf.Tensor]] | None = None,
+    extra_losses: Mapping[str, tf.Tensor] | None = None,
+):
     """Total loss and diagnostics of one minibatch of sequences.
 
+    The losses are a dict, weighted in one place: `policy` (1), `value` (`value_coef`; the sum of
+    every stream's value loss, each clipped by `value_clip` when set), `entropy` (`entropy_coef`,
+    of the negated entropy) and any `extra_losses` (1 each, e.g. RND's predictor).
+
+    Args:
+        network: Maps (observ, reset, state) to an output with a `policy` distribution.
+        batch: The minibatch: `observ`, `reset`, `state`, `action`, `log_prob`, `advantage`, and
+            `value{key}` and `return{key}` per stream.
+        kl_beta: The KL penalty coefficient (for `policy_loss: kl_penalty`).
+        config: `policy_loss`, `clip_ratio`, `value_clip`, `value_coef`, `entropy_coef`, ...
+        streams: The value streams (default: one extrinsic stream).
+        stream_values: Maps the network's output to the value prediction of each stream key
+            (default: `{"": output.value}`).
+        extra_losses: Further named losses of the agent, added with weight 1.
+
     Returns:
-        Tuple (loss, metrics) with scalar tensors.
+        Tuple (loss, metrics) with scalar tensors; metrics are `<name>_loss` for the policy,
+        value and extra losses, `entropy`, `approx_kl` and `clipfrac`.
     """
+    streams = streams or (extrinsic(config.discount),)
     output = network(batch["observ"], batch["reset"], batch["state"])
+    values = stream_values(output) if stream_values else {"": output.value}
     log_prob = output.policy.log_prob(batch["action"])
     policy_loss, clipfrac, kl = policy_objective(log_prob, batch, kl_beta, config)
-    value_loss = losses.value_loss(output.value, batch["value"], batch["return"], config.value_clip)
+    value_loss = sum(
+        losses.value_loss(
+            values[s.key], batch["value" + s.key], batch["return" + s.key], config.value_clip
+        )
+        for s in streams
+    )
     entropy = tf.reduce_mean(output.policy.entropy())
-    loss = policy_loss + config.value_coef * value_loss - config.entropy_coef * entropy
-    metrics = {
-        "policy_loss": policy_loss,
-        "value_loss": value_loss,
-        "entropy": entropy,
-        "approx_kl": kl,
-        "clipfrac": clipfrac,
-    }
+    terms = {"policy": policy_loss, "value": value_loss, "entropy": -entropy}
+    terms.update(extra_losses or {})
+    scales = {"value": config.value_coef, "entropy": config.entropy_coef}
+    loss = sum(scales.get(name, 1.0) * term for name, term in terms.items())
+    metrics = {f"{name}_loss": term for name, term in terms.items() if name != "entropy"}
+    metrics.update(entropy=entropy, approx_kl=kl, clipfrac=clipfrac)
     return loss, metrics

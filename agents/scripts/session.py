@@ -65,7 +65,7 @@ class Session:
             raise
         try:
             self._synchronize()
-            self._warm_up_rnd()
+            self._warm_up()
         except BaseException:
             self.close()
             raise
@@ -130,15 +130,15 @@ class Session:
         if not world.is_root and self.step.numpy() > 0:
             self.agent.rng.reset_from_seed(self._rank_seed + self.env_steps)
 
-    def _warm_up_rnd(self) -> None:
-        """A fresh RND run starts its observation statistics from `rnd_init_steps` random steps."""
-        steps = self.config.rnd_init_steps
-        if not steps or not hasattr(self.agent, "rnd") or self.step.numpy() > 0:
-            return  # Not RND, or resumed: the statistics come from the checkpoint.
+    def _warm_up(self) -> None:
+        """A fresh run gives the agent `agent.warm_up_steps` random steps (RND's statistics)."""
+        steps = self.agent.warm_up_steps
+        if not steps or self.step.numpy() > 0:
+            return  # Nothing to warm up, or resumed: the statistics come from the checkpoint.
         batch_env = self._envs[0]  # The training envs, as Python objects.
         with self._python_errors():
             for frames in exploration.random_frames(batch_env, steps, self._rank_seed):
-                self.agent.rnd.initialize_observation_stats(frames)
+                self.agent.warm_up(frames)
 
     @property
     def env_steps(self) -> int:

@@ -256,9 +256,3 @@ def test_losses_work_in_tf_function_with_unknown_size():
         expected = _naive_value_loss(*b.values(), 0.2)
         np.testing.assert_allclose(result["value"], expected, rtol=1e-5)
     assert all_losses.experimental_get_tracing_count() == 1
-
-
-def test_two_head_value_loss_hand_computed():
-    # MSE_int = (1 + 4) / 2 = 2.5, MSE_ext = (0 + 9) / 2 = 4.5; 0.5 * 0.5 * (2.5 + 4.5) = 1.75.
-    loss = losses.two_head_value_loss([1.0, 2.0], [0.0, 4.0], [3.0, -1.0], [3.0, 2.0], vf_coef=0.5)
-    np.testing.assert_allclose(loss, 1.75)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from agents.ppo.rnd import RND, IntrinsicRewardScaler, combined_advantage
+from agents.ppo.rnd import RND, IntrinsicRewardScaler
 
 SHAPE = (36, 36, 4)  # The smallest frames the conv stack accepts.
 
@@ -147,8 +147,3 @@ def test_intrinsic_reward_scaler_matches_naive_reference():
         assert actual.dtype == np.float32
         np.testing.assert_allclose(actual, reference, rtol=1e-5)
     assert scaler.return_stats.count.numpy() == 4 * 5 * 3
-
-
-def test_combined_advantage_hand_computed():
-    np.testing.assert_allclose(combined_advantage([1.0, -2.0], [0.5, 3.0]), [2.0, 4.0])
-    np.testing.assert_allclose(combined_advantage([1.0], [0.5], int_coef=0.5, ext_coef=1.0), [1.0])
