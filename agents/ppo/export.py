@@ -8,6 +8,8 @@ policies.
 
 from __future__ import annotations
 
+import types
+
 import tensorflow as tf
 
 from agents.ppo.utility import Weights
@@ -21,7 +23,9 @@ class _ExportedPolicy(tf.Module):
 
     def __init__(self, agent) -> None:
         super().__init__(name="policy")
-        self._agent = agent
+        # Not an attribute: SavedModel would walk and save the whole agent (its rollout buffer,
+        # optimizer, ...), which took most of the export's time. The policy needs only these.
+        self._network = types.SimpleNamespace(model=agent.network, normalize=agent.normalize)
         # SavedModel, like checkpoints, misses nested Keras 3 layers: held as `Weights`.
         self.weights = Weights(agent.network)
         self._shift, self._scale, self._clip = _float32_normalization(agent.observ_normalizer)
@@ -30,17 +34,21 @@ class _ExportedPolicy(tf.Module):
         self._observ_dtype = tf.as_dtype(agent.observation_space.dtype)
         observ = tf.TensorSpec([None, *self._observ_shape], tf.float32, name=SIGNATURE_INPUT)
         state = tf.TensorSpec([None, *network.initial_state(1).shape[1:]], tf.float32)
-        self.serve = tf.function(self._serve, input_signature=[observ])
+        self.serve = tf.function(self._serve, input_signature=[observ], autograph=False)
         self.__call__ = tf.function(
-            self._act_any, input_signature=[tf.TensorSpec(None, tf.float32, name=SIGNATURE_INPUT)]
+            self._act_any,
+            input_signature=[tf.TensorSpec(None, tf.float32, name=SIGNATURE_INPUT)],
+            autograph=False,
         )
         self.step = tf.function(
             self._step,
             input_signature=[observ, tf.TensorSpec([None], tf.bool, name="reset"), state],
+            autograph=False,
         )
         self.initial_state = tf.function(
             lambda batch_size: network.initial_state(batch_size),
             input_signature=[tf.TensorSpec([], tf.int32, name="batch_size")],
+            autograph=False,
         )
 
     def _serve(self, observ: tf.Tensor) -> dict[str, tf.Tensor]:
@@ -56,18 +64,18 @@ class _ExportedPolicy(tf.Module):
     def _act(self, observ: tf.Tensor) -> tf.Tensor:
         """Actions for a batch of observations, each the first step of its episode."""
         batch = tf.shape(observ)[0]
-        state = self._agent.network.initial_state(batch)
+        state = self._network.model.initial_state(batch)
         action, _ = self._step(observ, tf.ones([batch], tf.bool), state)
         return action
 
     def _step(self, observ: tf.Tensor, reset: tf.Tensor, state: tf.Tensor):
         """One step of a recurrent policy: returns (action, new state)."""
-        output = self._agent.network(self._normalize(observ)[:, None], reset[:, None], state)
+        output = self._network.model(self._normalize(observ)[:, None], reset[:, None], state)
         return output.policy.mode()[:, 0], output.state
 
     def _normalize(self, observ: tf.Tensor) -> tf.Tensor:
         if self._shift is None:  # No normalizer: pixels stay uint8 for the network to scale.
-            return self._agent.normalize(tf.cast(observ, self._observ_dtype))
+            return self._network.normalize(tf.cast(observ, self._observ_dtype))
         observ = (observ - self._shift) * self._scale
         if self._clip is not None:
             observ = tf.clip_by_value(observ, -self._clip, self._clip)
@@ -100,7 +108,9 @@ def _frozen_serving(module: _ExportedPolicy):
     frozen = convert_variables_to_constants_v2(module.serve.get_concrete_function())
     (spec,) = module.serve.input_signature
     module.frozen_serve = tf.function(
-        lambda observation: {SIGNATURE_OUTPUT: frozen(observation)[0]}, input_signature=[spec]
+        lambda observation: {SIGNATURE_OUTPUT: frozen(observation)[0]},
+        input_signature=[spec],
+        autograph=False,
     )
     return module.frozen_serve.get_concrete_function()
 

@@ -96,7 +96,9 @@ def _compiled_perform(evaluator):
 
     if not hasattr(evaluator, "_compiled_perform"):
         indices = tf.constant([0])
-        evaluator._compiled_perform = tf.function(lambda o: evaluator.perform(indices, o))
+        evaluator._compiled_perform = tf.function(
+            lambda o: evaluator.perform(indices, o), autograph=False
+        )
     return evaluator._compiled_perform
 
 
