@@ -78,6 +78,7 @@ class PPO(tf.Module):
         self._new = tf.Variable(tf.ones([size], tf.bool), trainable=False, name="episode_start")
         self.streams = self._value_streams(config)
         specs = _buffer_specs(observ_space, batch_env.action, self._state, config.normalize_observ)
+        specs["advantage"] = tf.TensorSpec([], tf.float32)  # Set by the update, for summaries.
         for stream in self.streams:
             specs["value" + stream.key] = tf.TensorSpec([], tf.float32)
             if stream.episodic:
@@ -248,6 +249,7 @@ class PPO(tf.Module):
 
     def _train(self, next_observ: tf.Tensor):
         data, rollout_metrics = self._targets(self._buffer.data(), next_observ)
+        self._buffer.assign("advantage", data["advantage"])
         self._set_learning_rate()
         sequences = update.to_sequences(data, self._config.chunk_length)
         metrics = self._update(sequences)
@@ -347,6 +349,13 @@ class PPO(tf.Module):
             tf.no_op,
         )
         return tf.no_op()
+
+    def last_rollout(self, keys) -> dict[str, np.ndarray]:
+        """Fields of the latest complete rollout, [time, batch, ...] (after its update, also
+        `advantage`, as the policy was trained on it); keys the agent does not store are left out.
+        """
+        fields = self._buffer.fields
+        return {key: fields[key].numpy() for key in keys if key in fields}
 
     def raise_if_nonfinite(self) -> None:
         """Raise FloatingPointError if an update met a non-finite loss or gradient."""

@@ -34,6 +34,11 @@ class RolloutBuffer(tf.Module):
             }
             self.index = tf.Variable(0, dtype=tf.int32, trainable=False, name="index")
 
+    @property
+    def fields(self) -> dict[str, tf.Variable]:
+        """The variables of the fields, [length, batch, ...]; read them between calls only."""
+        return dict(self._fields)
+
     def write(self, values: Mapping[str, tf.Tensor]) -> None:
         """Write fields of the current time step."""
         for key, value in values.items():
@@ -49,6 +54,10 @@ class RolloutBuffer(tf.Module):
     def data(self) -> dict[str, tf.Tensor]:
         """All fields, [length, batch, ...]."""
         return {key: field.read_value() for key, field in self._fields.items()}
+
+    def assign(self, key: str, value: tf.Tensor) -> None:
+        """Overwrite a whole field, [length, batch, ...] (e.g. the advantages of the rollout)."""
+        self._fields[key].assign(value)
 
     def clear(self) -> None:
         self.index.assign(0)

@@ -219,9 +219,7 @@ class Session:
 
     def rollout(self, fields=summaries.ROLLOUT_FIELDS) -> dict[str, np.ndarray]:
         """The latest training rollout of this rank: the buffer's `fields`, [time, batch, ...]."""
-        # The agent keeps its last rollout in its buffer after the update (cleared = rewound).
-        buffer = self.agent._buffer._fields
-        return {key: buffer[key].numpy() for key in fields if key in buffer}
+        return self.agent.last_rollout(fields)
 
     def _log_std(self):
         """The Gaussian policy's log-std variable, or None."""

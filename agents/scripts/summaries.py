@@ -24,7 +24,7 @@ RND = (
 )
 UNLOGGED = ("env_steps",)  # The x axis of every summary already.
 # Fields of the rollout shown as histograms (the RND agent adds `value_int`).
-ROLLOUT_FIELDS = ("action", "value", "value_int", "log_prob")
+ROLLOUT_FIELDS = ("action", "value", "value_int", "advantage", "log_prob")
 
 
 def tag(phase: str, name: str) -> str | None:

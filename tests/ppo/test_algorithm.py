@@ -107,6 +107,17 @@ def test_kl_penalty_adapts_beta_to_the_rollout_kl_after_the_update():
     assert _kl_beta_after_one_update(kl_target=kl / 0.75)[0] == pytest.approx(1.0)
 
 
+def test_last_rollout_holds_the_advantages_the_policy_was_trained_on():
+    batch_env = _env()
+    ppo = PPO(batch_env, _config(), seed=0)
+    _run(batch_env, ppo, 8)
+    rollout = ppo.last_rollout(["advantage", "value", "no_such_field"])
+    assert set(rollout) == {"advantage", "value"} and rollout["advantage"].shape == (8, 2)
+    # normalize_advantages: mean 0 and standard deviation 1 over the rollout.
+    assert abs(rollout["advantage"].mean()) < 1e-5
+    assert rollout["advantage"].std() == pytest.approx(1.0, abs=1e-3)
+
+
 def test_target_kl_stops_epochs_early():
     batch_env = _env()
     ppo = PPO(batch_env, _config(update_epochs=5, target_kl=1e-9, learning_rate=0.1), seed=0)

@@ -58,7 +58,8 @@ def test_every_summary_and_checkpoint_is_on_training_env_steps(run_dir):
 
 def test_histograms_of_the_rollout_and_the_policy_spread(run_dir):
     train_events = _events(f"{run_dir}/train")
-    for name in ("rollout_action", "rollout_value", "rollout_log_prob", "policy_log_std"):
+    names = ("rollout_action", "rollout_value", "rollout_advantage", "rollout_log_prob")
+    for name in (*names, "policy_log_std"):
         steps_values = train_events[f"train/{name}"]
         assert [step for step, _ in steps_values] == [64, 128, 192, 256], name
         buckets = tf.make_ndarray(steps_values[-1][1].tensor)
