@@ -21,6 +21,7 @@ def default() -> dict[str, Any]:
         num_agents=16,  # Environments per process, stepped as one batch.
         eval_agents=8,
         env_processes=False,  # Step each env in its own process (see README for when it pays).
+        env_timeout=300.0,  # Seconds an env step or reset may take, else training stops; None: off.
         # Schedule, in env steps.
         train_steps=100_000,
         train_every=10_000,  # Train env steps between evaluation phases.

@@ -16,6 +16,7 @@ from agents.ppo.algorithm import Evaluator
 from agents.ppo.factory import make_agent
 from agents.ppo.validate import validate_config
 from agents.scripts import exploration
+from agents.scripts.checks import check_run_settings
 from agents.scripts.environments import make_envs
 from agents.scripts.utility import UsageError
 from agents.tools.mpi import World, mpi_cross_replica_sum
@@ -82,8 +83,8 @@ class Session:
         config, world, rank_seed = self.config, self.world, self._rank_seed
         _validate(config, world.size)
         keras.utils.set_random_seed(seed)  # The same initial network on every rank.
-        self.train_env = self._make_batch_env(config.num_agents, rank_seed)
-        self.eval_env = self._make_batch_env(config.eval_agents, rank_seed + 10_000)
+        self.train_env = self._make_batch_env(config.num_agents, rank_seed, "train")
+        self.eval_env = self._make_batch_env(config.eval_agents, rank_seed + 10_000, "eval")
         try:
             cross_replica_sum = mpi_cross_replica_sum(world.comm)
             self.agent = make_agent(self.train_env, config, rank_seed, cross_replica_sum)
@@ -184,6 +185,15 @@ class Session:
         """Save a checkpoint now; returns its path."""
         return self._loop.save()
 
+    def guard_saves(self, lock) -> None:
+        """Hold `lock` (a context manager) while each checkpoint is written."""
+        self._loop.save_lock = lock
+
+    @property
+    def batch_envs(self) -> list[tools.BatchEnv]:
+        """The Python batch environments built so far (train, then eval), for watchdogs."""
+        return list(self._envs)
+
     def close(self) -> None:
         for env in self._envs:
             env.close()
@@ -216,7 +226,7 @@ class Session:
         joined = self.world.concat(np.stack([score.astype(np.float64), done, length]))
         return joined[1].astype(bool), joined[0], joined[2].astype(np.int32)
 
-    def _make_batch_env(self, count: int, seed: int) -> tools.InGraphBatchEnv:
+    def _make_batch_env(self, count: int, seed: int, name: str) -> tools.InGraphBatchEnv:
         config = self.config
         try:
             envs = make_envs(
@@ -226,7 +236,7 @@ class Session:
                 config.env_processes,
                 config.env_wrapper,
             )
-            batch_env = tools.BatchEnv(envs, blocking=not config.env_processes)
+            batch_env = tools.BatchEnv(envs, blocking=not config.env_processes, name=name)
         except ValueError as error:  # E.g. an unknown env id, or num_agents=0.
             raise UsageError(str(error)) from None
         self._envs.append(batch_env)
@@ -249,6 +259,7 @@ def _validate(config, world_size: int) -> None:
     for key in ("num_agents", "eval_agents", "train_every", "eval_steps", "log_every"):
         if not isinstance(config[key], int) or config[key] < 1:
             raise UsageError(f"{key} must be a positive integer, got {config[key]!r}.")
+    check_run_settings(config)
     if config.world_size != world_size:
         raise UsageError(
             f"world_size is {config.world_size!r} but {world_size} ranks run: train.py sets it."

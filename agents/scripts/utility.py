@@ -51,6 +51,7 @@ OPTIONAL_TYPES: dict[str, type] = {
     "max_grad_norm": float,
     "max_episode_steps": int,
     "env_wrapper": str,
+    "env_timeout": float,
 }
 
 
@@ -127,15 +128,25 @@ def load_config(run_dir: str, name: str | None = None) -> AttrDict:
     """Read a run's `config.yaml` with the safe loader.
 
     Raises:
-        UsageError: If the file is missing or belongs to another config than `name`.
+        UsageError: If the file is missing, not YAML, incomplete (a truncated file lacks `name`,
+            written last), or belongs to another config than `name`.
     """
     path = os.path.join(run_dir, CONFIG_FILE)
     if not os.path.isfile(path):
         raise UsageError(f"No {CONFIG_FILE} in {run_dir!r}: is it a run directory?")
-    with open(path) as handle:
-        data = yaml.safe_load(handle)
-    if name is not None and data.get("name") != name:
+    try:
+        with open(path) as handle:
+            data = yaml.safe_load(handle)
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        where = getattr(error, "problem_mark", None)
+        line = f" (line {where.line + 1})" if where else ""
+        raise UsageError(f"{path!r} is not valid YAML{line}: restore it from a backup.") from None
+    missing = [key for key in ("config", "name") if not isinstance(data, dict) or key not in data]
+    if missing or not isinstance(data["config"], dict):
+        what = "empty" if data is None else f"incomplete (no {', '.join(missing) or 'config'})"
+        raise UsageError(f"{path!r} is {what}: restore it from a backup.")
+    if name is not None and data["name"] != name:
         raise UsageError(
-            f"Run {run_dir!r} was trained with --config={data.get('name')}, not --config={name}."
+            f"Run {run_dir!r} was trained with --config={data['name']}, not --config={name}."
         )
     return AttrDict(data["config"])

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import numpy as np
 import tensorflow as tf
+
+from agents.tools import checkpoints
 
 
 class Report(NamedTuple):
@@ -46,13 +49,20 @@ class Loop:
     of a phase, `run` yields a `Report`; at `log_every`, the mean score, the mean length (when
     given) and the metrics go to TensorBoard under `logdir/<phase>`; at `checkpoint_every`, the
     checkpoint is saved with a `tf.train.CheckpointManager` under `logdir/checkpoints`. A new Loop
-    on the same logdir restores the latest checkpoint, and with it the global step.
+    on the same logdir restores the latest readable checkpoint, and with it the global step (see
+    `checkpoints.restore_latest`: found from the files, past corrupt ones, set aside).
+
+    `save_lock` (a context manager, default none) is held while a checkpoint is written, so that
+    e.g. a signal handler can wait for the write to complete.
 
     Args:
         logdir: Directory for summaries and checkpoints (None disables both).
         step: int64 variable counting env steps; must be part of `checkpoint` to survive restarts.
         checkpoint: A `tf.train.Checkpoint` of everything that should be saved.
         max_to_keep: Number of checkpoints kept on disk.
+
+    Raises:
+        checkpoints.CheckpointError: There are checkpoints, but none can be read.
     """
 
     def __init__(
@@ -66,13 +76,15 @@ class Loop:
         self._step = step if step is not None else tf.Variable(0, dtype=tf.int64, trainable=False)
         self._phases: list[_Phase] = []
         self._manager = None
+        self.save_lock: contextlib.AbstractContextManager = contextlib.nullcontext()
         if logdir and checkpoint is not None:
             directory = os.path.join(logdir, "checkpoints")
+            checkpoints.restore_latest(
+                directory,
+                lambda path: checkpoint.restore(path).assert_existing_objects_matched(),
+                set_aside=True,
+            )
             self._manager = tf.train.CheckpointManager(checkpoint, directory, max_to_keep)
-            if self._manager.latest_checkpoint:
-                checkpoint.restore(
-                    self._manager.latest_checkpoint
-                ).assert_existing_objects_matched()
 
     @property
     def step(self) -> int:
@@ -165,10 +177,23 @@ class Loop:
                 report_scores.clear()
 
     def save(self) -> str | None:
-        """Save a checkpoint numbered by the global step (if checkpointing is configured)."""
+        """Save a checkpoint numbered by the global step (if checkpointing is configured).
+
+        Raises:
+            checkpoints.CheckpointError: The write failed (e.g. a full disk); the checkpoints
+                written before stay as they were.
+        """
         if self._manager is None:
             return None
-        return self._manager.save(checkpoint_number=self.step)
+        with self.save_lock:
+            try:
+                return self._manager.save(checkpoint_number=self.step)
+            except (OSError, tf.errors.OpError) as error:
+                path = os.path.join(self._manager.directory, f"ckpt-{self.step}")
+                reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+                raise checkpoints.CheckpointError(
+                    f"Cannot write checkpoint {path}: {reason}"
+                ) from None
 
     def _current_phase(self, step: int) -> tuple[_Phase, int, int]:
         cycle = sum(phase.steps for phase in self._phases)
