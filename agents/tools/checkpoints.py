@@ -116,10 +116,17 @@ def _indexed(directory: str) -> list[str]:
 
 
 def _write_index(directory: str, paths: list[str]) -> None:
-    """Write the index listing `paths` (relative names), atomically."""
+    """Write the index listing `paths` (relative names), atomically.
+
+    Each gets its file's time as its timestamp, later than `last_preserved_timestamp`: without
+    them, a `CheckpointManager` would keep these checkpoints forever instead of rotating them.
+    """
     names = [os.path.basename(path) for path in paths]
+    times = [os.path.getmtime(path + ".index") for path in paths]
     lines = [f'model_checkpoint_path: "{names[-1]}"']
     lines += [f'all_model_checkpoint_paths: "{name}"' for name in names]
+    lines += [f"all_model_checkpoint_timestamps: {time!r}" for time in times]
+    lines += [f"last_preserved_timestamp: {min(times) - 1.0!r}"]
     temporary = os.path.join(directory, INDEX_FILE + ".tmp")
     with open(temporary, "w") as handle:
         handle.write("\n".join(lines) + "\n")

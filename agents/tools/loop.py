@@ -190,7 +190,8 @@ class Loop:
                 return self._manager.save(checkpoint_number=self.step)
             except (OSError, tf.errors.OpError) as error:
                 path = os.path.join(self._manager.directory, f"ckpt-{self.step}")
-                reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+                lines = str(error).strip().splitlines() or [type(error).__name__]
+                reason = getattr(error, "strerror", None) or lines[0]
                 raise checkpoints.CheckpointError(
                     f"Cannot write checkpoint {path}: {reason}"
                 ) from None

@@ -19,7 +19,17 @@ import numpy as np
 FAULTY_SEED = 1
 FAULT_AFTER = 40  # The faulty env's steps before its fault (over episodes).
 EPISODE_LENGTH = 15
-FAULTS = ("step", "reset", "nan_observ", "nan_reward", "huge_reward", "kill", "hang", "close")
+FAULTS = (
+    "none",
+    "step",
+    "reset",
+    "nan_observ",
+    "nan_reward",
+    "huge_reward",
+    "kill",
+    "hang",
+    "close",
+)
 BAD_RESULTS = ("bad_shape", "old_api", "array_reward", "string_observ")
 KILL_TIME_FILE = "FAULTY_ENVS_KILL_TIME_FILE"  # Environment variable: where "kill" notes its time.
 HANG_FILE = "FAULTY_ENVS_HANG_FILE"  # Environment variable: where "hang" notes that it hangs.
@@ -115,6 +125,15 @@ class TupleActionEnv(FaultyEnv):
     action_space = gym.spaces.Tuple((gym.spaces.Discrete(2), gym.spaces.Discrete(3)))
 
 
+class BytesObservationEnv(FaultyEnv):
+    """uint8 observations (as pixels are), but few, for a fast feed-forward run."""
+
+    observation_space = gym.spaces.Box(0, 255, (3,), np.uint8)
+
+    def _observ(self) -> np.ndarray:
+        return self.np_random.integers(0, 256, 3).astype(np.uint8)
+
+
 def env_id(name: str) -> str:
     """The id that makes gymnasium import this module, for `--set env=...`."""
     return f"{__name__}:{name}"
@@ -124,3 +143,4 @@ for _fault in FAULTS + BAD_RESULTS:
     gym.register(f"Faulty-{_fault}-v0", FaultyEnv, kwargs={"fault": _fault})
 gym.register("DictObservation-v0", lambda: DictObservationEnv("step"))
 gym.register("TupleAction-v0", lambda: TupleActionEnv("step"))
+gym.register("BytesObservation-v0", lambda: BytesObservationEnv("none"), max_episode_steps=20)
