@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-MAX_SEED = 2**31 - 1_000_000  # Seeds of envs and ranks are offsets of it (numpy needs < 2**32).
+MAX_SEED = 2**31 - 1  # Env and rank seeds add offsets to it; numpy needs them below 2**32.
 
 
 def positive_int(text: str) -> int:
