@@ -63,7 +63,8 @@ def load_policy(run_dir: str, checkpoint: str | None, env):
         try:
             restore(path)
         except (tf.errors.OpError, IndexError, OSError) as error:
-            raise UsageError(f"Checkpoint {path} cannot be read: {error}") from None
+            reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+            raise UsageError(f"Checkpoint {path} cannot be read ({reason}).") from None
     else:  # The newest readable one, with a warning for each unreadable newer one.
         try:
             path = checkpoints.restore_latest(os.path.join(run_dir, "checkpoints"), restore)

@@ -15,6 +15,7 @@ import tensorflow as tf
 
 from agents.scripts import train, visualize
 from agents.scripts.environments import make_env
+from agents.scripts.utility import UsageError
 from tests.scripts.capture import run_main
 
 _TIMESTAMP = "20000101T000000"
@@ -115,6 +116,13 @@ def test_visualize_falls_back_past_a_corrupt_checkpoint_and_changes_nothing(run_
     assert out == f"Restored {directory}/ckpt-456\n"
     assert err.startswith(f"warning: Checkpoint {directory}/ckpt-656 cannot be read (")
     assert sorted(os.listdir(directory)) == before
+
+
+def test_visualize_of_a_named_corrupt_checkpoint_is_one_line(run_copy):
+    _truncate(run_copy, "ckpt-456")
+    path = os.path.join(run_copy, "checkpoints", "ckpt-456")
+    with pytest.raises(UsageError, match=rf"^Checkpoint {path} cannot be read \([^\n]*\)\.$"):
+        visualize.load_policy(run_copy, path, make_env("Pendulum-v1"))
 
 
 def test_full_disk_while_saving_is_one_line_and_keeps_the_last_checkpoint(run_copy, monkeypatch):

@@ -138,7 +138,6 @@ def test_env_processes_die_with_a_killed_trainer(tmp_path):
 def test_signal_to_the_process_group_with_env_processes_saves(signum, tmp_path):
     argv = ["--env_processes", "--set", "train_steps=1000000"]
     with _trainer(tmp_path, *argv, start_new_session=True) as process:
-        run_dir = None
         deadline = time.monotonic() + 60
         while not glob.glob(str(tmp_path / "logs" / "*-debug" / "checkpoints" / "ckpt-*.index")):
             assert process.poll() is None and time.monotonic() < deadline
@@ -155,7 +154,7 @@ def test_signal_to_the_process_group_with_env_processes_saves(signum, tmp_path):
 def test_second_process_on_a_run_is_refused_naming_the_owner(tmp_path):
     argv = ["--config=debug", f"--logdir={tmp_path}", "--set", "train_steps=1000000"]
     with training_process(argv) as process:
-        run_dir = _run_dir_of(tmp_path)
+        (run_dir,) = glob.glob(os.path.join(tmp_path, "*-debug"))
         timestamp = os.path.basename(run_dir).split("-")[0]
         before = sorted(os.listdir(run_dir))
         code, stdout, stderr = run_main(train.main, [*argv, f"--timestamp={timestamp}"])
@@ -170,8 +169,3 @@ def test_second_process_on_a_run_is_refused_naming_the_owner(tmp_path):
     from agents.scripts.run_lock import RunLock  # A killed owner leaves no lock behind.
 
     RunLock(run_dir).release()
-
-
-def _run_dir_of(logdir):
-    (run_dir,) = glob.glob(os.path.join(logdir, "*-debug"))
-    return run_dir
