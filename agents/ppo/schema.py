@@ -85,6 +85,15 @@ GROUPS: dict[str, tuple[Key, ...]] = {
         _positive("num_agents", 16, "Training environments per process, stepped as one batch."),
         _positive("eval_agents", 8, "Evaluation environments per process."),
         Key("env_processes", False, "Step each environment in its own process."),
+        Key(
+            "env_timeout",
+            300.0,
+            "Seconds an env step or reset may take before training stops; None: no limit.",
+            float,
+            True,
+            0.0,
+            open_low=True,
+        ),
     ),
     "schedule": (
         _positive("train_steps", 100_000, "Training env steps of the run (all ranks)."),

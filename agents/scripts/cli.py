@@ -10,6 +10,7 @@ import argparse
 
 from agents.ppo import schema, validate
 from agents.scripts import configs
+from agents.scripts.arg_types import MAX_SEED, seed
 
 
 def training_parser(description: str) -> argparse.ArgumentParser:
@@ -37,7 +38,10 @@ def training_parser(description: str) -> argparse.ArgumentParser:
         "--env_processes", action="store_true", help="Step each environment in its own process."
     )
     parser.add_argument(
-        "--seed", type=int, default=0, help="Seed of networks, sampling and envs (default: 0)."
+        "--seed",
+        type=seed,
+        default=0,
+        help=f"Seed of networks, sampling and envs, in [0, {MAX_SEED}] (default: 0).",
     )
     parser.add_argument(
         "--set",

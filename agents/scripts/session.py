@@ -85,8 +85,8 @@ class Session:
         config, world, rank_seed = self.config, self.world, self._rank_seed
         utility.check_config(config)
         keras.utils.set_random_seed(seed)  # The same initial network on every rank.
-        self.train_env = self._make_batch_env(config.num_agents, rank_seed)
-        self.eval_env = self._make_batch_env(config.eval_agents, rank_seed + 10_000)
+        self.train_env = self._make_batch_env(config.num_agents, rank_seed, "train")
+        self.eval_env = self._make_batch_env(config.eval_agents, rank_seed + 10_000, "eval")
         try:
             cross_replica_sum = mpi_cross_replica_sum(world.comm)
             # The agent's learning-rate schedule counts the env steps of all ranks.
@@ -196,6 +196,15 @@ class Session:
         """Save a checkpoint now; returns its path."""
         return self._loop.save()
 
+    def guard_saves(self, lock) -> None:
+        """Hold `lock` (a context manager) while each checkpoint is written."""
+        self._loop.save_lock = lock
+
+    @property
+    def batch_envs(self) -> list[tools.BatchEnv]:
+        """The Python batch environments built so far (train, then eval), for watchdogs."""
+        return list(self._envs)
+
     def close(self) -> None:
         for env in self._envs:
             env.close()
@@ -238,7 +247,7 @@ class Session:
         joined = self.world.concat(np.stack([score.astype(np.float64), done, length]))
         return joined[1].astype(bool), joined[0], joined[2].astype(np.int32)
 
-    def _make_batch_env(self, count: int, seed: int) -> tools.InGraphBatchEnv:
+    def _make_batch_env(self, count: int, seed: int, name: str) -> tools.InGraphBatchEnv:
         config = self.config
         try:
             envs = make_envs(
@@ -248,7 +257,7 @@ class Session:
                 config.env_processes,
                 config.env_wrapper,
             )
-            batch_env = tools.BatchEnv(envs, blocking=not config.env_processes)
+            batch_env = tools.BatchEnv(envs, blocking=not config.env_processes, name=name)
         except ValueError as error:  # E.g. an unknown env id, or num_agents=0.
             raise UsageError(str(error)) from None
         self._envs.append(batch_env)

@@ -9,16 +9,19 @@ spawned, and a spawned child re-imports the main module.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import shutil
-import signal
 import sys
 from collections.abc import Callable
 
 from agents.scripts import cli, console, utility
 from agents.scripts.metrics_log import MetricsLog
 from agents.scripts.progress import TrainingProgress, write
+from agents.scripts.run_guard import RunGuard
+from agents.scripts.run_lock import RunLock
+from agents.scripts.run_status import RunStatus
 from agents.scripts.utility import UsageError
 from agents.tools import mpi
 
@@ -52,7 +55,8 @@ def setup_config(args: argparse.Namespace, world_size: int = 1):
         utility.check_config(config)
     run_dir, resumed = utility.run_directory(args.logdir, name, args.timestamp)
     if resumed:
-        saved = utility.load_config(run_dir, name)
+        # Keys the run's version did not have take today's defaults of its config.
+        saved = utility.load_config(run_dir, name, defaults=base)
         trained = utility.trained_world_size(run_dir)
         if trained != world_size:  # Env steps and the learning-rate schedule count per rank.
             raise UsageError(
@@ -67,67 +71,97 @@ def setup_config(args: argparse.Namespace, world_size: int = 1):
 def train(args: argparse.Namespace, world: mpi.World | None = None) -> int:
     """Build everything, run the train/eval loop, and return the exit status.
 
-    Under MPI every rank calls this: rank 0 chooses the run directory and shares the config, writes
-    the files and prints; all ranks train in lockstep and stop together.
+    Under MPI every rank calls this: rank 0 chooses the run directory (and locks it) and shares
+    the config, writes the files and prints; all ranks train in lockstep and stop together.
 
     Raises:
-        TrainingError: An environment failed, or training met a non-finite value.
+        TrainingError: An environment failed, training met a non-finite value, or no checkpoint
+            could be read or written.
     """
     world = world or mpi.World()
-    config, run_dir, resumed = _shared_setup(args, world)
+    config, run_dir, resumed, lock = _shared_setup(args, world)
+    status = RunStatus(args, world, run_dir, resumed)
+    with lock or contextlib.nullcontext(), RunGuard(world.is_root, status.describe) as guard:
+        run = _start(config, run_dir, resumed, args, world)
+        signum = _agreed_signal(world, guard.signum)
+        if signum is not None:  # Ctrl-C during start-up: nothing to save.
+            run.close()
+            if world.is_root:
+                print(status.describe("Interrupted"), file=sys.stderr, flush=True)
+            return 128 + signum
+        from agents.scripts import summaries  # TensorFlow is imported by now.
+
+        status.run = run
+        run.guard_saves(guard.saving)
+        guard.watch(run.batch_envs, run.config.env_timeout)
+        try:
+            if world.is_root:
+                utility.save_config(config, run_dir, utility.config_name(args.config), world.size)
+                summaries.write_hparams(run_dir, config)
+                action = "Resuming" if resumed else "Starting"
+                print(f"{action} run {run_dir} at env step {run.env_steps}.", flush=True)
+            signum = _run_loop(run, world, guard, status)
+            _save(run)
+            status.saved = True
+            if world.is_root:
+                _write_results(run)
+        finally:
+            run.close()
+        return _finish(world, run, status, _agreed_signal(world, signum))
+
+
+def _start(config, run_dir: str, resumed: bool, args: argparse.Namespace, world: mpi.World):
+    """The Session; a new run's directory is removed again when building it fails."""
     console.import_tensorflow(getattr(args, "verbose", False))
-    from agents.scripts import session, summaries
+    from agents.scripts import session
     from agents.tools.batch_env import BatchEnvError
+    from agents.tools.checkpoints import CheckpointError
 
     mpi.share_cores(world)
     try:
-        run = session.Session(config, run_dir, args.seed, world)
+        return session.Session(config, run_dir, args.seed, world)
     except BaseException as error:
         if world.is_root and not resumed:  # Leave no empty run directory that looks like a run.
             shutil.rmtree(run_dir, ignore_errors=True)
-        if isinstance(error, BatchEnvError):  # E.g. the first reset.
+        if isinstance(error, (BatchEnvError, CheckpointError)):  # E.g. the first reset.
             raise TrainingError(str(error)) from error
         raise
-    try:
-        if world.is_root:
-            utility.save_config(config, run_dir, utility.config_name(args.config), world.size)
-            summaries.write_hparams(run_dir, config)
-            action = "Resuming" if resumed else "Starting"
-            print(f"{action} run {run_dir} at env step {run.env_steps}.", flush=True)
-        signum = _run_loop(run, world)
-        run.save()
-        if world.is_root:
-            _write_results(run)
-    finally:
-        run.close()
-    return _finish(args, world, run, _agreed_signal(world, signum))
 
 
-def _run_loop(run, world: mpi.World) -> int | None:
+def _run_loop(run, world: mpi.World, guard: RunGuard, status: RunStatus) -> int | None:
     """Train until the end or a stop signal, printing reports; returns the signal, if any.
 
     A failing environment or a non-finite value ends training before the loop saves another
     checkpoint, so the latest checkpoint on disk is the last good one.
     """
     from agents.tools.batch_env import BatchEnvError
+    from agents.tools.checkpoints import CheckpointError
+
+    def should_stop() -> bool:
+        status.env_steps = run.env_steps  # What a watchdog tells if the next step hangs.
+        return guard.signum is not None
 
     progress = TrainingProgress(run.config.train_steps, run.env_steps, enabled=world.is_root)
     metrics = MetricsLog(run.run_dir if world.is_root else None)
-    with _StopSignals(announce=world.is_root) as stop, progress, metrics:
+    with progress, metrics:
         try:
-            for report in run.loop(should_stop=lambda: stop.signum is not None):
+            for report in run.loop(should_stop=should_stop):
                 if world.is_root:
                     write(_format(report))
                     progress.update(report)
                     metrics.append(report)
-        except KeyboardInterrupt:  # A second signal, while a step ran.
-            stop.signum = stop.signum or signal.SIGINT
-            if world.size > 1:  # The other ranks may wait in a collective: end the job.
-                run.save()
-                raise
-        except (BatchEnvError, FloatingPointError) as error:
+        except (BatchEnvError, FloatingPointError, CheckpointError) as error:
             raise TrainingError(f"Stopped at env step {run.env_steps}: {error}") from error
-    return stop.signum
+    return guard.signum
+
+
+def _save(run) -> None:
+    from agents.tools.checkpoints import CheckpointError
+
+    try:
+        run.save()
+    except CheckpointError as error:
+        raise TrainingError(f"Stopped at env step {run.env_steps}: {error}") from error
 
 
 def _write_results(run) -> None:
@@ -157,15 +191,19 @@ def _write_result(what: str, write_file: Callable[[], str]) -> None:
 
 
 def _shared_setup(args: argparse.Namespace, world: mpi.World):
-    """`setup_config` on rank 0 only (one run directory), its result or usage error on all ranks."""
-    result, error = None, None
+    """`setup_config` on rank 0 only (one run directory), its result or usage error on all ranks.
+
+    Returns (config, run_dir, resumed, lock): rank 0 holds the run's lock, other ranks None.
+    """
+    result, error, lock = None, None, None
     if world.is_root:
         try:
             result = setup_config(args, world.size)
+            lock = RunLock(result[1])
         except UsageError as exc:
             error = exc
     world.agree(error)
-    return world.bcast(result)
+    return (*world.bcast(result), lock)
 
 
 def _agreed_signal(world: mpi.World, signum: int | None) -> int | None:
@@ -174,18 +212,12 @@ def _agreed_signal(world: mpi.World, signum: int | None) -> int | None:
     return signums[0] if signums else None
 
 
-def _finish(args: argparse.Namespace, world: mpi.World, run, signum: int | None) -> int:
+def _finish(world: mpi.World, run, status: RunStatus, signum: int | None) -> int:
     """Print how the run ended (rank 0) and return the exit status."""
+    status.env_steps = run.env_steps
     if signum is not None:
         if world.is_root:
-            print(
-                f"Interrupted at env step {run.env_steps}; checkpoint saved. Resume with: "
-                f"{'mpirun -n ' + str(world.size) + ' ' if world.size > 1 else ''}"
-                f"python -m agents.scripts.train --config={args.config} --logdir={args.logdir} "
-                f"--timestamp={os.path.basename(run.run_dir).split('-')[0]}",
-                file=sys.stderr,
-                flush=True,
-            )
+            print(status.describe("Interrupted"), file=sys.stderr, flush=True)
         return 128 + signum
     if world.is_root:
         print(f"Done: {run.env_steps} env steps in {run.run_dir}.", flush=True)
@@ -199,39 +231,6 @@ def _format(report) -> str:
     if "env_steps_per_second" in report.metrics:
         line += f"  {report.metrics['env_steps_per_second']:7.0f} steps/s"
     return line
-
-
-class _StopSignals:
-    """Within the block, SIGINT (Ctrl-C) and SIGTERM ask the loop to stop before its next step.
-
-    Stopping between steps keeps the counters and the checkpoint consistent (a KeyboardInterrupt
-    could land in the middle of a rollout or of a checkpoint write). A second signal raises
-    KeyboardInterrupt at once, for a step that hangs. The previous handlers return on exit.
-    """
-
-    def __init__(self, announce: bool = True) -> None:
-        self.signum: int | None = None
-        self._announce = announce  # Under MPI every rank gets the signal; rank 0 says so.
-        self._previous: dict = {}
-
-    def __enter__(self) -> _StopSignals:
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            self._previous[signum] = signal.signal(signum, self._handle)
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        for signum, handler in self._previous.items():
-            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
-
-    def _handle(self, signum, frame) -> None:
-        del frame
-        if self.signum is not None:
-            raise KeyboardInterrupt(f"signal {signum}")
-        self.signum = signum
-        if self._announce:
-            # os.write, not print: a print in a signal handler can re-enter a print in progress.
-            name = signal.Signals(signum).name
-            os.write(2, f"{name}: stopping after this step (again to stop at once).\n".encode())
 
 
 def main(argv: list[str] | None = None) -> int:

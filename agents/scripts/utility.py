@@ -135,22 +135,34 @@ def save_config(config: dict[str, Any], run_dir: str, name: str, world_size: int
         yaml.safe_dump(data, handle, sort_keys=True)
 
 
-def read_config_file(path: str) -> tuple[str, AttrDict, int]:
+def read_config_file(
+    path: str, defaults: dict[str, Any] | None = None
+) -> tuple[str, AttrDict, int]:
     """`(name, config, world_size)` of a `config.yaml`, read with the safe loader.
 
-    Keys the file lacks (those of another agent) take their defaults; keys that are no config
-    values any more (`world_size` inside the config, as older files hold it) are dropped, and
-    unknown keys are an error.
+    Keys the file lacks (those of another agent, or newer than the file) take their values in
+    `defaults` (default: `schema.defaults()`); keys that are no config values any more
+    (`world_size` inside the config, as older files hold it) are dropped, and unknown keys are an
+    error.
 
     Raises:
-        UsageError: If the file is missing, is no config file, or holds an unknown key.
+        UsageError: If the file is missing, not YAML, incomplete (a truncated file lacks `name`,
+            written after `config`), or holds an unknown key.
     """
     if not os.path.isfile(path):
         raise UsageError(f"No config file {path!r}.")
-    with open(path) as handle:
-        data = yaml.safe_load(handle)
-    if not isinstance(data, dict) or not isinstance(data.get("config"), dict):
-        raise UsageError(f"{path!r} is no config.yaml of a run (no 'config' mapping).")
+    try:
+        with open(path) as handle:
+            data = yaml.safe_load(handle)
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        where = getattr(error, "problem_mark", None)
+        line = f" (line {where.line + 1})" if where else ""
+        raise UsageError(f"{path!r} is not valid YAML{line}: restore it from a backup.") from None
+    # `name` is written after `config` (sorted keys): a truncated file lacks it.
+    missing = [key for key in ("config", "name") if not isinstance(data, dict) or key not in data]
+    if missing or not isinstance(data["config"], dict):
+        what = "empty" if data is None else f"incomplete (no {', '.join(missing) or 'config'})"
+        raise UsageError(f"{path!r} is {what}: restore it from a backup.")
     saved = dict(data["config"])
     world_size = data.get("world_size", saved.get("world_size", 1))
     for key in schema.RETIRED:
@@ -158,20 +170,23 @@ def read_config_file(path: str) -> tuple[str, AttrDict, int]:
     unknown = sorted(set(saved) - set(schema.KEYS))
     if unknown:
         raise UsageError(f"Unknown config keys in {path!r}: {', '.join(unknown)}.")
-    config = {**schema.defaults(), **saved}
-    return str(data.get("name", "config")), AttrDict(config), int(world_size)
+    config = {**(schema.defaults() if defaults is None else defaults), **saved}
+    return str(data["name"]), AttrDict(config), int(world_size)
 
 
-def load_config(run_dir: str, name: str | None = None) -> AttrDict:
+def load_config(
+    run_dir: str, name: str | None = None, defaults: dict[str, Any] | None = None
+) -> AttrDict:
     """Read a run's `config.yaml` (see `read_config_file`).
 
     Raises:
-        UsageError: If the file is missing or belongs to another config than `name`.
+        UsageError: If the file is missing or damaged (see `read_config_file`), or belongs to
+            another config than `name`.
     """
     path = os.path.join(run_dir, CONFIG_FILE)
     if not os.path.isfile(path):
         raise UsageError(f"No {CONFIG_FILE} in {run_dir!r}: is it a run directory?")
-    saved_name, config, _ = read_config_file(path)
+    saved_name, config, _ = read_config_file(path, defaults)
     if name is not None and saved_name != name:
         raise UsageError(
             f"Run {run_dir!r} was trained with --config={saved_name}, not --config={name}."

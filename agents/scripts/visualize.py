@@ -12,6 +12,7 @@ import os
 import sys
 
 from agents.scripts import console, progress, utility
+from agents.scripts.arg_types import positive_int, seed
 from agents.scripts.utility import UsageError
 
 
@@ -22,10 +23,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="Run directory of a training run (--logdir is its older name).",
     )  # fmt: skip
     parser.add_argument("--outdir", help="Where the videos are written (not with --eval_only).")
-    parser.add_argument("--num_episodes", type=int, default=3, help="Episodes (default: 3).")
+    parser.add_argument(
+        "--num_episodes", type=positive_int, default=3, help="Episodes (default: 3)."
+    )
     parser.add_argument("--checkpoint", help="Checkpoint path; default: the latest of the run.")
     parser.add_argument(
-        "--seed", type=int, default=0, help="Seed of the first episode (default: 0)."
+        "--seed", type=seed, default=0, help="Seed of the first episode (default: 0)."
     )
     parser.add_argument(
         "--fps", type=int, default=None, help="Video frame rate (default: the env's render_fps)."
@@ -41,17 +44,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def find_checkpoint(run_dir: str, checkpoint: str | None) -> str:
-    """The checkpoint to restore, with a clear error when there is none."""
-    import tensorflow as tf
+    """The checkpoint to restore (the newest one on disk by default), or a clear error."""
+    from agents.tools.checkpoints import list_checkpoints
 
     if checkpoint:
-        if not tf.io.gfile.glob(checkpoint + ".index"):
+        if not os.path.isfile(checkpoint + ".index"):
             raise UsageError(f"No checkpoint {checkpoint!r} (expected {checkpoint}.index).")
         return checkpoint
-    latest = tf.train.latest_checkpoint(os.path.join(run_dir, "checkpoints"))
-    if latest is None:
+    found = list_checkpoints(os.path.join(run_dir, "checkpoints"))
+    if not found:
         raise UsageError(f"No checkpoint in {run_dir!r}: train first, or pass --checkpoint.")
-    return latest
+    return found[-1]
 
 
 def load_policy(run_dir: str, checkpoint: str | None, env):
@@ -61,13 +64,28 @@ def load_policy(run_dir: str, checkpoint: str | None, env):
     from agents import tools
     from agents.ppo.algorithm import Evaluator
     from agents.ppo.factory import make_agent
+    from agents.tools import checkpoints
 
     config = utility.load_config(run_dir)
-    path = find_checkpoint(run_dir, checkpoint)
     batch_env = tools.InGraphBatchEnv(tools.BatchEnv([env], blocking=True))
     agent = make_agent(batch_env, config)
-    checkpoint = tf.train.Checkpoint(**agent.policy_checkpointables())
-    checkpoint.restore(path).expect_partial().assert_existing_objects_matched()
+    saved = tf.train.Checkpoint(**agent.policy_checkpointables())
+
+    def restore(path: str) -> None:
+        saved.restore(path).expect_partial().assert_existing_objects_matched()
+
+    if checkpoint:
+        path = find_checkpoint(run_dir, checkpoint)
+        try:
+            restore(path)
+        except (tf.errors.OpError, IndexError, OSError) as error:
+            reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+            raise UsageError(f"Checkpoint {path} cannot be read ({reason}).") from None
+    else:  # The newest readable one, with a warning for each unreadable newer one.
+        try:
+            path = checkpoints.restore_latest(os.path.join(run_dir, "checkpoints"), restore)
+        except checkpoints.CheckpointError as error:
+            raise UsageError(str(error)) from None
     print(f"Restored {path}")
     return Evaluator(agent, batch_env)
 

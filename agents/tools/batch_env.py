@@ -2,34 +2,55 @@
 
 from __future__ import annotations
 
+import sys
+import time
 import traceback
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
 
+from agents.tools import env_checks
 from agents.tools.wrappers import ExternalProcessError
 
 
 class BatchEnvError(RuntimeError):
-    """An environment of the batch raised in `step` or `reset`, or its process died.
+    """An environment of the batch raised in `step` or `reset`, its process died, or it returned
+    a result that does not fit the API or its observation space.
 
-    The message names the environment (index and id) and holds the original traceback: the
-    child's for an `ExternalProcess`. The original exception is the `__cause__`.
+    The message names the environment (batch, index and id) and holds the original traceback:
+    the child's for an `ExternalProcess`. The original exception is the `__cause__`. A bad
+    result is one line: what came and what was expected.
+
+    Args:
+        name: The environment's name in messages (see `BatchEnv.env_name`).
+        index: The environment's index in the batch.
+        method: "step" or "reset".
+        error: The exception raised, or the description of a bad result.
 
     Attributes:
         index: The environment's index in the batch.
     """
 
-    def __init__(self, index: int, env_id: str | None, method: str, error: BaseException):
+    def __init__(self, name: str, index: int, method: str, error: BaseException | str):
         self.index = index
+        if isinstance(error, str):  # A bad result: the message says all.
+            super().__init__(f"{name} returned from {method} {error}.")
+            return
         if isinstance(error, ExternalProcessError):
             detail = str(error)  # The child's traceback, or how the child died.
         else:
             detail = "".join(traceback.format_exception(error)).rstrip()
-        name = f"Environment {index}" + (f" ({env_id})" if env_id else "")
         super().__init__(f"{name} failed in {method}: {detail}")
+
+
+class Waiting(NamedTuple):
+    """An environment call that has not returned yet (see `BatchEnv.waiting`)."""
+
+    name: str  # E.g. "Train environment 1 (Pendulum-v1)".
+    method: str  # "step" or "reset".
+    seconds: float  # Since the call began.
 
 
 class BatchEnv:
@@ -45,12 +66,13 @@ class BatchEnv:
     Args:
         envs: The environments.
         blocking: Step environments one after another instead of in parallel.
+        name: The batch's name in messages, e.g. "train" gives "Train environment 1 (id)".
 
     Raises:
         ValueError: If there are no environments or their spaces differ.
     """
 
-    def __init__(self, envs: Sequence, blocking: bool) -> None:
+    def __init__(self, envs: Sequence, blocking: bool, name: str | None = None) -> None:
         if not envs:
             raise ValueError("BatchEnv needs at least one environment.")
         self._envs = list(envs)
@@ -72,6 +94,8 @@ class BatchEnv:
         self.action_space = action_space
         # Read now: a dead child process could not tell its id any more.
         self._ids = [getattr(getattr(env, "spec", None), "id", None) for env in self._envs]
+        self._name = name
+        self._waiting: tuple[int, str, float] | None = None  # Read by watchdog threads.
 
     def __len__(self) -> int:
         return len(self._envs)
@@ -91,7 +115,8 @@ class BatchEnv:
 
         Raises:
             ValueError: If an action does not fit the action space (names the env and the value).
-            BatchEnvError: If an environment raised, or its process died.
+            BatchEnvError: If an environment raised, its process died, or it returned a bad
+                result (see `env_checks`).
         """
         actions = np.asarray(actions)
         if len(actions) != len(self._envs):
@@ -106,11 +131,13 @@ class BatchEnv:
         if self._blocking:
             results = [self._call(i, "step", self._envs[i].step, actions[i]) for i in indices]
         else:
+            since = time.monotonic()  # The envs run in parallel: each has waited since now.
             promises = [
                 self._call(i, "step", self._envs[i].step, actions[i], blocking=False)
                 for i in indices
             ]
-            results = [self._call(i, "step", promises[i]) for i in indices]
+            results = [self._call(i, "step", promises[i], since=since) for i in indices]
+        self._check(indices, "step", results, env_checks.step_problem)
         observs, rewards, terminated, truncated, infos = zip(*results)
         return (
             np.stack(observs),
@@ -142,26 +169,71 @@ class BatchEnv:
                 self._call(i, "reset", self._envs[i].reset, seed=s) for i, s in zip(indices, seeds)
             ]
         else:
+            since = time.monotonic()
             promises = [
                 self._call(i, "reset", self._envs[i].reset, seed=s, blocking=False)
                 for i, s in zip(indices, seeds)
             ]
-            results = [self._call(i, "reset", p) for i, p in zip(indices, promises)]
+            results = [self._call(i, "reset", p, since=since) for i, p in zip(indices, promises)]
+        self._check(indices, "reset", results, env_checks.reset_problem)
         if not results:
             return np.zeros((0,) + self.observation_space.shape, self.observation_space.dtype)
         return np.stack([observ for observ, _ in results])
 
-    def close(self) -> None:
-        """Close all environments."""
-        for env in self._envs:
-            env.close()
+    def waiting(self) -> Waiting | None:
+        """The environment call in progress, if any; safe to call from another thread."""
+        waiting = self._waiting
+        if waiting is None:
+            return None
+        index, method, since = waiting
+        return Waiting(self.env_name(index), method, time.monotonic() - since)
 
-    def _call(self, index: int, method: str, function: Callable, *args, **kwargs) -> Any:
-        """`function(*args, **kwargs)` of environment `index`, its failure as `BatchEnvError`."""
+    def env_name(self, index: int) -> str:
+        """How messages name environment `index`: "Train environment 1 (Pendulum-v1)"."""
+        name = f"{self._name.capitalize()} environment" if self._name else "Environment"
+        env_id = self._ids[index]
+        return f"{name} {index}" + (f" ({env_id})" if env_id else "")
+
+    def close(self) -> None:
+        """Close all environments; one whose `close` raises gets a one-line warning on stderr.
+
+        The run's results are written by then: a failing `close` must not turn it into a failure.
+        """
+        for index, env in enumerate(self._envs):
+            try:
+                env.close()
+            except Exception as error:
+                reason = (str(error).strip().splitlines() or [""])[-1]
+                message = f"warning: {self.env_name(index)} failed in close: "
+                print(f"{message}{type(error).__name__}: {reason}", file=sys.stderr, flush=True)
+
+    def _call(
+        self,
+        index: int,
+        method: str,
+        function: Callable,
+        *args,
+        since: float | None = None,
+        **kwargs,
+    ) -> Any:
+        """`function(*args, **kwargs)` of environment `index`, its failure as `BatchEnvError`.
+
+        While it runs, `waiting` reports it, as waited for since `since` (default: now).
+        """
+        self._waiting = (index, method, time.monotonic() if since is None else since)
         try:
             return function(*args, **kwargs)
         except Exception as error:  # Not KeyboardInterrupt: that is the user's, not the env's.
-            raise BatchEnvError(index, self._ids[index], method, error) from error
+            raise BatchEnvError(self.env_name(index), index, method, error) from error
+        finally:
+            self._waiting = None
+
+    def _check(self, indices, method: str, results: list, problem: Callable) -> None:
+        """Raise `BatchEnvError` for the first env whose result `problem` finds wrong."""
+        for index, result in zip(indices, results):
+            text = problem(result, self.observation_space)
+            if text:
+                raise BatchEnvError(self.env_name(index), index, method, text)
 
 
 def _first_invalid_action(space: gym.Space, actions: np.ndarray) -> int | None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import numpy as np
 import tensorflow as tf
+
+from agents.tools import checkpoints
 
 
 class Report(NamedTuple):
@@ -47,11 +50,15 @@ class Loop:
     given) and the metrics (scalars, or arrays as histograms) go to TensorBoard under
     `logdir/<phase>`, tagged `<phase>/<name>` unless `tag` says otherwise; at `checkpoint_every`,
     the checkpoint is saved with a `tf.train.CheckpointManager` under `logdir/checkpoints`. A new
-    Loop on the same logdir restores the latest checkpoint, and with it the global step.
+    Loop on the same logdir restores the latest readable checkpoint, and with it the global step
+    (see `checkpoints.restore_latest`: found from the files, past corrupt ones, set aside).
 
     Summaries and checkpoints are numbered by `count`: the env steps of the phase named
     `count_phase` (e.g. only training steps, so that evaluation points line up with the training
     curve), or the global step when it is None.
+
+    `save_lock` (a context manager, default none) is held while a checkpoint is written, so that
+    e.g. a signal handler can wait for the write to complete.
 
     Args:
         logdir: Directory for summaries and checkpoints (None disables both).
@@ -61,6 +68,9 @@ class Loop:
         count_phase: The phase whose env steps number summaries and checkpoints (default: all).
         tag: `tag(phase, name)` gives the summary tag of a metric, or None to skip it (default:
             `<phase>/<name>`).
+
+    Raises:
+        checkpoints.CheckpointError: There are checkpoints, but none can be read.
     """
 
     def __init__(
@@ -78,13 +88,15 @@ class Loop:
         self._step = step if step is not None else tf.Variable(0, dtype=tf.int64, trainable=False)
         self._phases: list[_Phase] = []
         self._manager = None
+        self.save_lock: contextlib.AbstractContextManager = contextlib.nullcontext()
         if logdir and checkpoint is not None:
             directory = os.path.join(logdir, "checkpoints")
+            checkpoints.restore_latest(
+                directory,
+                lambda path: checkpoint.restore(path).assert_existing_objects_matched(),
+                set_aside=True,
+            )
             self._manager = tf.train.CheckpointManager(checkpoint, directory, max_to_keep)
-            if self._manager.latest_checkpoint:
-                checkpoint.restore(
-                    self._manager.latest_checkpoint
-                ).assert_existing_objects_matched()
 
     @property
     def step(self) -> int:
@@ -192,10 +204,25 @@ class Loop:
                 report_scores.clear()
 
     def save(self) -> str | None:
-        """Save a checkpoint numbered by `count` (if checkpointing is configured)."""
+        """Save a checkpoint numbered by `count` (if checkpointing is configured).
+
+        Raises:
+            checkpoints.CheckpointError: The write failed (e.g. a full disk); the checkpoints
+                written before stay as they were.
+        """
         if self._manager is None:
             return None
-        return self._manager.save(checkpoint_number=self.count)
+        with self.save_lock:
+            number = self.count
+            try:
+                return self._manager.save(checkpoint_number=number)
+            except (OSError, tf.errors.OpError) as error:
+                path = os.path.join(self._manager.directory, f"ckpt-{number}")
+                lines = str(error).strip().splitlines() or [type(error).__name__]
+                reason = getattr(error, "strerror", None) or lines[0]
+                raise checkpoints.CheckpointError(
+                    f"Cannot write checkpoint {path}: {reason}"
+                ) from None
 
     def _current_phase(self, step: int) -> tuple[_Phase, int, int]:
         cycle = sum(phase.steps for phase in self._phases)

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
 import functools
 import multiprocessing
 import os
 import signal
+import threading
+import time
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -18,6 +22,7 @@ _ACCESS, _CALL, _CLOSE, _RESULT, _EXCEPTION = range(5)  # message kinds
 _POLL_SECONDS = 0.1  # parent: how often to check that the child still lives while waiting
 _ORPHAN_SECONDS = 1.0  # child: how often to check that the parent still lives while idle
 _CLOSE_SECONDS = 2.0  # parent: how long to wait for each way of stopping the child
+_PR_SET_PDEATHSIG = 1  # Linux prctl option: a signal for this process when its parent dies.
 
 
 class ExternalProcessError(RuntimeError):
@@ -44,7 +49,8 @@ class ExternalProcess(gymnasium.Env):
 
     Exceptions raised in the child, by the constructor too (at construction), are re-raised as
     `ExternalProcessError` with the child's traceback in the message; so is the child's death. The
-    child exits when its parent dies.
+    child exits when its parent dies, even in a hung call, and lives in a process group of its own,
+    so that signals to the parent's group reach only the parent, which closes it.
 
     Other attributes are read from the child's environment on access, through its wrappers (as
     `get_wrapper_attr` does). The spaces, `metadata`, `render_mode` and `spec` are constant in
@@ -175,6 +181,11 @@ class ExternalProcess(gymnasium.Env):
 def _worker(constructor: bytes, conn: Any, parent_pid: int) -> None:
     """Child process: builds the environment, then serves requests until closed or orphaned."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the parent, which closes us.
+    # So are signals to the parent's process group (`timeout`, systemd, Slurm send them): in a
+    # group of its own, the child lives until the parent has saved and closes it.
+    with contextlib.suppress(OSError):
+        os.setpgid(0, 0)
+    _die_with_parent(parent_pid)
     try:
         env = cloudpickle.loads(constructor)()
     except Exception:
@@ -189,6 +200,26 @@ def _worker(constructor: bytes, conn: Any, parent_pid: int) -> None:
     finally:
         env.close()
         conn.close()
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """End this process when the parent dies, even while the environment hangs in a call.
+
+    On Linux the kernel sends SIGKILL (PR_SET_PDEATHSIG); elsewhere a daemon thread checks the
+    parent's pid every `_ORPHAN_SECONDS`, which works unless the environment holds the GIL.
+    """
+    with contextlib.suppress(Exception):
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent_pid:  # Died before the request took effect.
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(_ORPHAN_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="orphan-watch", daemon=True).start()
 
 
 def _serve(env: gymnasium.Env, conn: Any, parent_pid: int) -> None:

@@ -19,8 +19,20 @@ import numpy as np
 FAULTY_SEED = 1
 FAULT_AFTER = 40  # The faulty env's steps before its fault (over episodes).
 EPISODE_LENGTH = 15
-FAULTS = ("step", "reset", "nan_observ", "nan_reward", "huge_reward", "kill")
+FAULTS = (
+    "none",
+    "step",
+    "reset",
+    "nan_observ",
+    "nan_reward",
+    "huge_reward",
+    "kill",
+    "hang",
+    "close",
+)
+BAD_RESULTS = ("bad_shape", "old_api", "array_reward", "string_observ")
 KILL_TIME_FILE = "FAULTY_ENVS_KILL_TIME_FILE"  # Environment variable: where "kill" notes its time.
+HANG_FILE = "FAULTY_ENVS_HANG_FILE"  # Environment variable: where "hang" notes that it hangs.
 
 
 class FaultyEnv(gym.Env):
@@ -29,14 +41,17 @@ class FaultyEnv(gym.Env):
     Faults: "step" and "reset" raise, "nan_observ" and "nan_reward" return NaN or infinity,
     "huge_reward" returns finite rewards whose sums overflow float32, "kill" ends its process with
     SIGKILL (only in an env child process, never in the test's own) after writing the time to the
-    file named by the environment variable `KILL_TIME_FILE`, if set.
+    file named by the environment variable `KILL_TIME_FILE`, if set; "hang" sleeps for an hour
+    in `step` after writing the file named by `HANG_FILE`, if set; "close" raises in `close`.
+    The faults of `BAD_RESULTS` return from `step` what the gymnasium API or the observation
+    space do not allow: an observation of another shape, 4 values, an array reward, a string.
     """
 
     observation_space = gym.spaces.Box(-1.0, 1.0, (3,), np.float32)
     action_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
 
     def __init__(self, fault: str) -> None:
-        assert fault in FAULTS, fault
+        assert fault in FAULTS + BAD_RESULTS, fault
         self._fault = fault
         self._faulty = False
         self._steps = 0
@@ -61,8 +76,21 @@ class FaultyEnv(gym.Env):
                 with open(os.environ[KILL_TIME_FILE], "w") as handle:
                     handle.write(repr(time.time()))
             os.kill(os.getpid(), signal.SIGKILL)
+        if self._due("hang"):
+            if os.environ.get(HANG_FILE):
+                with open(os.environ[HANG_FILE], "w") as handle:
+                    handle.write(str(os.getpid()))
+            time.sleep(3600)
         observ = self._observ()
         reward = -float(np.square(action).sum())
+        if self._due("bad_shape"):
+            observ = np.zeros(4, np.float32)
+        if self._due("string_observ"):
+            observ = "observation"
+        if self._due("array_reward"):
+            reward = np.array([reward, reward])
+        if self._due("old_api"):
+            return observ, reward, False, {}
         if self._due("nan_observ"):
             observ[1] = np.nan
         if self._due("nan_reward"):
@@ -70,6 +98,10 @@ class FaultyEnv(gym.Env):
         if self._due("huge_reward"):
             reward = 3e38
         return observ, reward, self._episode_steps >= EPISODE_LENGTH, False, {}
+
+    def close(self):
+        if self._fault == "close":
+            raise RuntimeError("injected fault in close")
 
     def _due(self, fault: str) -> bool:
         return self._faulty and self._fault == fault and self._steps >= FAULT_AFTER
@@ -93,12 +125,22 @@ class TupleActionEnv(FaultyEnv):
     action_space = gym.spaces.Tuple((gym.spaces.Discrete(2), gym.spaces.Discrete(3)))
 
 
+class BytesObservationEnv(FaultyEnv):
+    """uint8 observations (as pixels are), but few, for a fast feed-forward run."""
+
+    observation_space = gym.spaces.Box(0, 255, (3,), np.uint8)
+
+    def _observ(self) -> np.ndarray:
+        return self.np_random.integers(0, 256, 3).astype(np.uint8)
+
+
 def env_id(name: str) -> str:
     """The id that makes gymnasium import this module, for `--set env=...`."""
     return f"{__name__}:{name}"
 
 
-for _fault in FAULTS:
+for _fault in FAULTS + BAD_RESULTS:
     gym.register(f"Faulty-{_fault}-v0", FaultyEnv, kwargs={"fault": _fault})
 gym.register("DictObservation-v0", lambda: DictObservationEnv("step"))
 gym.register("TupleAction-v0", lambda: TupleActionEnv("step"))
+gym.register("BytesObservation-v0", lambda: BytesObservationEnv("none"), max_episode_steps=20)

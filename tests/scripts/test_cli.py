@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from agents.ppo import schema
-from agents.scripts import train, utility
+from agents.scripts import configs, train, utility
 from tests.scripts.capture import run_main
 
 
@@ -110,6 +110,19 @@ def test_old_config_yaml_with_world_size_and_fewer_keys_is_read(tmp_path):
     path.write_text(yaml.safe_dump({"name": "old", "config": {"lerning_rate": 1.0}}))
     with pytest.raises(utility.UsageError, match="Unknown config keys in .*: lerning_rate"):
         utility.read_config_file(str(path))
+
+
+def test_resumed_run_takes_its_named_configs_values_for_keys_its_file_lacks(tmp_path):
+    run_dir = tmp_path / "20000101T000000-debug"
+    run_dir.mkdir()
+    saved = {k: v for k, v in configs.debug().items() if k not in ("env_timeout", "log_every")}
+    (run_dir / utility.CONFIG_FILE).write_text(yaml.safe_dump({"name": "debug", "config": saved}))
+    args = train.parse_args(
+        ["--config=debug", f"--logdir={tmp_path}", "--timestamp=20000101T000000"]
+    )
+    config, _, resumed = train.setup_config(args)
+    assert resumed and config["env_timeout"] == schema.KEYS["env_timeout"].default
+    assert config["log_every"] == configs.debug()["log_every"] != schema.KEYS["log_every"].default
 
 
 def test_console_is_quiet_unless_verbose(tmp_path):

@@ -80,7 +80,7 @@ def test_raising_env_stops_naming_it_with_traceback(fault, processes, tmp_path):
     assert code == 1
     failed_at = _FAILED_AT if fault == "step" else 2 * 3 * faulty_envs.EPISODE_LENGTH
     assert stderr.startswith(
-        f"error: Stopped at env step {failed_at}: Environment 1 (Faulty-{fault}-v0) "
+        f"error: Stopped at env step {failed_at}: Train environment 1 (Faulty-{fault}-v0) "
         f"failed in {fault}: "
     )
     assert "Traceback (most recent call last)" in stderr
@@ -98,7 +98,7 @@ def test_killed_env_process_stops_within_seconds(tmp_path, monkeypatch):
     stopped = time.time()
     assert code == 1
     assert stderr.startswith(
-        f"error: Stopped at env step {_FAILED_AT}: Environment 1 (Faulty-kill-v0) failed in "
+        f"error: Stopped at env step {_FAILED_AT}: Train environment 1 (Faulty-kill-v0) failed in "
         "step: Environment process "
     )
     assert stderr.rstrip().endswith("was killed by SIGKILL.")
@@ -112,7 +112,8 @@ def test_non_finite_env_output_stops_naming_it_and_the_step(fault, what, tmp_pat
     code, stderr, run_dir = _train(tmp_path, fault)
     assert code == 1
     assert stderr.startswith(
-        f"error: Stopped at env step {_FAILED_AT}: Environment(s) [1] returned a non-finite {what}"
+        f"error: Stopped at env step {_FAILED_AT}: Train environment 1 (Faulty-{fault}-v0) "
+        f"returned from step a non-finite {what}"
     )
     assert stderr.count("\n") == 1 and "Traceback" not in stderr
     _assert_only_first_checkpoint(run_dir)

@@ -1,0 +1,142 @@
+"""RunGuard: stop signals, hung environments and checkpoint writes of a training process.
+
+The main thread may wait for a long time inside one TensorFlow call (a rollout that steps the
+environments), where Python signal handlers cannot run. So the signals are also read by a
+watchdog thread through `signal.set_wakeup_fd`: it announces the first signal, ends the process
+on the second (after any checkpoint being written), and ends it when an environment call takes
+longer than `env_timeout`. Env processes are killed before the process ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import select
+import signal
+import sys
+import threading
+from collections.abc import Callable, Sequence
+
+_POLL_SECONDS = 0.2  # How often the watchdog looks at the environments.
+_SAVE_WAIT_SECONDS = 120.0  # Longest wait for a checkpoint being written, on a second signal.
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class RunGuard:
+    """Within the block, SIGINT (Ctrl-C) and SIGTERM ask the loop to stop before its next step.
+
+    Stopping between steps keeps counters and checkpoints consistent. A second signal ends the
+    process within seconds, with exit status 128 + signal, once a checkpoint being written (under
+    `saving`) is complete; a hung environment call (see `watch`) ends it with status 1. Either way
+    the env processes are killed and `describe(reason)` tells what was kept. The previous handlers
+    return on exit of the block.
+
+    Args:
+        announce: Print the signal lines (under MPI every rank gets the signal; rank 0 says so).
+        describe: Called with the reason when the process is ended at once; returns the line to
+            print (e.g. the reason, the latest checkpoint and how to resume).
+    """
+
+    def __init__(self, announce: bool = True, describe: Callable[[str], str] = str) -> None:
+        self.signum: int | None = None
+        self.saving = threading.Lock()  # Held while a checkpoint is written.
+        self.describe = describe
+        self._announce = announce
+        self._previous: dict = {}
+        self._batches: Sequence = ()
+        self._timeout: float | None = None
+        self._count = 0
+        self._pipe: tuple[int, int] | None = None
+        self._previous_fd = -1
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, batches: Sequence, timeout: float | None) -> None:
+        """End the process when a call of one of `batches` (`BatchEnv`s) exceeds `timeout` s.
+
+        Args:
+            batches: Objects with a `waiting()` method, as `BatchEnv` has.
+            timeout: Seconds; None watches nothing.
+        """
+        self._batches, self._timeout = tuple(batches), timeout
+
+    def __enter__(self) -> RunGuard:
+        self._pipe = os.pipe()
+        for fd in self._pipe:
+            os.set_blocking(fd, False)
+        for signum in _SIGNALS:
+            self._previous[signum] = signal.signal(signum, self._handle)
+        self._previous_fd = signal.set_wakeup_fd(self._pipe[1], warn_on_full_buffer=False)
+        self._thread = threading.Thread(target=self._watch, name="run-guard", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        signal.set_wakeup_fd(self._previous_fd)
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+        self._stop.set()
+        self._thread.join()
+        for fd in self._pipe:
+            os.close(fd)
+
+    def _handle(self, signum, frame) -> None:
+        """In the main thread, between two Python instructions: the stop request, at once."""
+        del frame
+        self.signum = self.signum or signum
+
+    def _watch(self) -> None:
+        while not self._stop.is_set():
+            readable, _, _ = select.select([self._pipe[0]], [], [], _POLL_SECONDS)
+            if readable:
+                with contextlib.suppress(BlockingIOError):
+                    for signum in os.read(self._pipe[0], 64):
+                        self._signaled(signum)
+            self._check_envs()
+
+    def _signaled(self, signum: int) -> None:
+        if signum not in _SIGNALS:
+            return
+        self._count += 1
+        name = signal.Signals(signum).name
+        if self._count == 1:
+            self.signum = self.signum or signum
+            if self._announce:
+                _say(f"{name}: stopping after this step (again to stop at once).")
+            return
+        if not self.saving.acquire(blocking=False):
+            _say(f"{name} again: waiting for the checkpoint being written, then stopping.")
+            self.saving.acquire(timeout=_SAVE_WAIT_SECONDS)
+        self._end(f"{name} again: stopped at once", 128 + signum)
+
+    def _check_envs(self) -> None:
+        if self._timeout is None:
+            return
+        for batch in self._batches:
+            waiting = batch.waiting()
+            if waiting is not None and waiting.seconds > self._timeout:
+                self._end(
+                    f"error: {waiting.name} did not return from {waiting.method} within "
+                    f"env_timeout={self._timeout:g} s; stopped",
+                    1,
+                )
+
+    def _end(self, reason: str, status: int) -> None:
+        """Kill the env processes, print `describe(reason)`, and end the process."""
+        for child in multiprocessing.active_children():
+            with contextlib.suppress(Exception):
+                child.kill()
+        try:
+            line = self.describe(reason)
+        except Exception as error:  # Say what can be said.
+            line = f"{reason} ({type(error).__name__} while describing the run: {error})"
+        _say(line)
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        os._exit(status)
+
+
+def _say(line: str) -> None:
+    # os.write, not print: the main thread may be inside a print.
+    os.write(2, f"{line}\n".encode())

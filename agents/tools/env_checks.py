@@ -1,0 +1,61 @@
+"""Checks of what an environment returns, so that a bad result is one line saying what came."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+_STEP_API = "(observ, reward, terminated, truncated, info)"
+
+
+def step_problem(result: Any, space: gym.Space) -> str | None:
+    """What is wrong with `result` of `env.step` for observation space `space`, or None."""
+    if not isinstance(result, tuple) or len(result) != 5:
+        if isinstance(result, tuple) and len(result) == 4:
+            return (
+                "4 values, the old gym API (observ, reward, done, info); expected the "
+                f"gymnasium API {_STEP_API}"
+            )
+        return f"{_describe(result)}; expected a tuple {_STEP_API}"
+    observ, reward, terminated, truncated, _ = result
+    problem = observ_problem(observ, space)
+    if problem:
+        return problem
+    if np.ndim(reward) != 0 or np.asarray(reward).dtype.kind not in "biuf":
+        return f"a reward {_describe(reward)}; expected a scalar number"
+    if not np.isfinite(reward):
+        return f"a non-finite reward {reward!r}; rewards must be finite"
+    for name, flag in (("terminated", terminated), ("truncated", truncated)):
+        if np.ndim(flag) != 0 or np.asarray(flag).dtype.kind not in "biu":
+            return f"{name} {_describe(flag)}; expected a bool"
+    return None
+
+
+def reset_problem(result: Any, space: gym.Space) -> str | None:
+    """What is wrong with `result` of `env.reset` for observation space `space`, or None."""
+    if not isinstance(result, tuple) or len(result) != 2:
+        return f"{_describe(result)}; expected a tuple (observ, info) of the gymnasium API"
+    return observ_problem(result[0], space)
+
+
+def observ_problem(observ: Any, space: gym.Space) -> str | None:
+    """What is wrong with an observation for a Box `space`, or None (other spaces: None)."""
+    if not isinstance(space, gym.spaces.Box):
+        return None  # The batch's consumers reject other spaces themselves.
+    array = np.asarray(observ) if not isinstance(observ, (dict, tuple, list)) else None
+    if array is None or array.dtype.kind not in "biuf" or array.shape != space.shape:
+        return f"an observation {_describe(observ)}; expected shape {space.shape} of {space}"
+    if array.dtype.kind == "f" and not np.isfinite(array).all():
+        return f"a non-finite observation {array!r}; observations must be finite"
+    return None
+
+
+def _describe(value: Any) -> str:
+    """A short description of a value: its type, and its shape and dtype for arrays."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return f"of shape {value.shape} and dtype {value.dtype}"
+    text = repr(value)
+    text = text if len(text) <= 60 else text[:57] + "..."
+    return f"of type {type(value).__name__} ({text})"

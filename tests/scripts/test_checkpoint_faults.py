@@ -1,0 +1,143 @@
+"""Resuming past damaged checkpoints: a missing or garbled index, truncated files, a full disk.
+
+All start from copies of one finished debug run with a checkpoint every 64 train env steps; it
+keeps the last three, numbered by training env steps: 128, 192 and 256 (the final save after the
+last evaluation phase rewrites the 256 saved before it).
+"""
+
+import errno
+import glob
+import os
+import shutil
+
+import pytest
+import tensorflow as tf
+
+from agents.scripts import train, visualize
+from agents.scripts.environments import make_env
+from agents.scripts.utility import UsageError
+from tests.scripts.capture import run_main
+
+_TIMESTAMP = "20000101T000000"
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    logdir = tmp_path_factory.mktemp("logdir")
+    code, _, stderr = run_main(
+        train.main, ["--config=debug", f"--logdir={logdir}", "--set", "checkpoint_every=64"]
+    )
+    assert code == 0, stderr
+    (run_dir,) = glob.glob(os.path.join(logdir, "*-debug"))
+    assert _checkpoints(run_dir) == ["ckpt-128", "ckpt-192", "ckpt-256"]
+    return run_dir
+
+
+@pytest.fixture
+def run_copy(finished_run, tmp_path):
+    copy = tmp_path / f"{_TIMESTAMP}-debug"
+    shutil.copytree(finished_run, copy)
+    return str(copy)
+
+
+def _checkpoints(run_dir):
+    paths = glob.glob(os.path.join(run_dir, "checkpoints", "ckpt-*.index"))
+    return sorted(
+        (os.path.basename(p)[: -len(".index")] for p in paths), key=lambda n: int(n.split("-")[1])
+    )
+
+
+def _resume(run_dir, *argv):
+    logdir = os.path.dirname(run_dir)
+    argv = ["--config=debug", f"--logdir={logdir}", f"--timestamp={_TIMESTAMP}", *argv]
+    return run_main(train.main, argv)
+
+
+def _truncate(run_dir, name):
+    (data,) = glob.glob(os.path.join(run_dir, "checkpoints", f"{name}.data-*"))
+    with open(data, "r+b") as handle:
+        handle.truncate(10)
+
+
+@pytest.mark.parametrize("index", ["missing", "garbled"])
+def test_resume_without_a_readable_index_finds_the_latest_checkpoint(index, run_copy):
+    path = os.path.join(run_copy, "checkpoints", "checkpoint")
+    if index == "missing":
+        os.remove(path)
+    else:
+        with open(path, "w") as handle:
+            handle.write("model_checkpoint_path: {{{ garbled")
+    code, stdout, stderr = _resume(run_copy, "--set", "train_steps=320")
+    assert code == 0, stderr
+    assert stdout.startswith(f"Resuming run {run_copy} at env step 256.\n")
+    # The index lists the checkpoints again: for TensorFlow, and for the rotation that keeps the
+    # last three, the old ones among them.
+    latest = tf.train.latest_checkpoint(os.path.join(run_copy, "checkpoints"))
+    assert os.path.basename(latest) == "ckpt-384"  # Training phases run whole: 256 to 384.
+    assert _checkpoints(run_copy) == ["ckpt-256", "ckpt-320", "ckpt-384"]
+
+
+def test_resume_falls_back_past_corrupt_checkpoints_and_keeps_them(run_copy):
+    _truncate(run_copy, "ckpt-256")
+    _truncate(run_copy, "ckpt-192")
+    code, stdout, stderr = _resume(run_copy)
+    assert code == 0, stderr
+    assert stdout.startswith(f"Resuming run {run_copy} at env step 128.\n")
+    directory = os.path.join(run_copy, "checkpoints")
+    for name in ("ckpt-256", "ckpt-192"):
+        assert f"warning: Checkpoint {directory}/{name} cannot be read (" in stderr
+        assert f"warning: Kept the unreadable checkpoint as {directory}/{name}.*.corrupt." in stderr
+        assert os.path.isfile(os.path.join(directory, f"{name}.index.corrupt"))
+    assert "Traceback" not in stderr
+    # Training went on from 128 to 256 and saved at 192 and 256, next to the two set aside.
+    assert _checkpoints(run_copy) == ["ckpt-128", "ckpt-192", "ckpt-256"]
+
+
+def test_resume_with_no_readable_checkpoint_stops_with_one_line(run_copy):
+    for name in _checkpoints(run_copy):
+        _truncate(run_copy, name)
+    before = sorted(os.listdir(os.path.join(run_copy, "checkpoints")))
+    code, stdout, stderr = _resume(run_copy)
+    assert code == 1 and stdout == ""
+    assert stderr.splitlines()[-1] == (
+        f"error: No checkpoint of '{run_copy}/checkpoints' can be read (ckpt-256, ckpt-192, "
+        "ckpt-128); restore one from a backup, or move the directory aside to start over."
+    )
+    assert "Traceback" not in stderr
+    assert sorted(os.listdir(os.path.join(run_copy, "checkpoints"))) == before
+
+
+def test_visualize_falls_back_past_a_corrupt_checkpoint_and_changes_nothing(run_copy, capsys):
+    _truncate(run_copy, "ckpt-256")
+    before = sorted(os.listdir(os.path.join(run_copy, "checkpoints")))
+    visualize.load_policy(run_copy, None, make_env("Pendulum-v1"))
+    out, err = capsys.readouterr()
+    directory = os.path.join(run_copy, "checkpoints")
+    assert out == f"Restored {directory}/ckpt-192\n"
+    assert err.startswith(f"warning: Checkpoint {directory}/ckpt-256 cannot be read (")
+    assert sorted(os.listdir(directory)) == before
+
+
+def test_visualize_of_a_named_corrupt_checkpoint_is_one_line(run_copy):
+    _truncate(run_copy, "ckpt-192")
+    path = os.path.join(run_copy, "checkpoints", "ckpt-192")
+    with pytest.raises(UsageError, match=rf"^Checkpoint {path} cannot be read \([^\n]*\)\.$"):
+        visualize.load_policy(run_copy, path, make_env("Pendulum-v1"))
+
+
+def test_full_disk_while_saving_is_one_line_and_keeps_the_last_checkpoint(run_copy, monkeypatch):
+    def full_disk(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    _truncate(run_copy, "ckpt-256")  # So that the resumed run trains from 128, and saves.
+    _truncate(run_copy, "ckpt-192")
+    monkeypatch.setattr(tf.train.CheckpointManager, "save", full_disk)
+    code, stdout, stderr = _resume(run_copy)
+    assert code == 1
+    directory = os.path.join(run_copy, "checkpoints")
+    assert stderr.splitlines()[-1] == (
+        f"error: Stopped at env step 192: Cannot write checkpoint {directory}/ckpt-192: "
+        "No space left on device"
+    )
+    assert _checkpoints(run_copy) == ["ckpt-128"]
+    assert os.path.basename(tf.train.latest_checkpoint(directory)) == "ckpt-128"
