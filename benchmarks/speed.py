@@ -29,6 +29,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from learning import table  # noqa: E402
+
 COLUMNS = (
     ("import s", "{import_s:.1f}"),
     ("session s", "{session_s:.1f}"),
@@ -81,15 +84,6 @@ def child(task: str, calls: int, spawned: float) -> dict[str, float]:
         gradient_ms=1e3 * gradient,
         steps_per_second=rollout * envs / full,
     )
-
-
-def table(header: list[str], rows: list[list[str]]) -> str:
-    """A markdown table, aligned for the terminal too."""
-    rows = [header, *rows]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    lines = ["| " + " | ".join(c.rjust(w) for c, w in zip(row, widths)) + " |" for row in rows]
-    lines.insert(1, "| " + " | ".join("-" * (w - 1) + ":" for w in widths) + " |")
-    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:

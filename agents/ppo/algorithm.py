@@ -32,14 +32,18 @@ class PPO(tf.Module):
         seed: Seed of action sampling and minibatch shuffling.
         cross_replica_sum: Optional function summing a tensor over MPI ranks; gradients and
             normalizer statistics are then averaged over all ranks.
+        world_size: Number of MPI ranks (the learning-rate schedule counts all ranks' steps).
     """
 
     # Minibatch diagnostics averaged over an epoch, and all diagnostics of an update.
     LOSS_METRICS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "grad_norm")
     METRICS = LOSS_METRICS + ("explained_variance", "learning_rate", "kl_beta", "epochs")
 
-    def __init__(self, batch_env, config: Any, seed: int = 0, cross_replica_sum=None):
+    def __init__(
+        self, batch_env, config: Any, seed: int = 0, cross_replica_sum=None, world_size: int = 1
+    ):
         super().__init__(name="ppo")
+        self._world_size = world_size
         validate_config(config)
         self._config = config
         self._size = size = len(batch_env)
@@ -376,7 +380,7 @@ class PPO(tf.Module):
         config = self._config
         rate = tf.constant(config.learning_rate, tf.float32)
         if config.learning_rate_schedule == "linear":
-            progress = tf.cast(self.env_steps, tf.float32) * config.world_size / config.train_steps
+            progress = tf.cast(self.env_steps, tf.float32) * self._world_size / config.train_steps
             rate *= tf.maximum(1.0 - progress, 0.0)
         self.optimizer.learning_rate.assign(rate)
 

@@ -10,7 +10,9 @@ from agents.ppo.rnd_agent import RNDPPO
 AGENTS = {"ppo": PPO, "rnd_ppo": RNDPPO}
 
 
-def make_agent(batch_env, config: Any, seed: int = 0, cross_replica_sum=None) -> PPO:
+def make_agent(
+    batch_env, config: Any, seed: int = 0, cross_replica_sum=None, world_size: int = 1
+) -> PPO:
     """Build the agent of `config.agent` on `batch_env`.
 
     Args:
@@ -18,6 +20,7 @@ def make_agent(batch_env, config: Any, seed: int = 0, cross_replica_sum=None) ->
         config: Configuration (see `agents.scripts.configs.default`).
         seed: Seed of action sampling and minibatch shuffling.
         cross_replica_sum: Optional function summing a tensor over MPI ranks.
+        world_size: Number of MPI ranks.
 
     Returns:
         A `PPO` (or subclass) instance.
@@ -28,4 +31,4 @@ def make_agent(batch_env, config: Any, seed: int = 0, cross_replica_sum=None) ->
     name = config["agent"]
     if name not in AGENTS:
         raise ValueError(f"Unknown agent {name!r}; accepted: {', '.join(AGENTS)}.")
-    return AGENTS[name](batch_env, config, seed, cross_replica_sum=cross_replica_sum)
+    return AGENTS[name](batch_env, config, seed, cross_replica_sum, world_size)

@@ -35,8 +35,8 @@ class RNDPPO(PPO):
         "explained_variance_int",
     )
 
-    def __init__(self, batch_env, config, seed: int = 0, cross_replica_sum=None):
-        super().__init__(batch_env, config, seed, cross_replica_sum)
+    def __init__(self, batch_env, config, seed: int = 0, cross_replica_sum=None, world_size=1):
+        super().__init__(batch_env, config, seed, cross_replica_sum, world_size)
         self.intrinsic_scaler = IntrinsicRewardScaler(
             len(batch_env), config.gamma_int, cross_replica_sum=cross_replica_sum
         )

@@ -189,46 +189,74 @@ def _mujoco(env: str, **differences: Any) -> dict[str, Any]:
         train_every=50_000,
         eval_steps=8_000,
         rollout_length=256,
-        learning_rate_schedule="linear",
         checkpoint_every=100_000,
     )
     return {**mujoco, **differences}
 
 
+# The untuned MuJoCo tasks anneal the learning rate linearly, as CleanRL and TF-Agents do.
+_LINEAR = dict(learning_rate_schedule="linear")
+
+# RL-Zoo's tuned PPO shares these for HalfCheetah, Hopper and Walker2d: 256x256 ReLU networks, a
+# narrow initial policy (log-std -2: std 0.135) and a constant rate. The zoo runs 1 env x 512
+# steps per update; 8 envs x 64 steps keep the 512 steps per update and batch the envs.
+_ZOO = dict(
+    rollout_length=64,
+    policy_layers=[256, 256],
+    value_layers=[256, 256],
+    activation="relu",
+    init_std=0.135,
+)
+
+
 @_task()
 def reacher() -> dict[str, Any]:
     """Reacher-v5, 500k env steps (`pip install -e .[mujoco]`)."""
-    return _mujoco("Reacher-v5", train_steps=500_000)
+    return _mujoco("Reacher-v5", train_steps=500_000, **_LINEAR)
 
 
 @_task()
 def cheetah() -> dict[str, Any]:
-    """HalfCheetah-v5, 1M env steps (`pip install -e .[mujoco]`)."""
-    return _mujoco("HalfCheetah-v5")
+    """HalfCheetah-v5, 1M env steps, RL-Zoo's tuned settings (`pip install -e .[mujoco]`)."""
+    # The zoo's: 8 minibatches of 64, 20 epochs, clip 0.1, lr 2e-5, gamma 0.98, lambda 0.92.
+    # Seed 0 reached 5,282 at 1M steps, against 1,844 with the untuned _mujoco settings.
+    return _mujoco(
+        "HalfCheetah-v5",
+        **_ZOO,
+        num_minibatches=8,
+        update_epochs=20,
+        learning_rate=2e-5,
+        clip_ratio=0.1,
+        discount=0.98,
+        gae_lambda=0.92,
+        max_grad_norm=0.8,
+        value_coef=0.58,
+        entropy_coef=0.0004,
+    )
 
 
 @_task()
 def walker() -> dict[str, Any]:
     """Walker2d-v5, 1M env steps (`pip install -e .[mujoco]`)."""
-    return _mujoco("Walker2d-v5")
+    return _mujoco("Walker2d-v5", **_LINEAR)
 
 
 @_task()
 def hopper() -> dict[str, Any]:
     """Hopper-v5, 1M env steps (`pip install -e .[mujoco]`)."""
-    return _mujoco("Hopper-v5")
+    return _mujoco("Hopper-v5", **_LINEAR)
 
 
 @_task()
 def ant() -> dict[str, Any]:
     """Ant-v5, 3M env steps (`pip install -e .[mujoco]`)."""
-    return _mujoco("Ant-v5", train_steps=3_000_000)
+    return _mujoco("Ant-v5", train_steps=3_000_000, **_LINEAR)
 
 
 @_task()
 def humanoid() -> dict[str, Any]:
     """Humanoid-v5, 5M env steps, 256x256 layers (`pip install -e .[mujoco]`)."""
-    return _mujoco("Humanoid-v5", train_steps=5_000_000, policy_layers=[256, 256])
+    return _mujoco("Humanoid-v5", train_steps=5_000_000, policy_layers=[256, 256], **_LINEAR)
 
 
 CONFIGS = {

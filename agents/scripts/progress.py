@@ -45,11 +45,20 @@ def write(line: str) -> None:
     sys.stdout.flush()
 
 
-class TrainingProgress:
-    """The progress bar of a training run, advanced by the loop's reports.
+# tqdm's default bar, with the rate of the report lines (training calls) instead of its own.
+_TRAINING_FORMAT = (
+    "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}{postfix}]"
+)
 
-    Shows training env steps out of `total`, env steps per second, the time left and the latest
-    mean train and eval scores. Use it as a context manager, so that the bar is closed on errors.
+
+class TrainingProgress:
+    """The progress bar of a training run.
+
+    Says what it waits for ("starting" while TensorFlow loads and the envs and agent are built,
+    "compiling" until the first training call returns), then shows training env steps out of
+    `total`, advanced after every training call, the time left, the env steps per second of the
+    training calls (the rate the report lines print) and the latest mean train and eval scores.
+    Use it as a context manager, so that the bar is closed on errors.
 
     Args:
         total: Training env steps of the run.
@@ -62,18 +71,39 @@ class TrainingProgress:
         self, total: int, initial: int = 0, enabled: bool = True, file: IO[str] | None = None
     ) -> None:
         initial = min(initial, total)
-        self._bar = bar(total, "step", "env steps", initial, enabled, file)
-        self._scores = {"train": "n/a", "eval": "n/a"}  # Latest mean score of each phase.
-        self._bar.set_postfix(self._scores)
+        self._bar = bar(total, "step", "starting", initial, enabled, file)
+        self._bar.bar_format = _TRAINING_FORMAT
+        self._postfix = {"steps/s": "n/a", "train": "n/a", "eval": "n/a"}
+        self._bar.set_postfix(self._postfix)
+        self._started = False
+
+    def stage(self, text: str) -> None:
+        """Say what the run waits for, e.g. "compiling"."""
+        self._bar.set_description_str(text)
+
+    def restart_at(self, env_steps: int) -> None:
+        """Start the count at the env steps of a restored run (before any training call)."""
+        self._bar.n = self._bar.last_print_n = min(env_steps, self._bar.total)
+        self._bar.refresh()
+
+    def advance(self, env_steps: int) -> None:
+        """Move the bar to `env_steps` (called after each training call)."""
+        steps = min(int(env_steps), self._bar.total)
+        if not self._started and steps > self._bar.n:
+            self._started = True
+            self._bar.set_description_str("env steps")
+        self._bar.update(max(0, steps - self._bar.n))
 
     def update(self, report) -> None:
-        """Advance to a `tools.loop.Report`: train reports move the bar, all update the scores."""
+        """Take a `tools.loop.Report`: train reports move the bar and set the rate; all, scores."""
         if report.phase == "train":
-            steps = min(int(report.metrics.get("env_steps", self._bar.n)), self._bar.total)
-            self._bar.update(max(0, steps - self._bar.n))
+            self.advance(int(report.metrics.get("env_steps", self._bar.n)))
+            rate = report.metrics.get("env_steps_per_second")
+            if rate is not None:
+                self._postfix["steps/s"] = f"{rate:,.0f}"
         if not math.isnan(report.score):
-            self._scores[report.phase] = f"{report.score:.1f}"
-        self._bar.set_postfix(self._scores)
+            self._postfix[report.phase] = f"{report.score:.1f}"
+        self._bar.set_postfix(self._postfix)
 
     def close(self) -> None:
         self._bar.close()

@@ -89,9 +89,9 @@ class Session:
         self.eval_env = self._make_batch_env(config.eval_agents, rank_seed + 10_000, "eval")
         try:
             cross_replica_sum = mpi_cross_replica_sum(world.comm)
-            # The agent's learning-rate schedule counts the env steps of all ranks.
-            agent_config = tools.AttrDict(dict(config, world_size=world.size))
-            self.agent = make_agent(self.train_env, agent_config, rank_seed, cross_replica_sum)
+            self.agent = make_agent(
+                self.train_env, config, rank_seed, cross_replica_sum, world.size
+            )
         except ValueError as error:
             raise UsageError(str(error)) from None
         self.evaluator = Evaluator(self.agent, self.eval_env)

@@ -81,8 +81,12 @@ def train(args: argparse.Namespace, world: mpi.World | None = None) -> int:
     world = world or mpi.World()
     config, run_dir, resumed, lock = _shared_setup(args, world)
     status = RunStatus(args, world, run_dir, resumed)
-    with lock or contextlib.nullcontext(), RunGuard(world.is_root, status.describe) as guard:
+    progress = TrainingProgress(config["train_steps"], enabled=world.is_root)
+    guarded = RunGuard(world.is_root, status.describe)
+    with lock or contextlib.nullcontext(), guarded as guard, progress:
         run = _start(config, run_dir, resumed, args, world)
+        progress.restart_at(run.env_steps)
+        progress.stage("compiling")
         signum = _agreed_signal(world, guard.signum)
         if signum is not None:  # Ctrl-C during start-up: nothing to save.
             run.close()
@@ -100,7 +104,7 @@ def train(args: argparse.Namespace, world: mpi.World | None = None) -> int:
                 summaries.write_hparams(run_dir, config)
                 action = "Resuming" if resumed else "Starting"
                 print(f"{action} run {run_dir} at env step {run.env_steps}.", flush=True)
-            signum = _run_loop(run, world, guard, status)
+            signum = _run_loop(run, world, guard, status, progress)
             _save(run)
             status.saved = True
             if world.is_root:
@@ -128,7 +132,9 @@ def _start(config, run_dir: str, resumed: bool, args: argparse.Namespace, world:
         raise
 
 
-def _run_loop(run, world: mpi.World, guard: RunGuard, status: RunStatus) -> int | None:
+def _run_loop(
+    run, world: mpi.World, guard: RunGuard, status: RunStatus, progress: TrainingProgress
+) -> int | None:
     """Train until the end or a stop signal, printing reports; returns the signal, if any.
 
     A failing environment or a non-finite value ends training before the loop saves another
@@ -137,13 +143,13 @@ def _run_loop(run, world: mpi.World, guard: RunGuard, status: RunStatus) -> int 
     from agents.tools.batch_env import BatchEnvError
     from agents.tools.checkpoints import CheckpointError
 
-    def should_stop() -> bool:
+    def should_stop() -> bool:  # Called between the loop's calls.
         status.env_steps = run.env_steps  # What a watchdog tells if the next step hangs.
+        progress.advance(status.env_steps)
         return guard.signum is not None
 
-    progress = TrainingProgress(run.config.train_steps, run.env_steps, enabled=world.is_root)
     metrics = MetricsLog(run.run_dir if world.is_root else None)
-    with progress, metrics:
+    with metrics:
         try:
             for report in run.loop(should_stop=should_stop):
                 if world.is_root:

@@ -207,11 +207,15 @@ def test_checkpoint_restores_training_state(tmp_path):
 def test_linear_learning_rate_schedule():
     batch_env = _env()
     config = _config(learning_rate=1e-3, learning_rate_schedule="linear", train_steps=64)
-    config = tools.AttrDict(dict(config, world_size=1))  # The ranks: Session passes them so.
     ppo = PPO(batch_env, config, seed=0)
     _run(batch_env, ppo, 8)
     # The update after 16 of 64 env steps uses 1e-3 * (1 - 16/64).
     assert float(ppo.metrics["learning_rate"]) == pytest.approx(7.5e-4)
+    # With 4 ranks the schedule counts 4 x 16 env steps: 1e-3 * (1 - 64/64) = 0.
+    batch_env = _env()
+    ppo = PPO(batch_env, config, seed=0, world_size=4)
+    _run(batch_env, ppo, 8)
+    assert float(ppo.metrics["learning_rate"]) == 0.0
 
 
 def test_constant_learning_rate_overrides_the_restored_one():

@@ -43,7 +43,7 @@ def all_equal(world, arrays):
 def check_session(world, logdir):
     config = configs.debug()
     # Stop every update after its first epoch: the ranks must agree on it (on the mean KL).
-    config.update(world_size=world.size, target_kl=1e-9)
+    config.update(target_kl=1e-9)
     run_dir = world.bcast(os.path.join(logdir, "session"))
     run = session.Session(config, run_dir, seed=3, world=world)
     try:
@@ -66,7 +66,7 @@ def check_session(world, logdir):
 def check_rnd(world, logdir):
     """RND under MPI: identical networks, observation statistics of both ranks' frames."""
     config = configs.debug_rnd()
-    config.update(world_size=world.size, train_steps=256, train_every=128, rnd_init_steps=8)
+    config.update(train_steps=256, train_every=128, rnd_init_steps=8)
     run = session.Session(config, world.bcast(os.path.join(logdir, "rnd")), seed=5, world=world)
     try:
         reports = [report for report in run.loop() if report.phase == "train"]

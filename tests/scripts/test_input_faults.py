@@ -128,11 +128,6 @@ def test_ctrl_c_during_start_up_leaves_no_run_directory(tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs agents/ppo/algorithm.py's rollout buffer to hold normalized (float32) "
-    "observations when normalize_observ=True; see the report of issue 12",
-)
 def test_uint8_observations_train_with_normalize_observ(tmp_path):
     env = faulty_envs.env_id("BytesObservation-v0")
     code, stdout, stderr = _run(["--config=debug", f"--logdir={tmp_path}", "--set", f"env={env}"])

@@ -27,11 +27,22 @@ def test_training_bar_shows_env_steps_rate_time_left_and_scores():
         for report in _reports()[1:]:
             bar.update(report)
     assert first.startswith("env steps:  50%|") and "128/256 [00:00<00:00" in first
-    assert "step/s, train=n/a, eval=n/a]" in first
+    assert "steps/s=9, train=n/a, eval=n/a]" in first  # The rate of the report lines.
     last = terminal.getvalue().split("\r")[-1]
     assert last.startswith("env steps: 100%|") and "256/256" in last
     # tqdm pads a line shorter than the one before it with spaces.
-    assert last.rstrip(" \n").endswith("step/s, train=-300.5, eval=-250.2]")
+    assert last.rstrip(" \n").endswith("steps/s=9, train=-300.5, eval=-250.2]")
+
+
+def test_training_bar_says_what_it_waits_for_then_advances_every_call():
+    terminal = _Terminal()
+    with progress.TrainingProgress(256, file=terminal) as bar:
+        assert terminal.getvalue().split("\r")[-1].startswith("starting:   0%|")
+        bar.stage("compiling")
+        assert terminal.getvalue().split("\r")[-1].startswith("compiling:   0%|")
+        bar.advance(64)  # After a training call, before any report.
+        bar._bar.refresh()  # tqdm redraws at most every 0.1 s.
+        assert terminal.getvalue().split("\r")[-1].startswith("env steps:  25%|")
 
 
 def test_resumed_bar_starts_at_the_restored_step_and_stops_at_the_total():
