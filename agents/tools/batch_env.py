@@ -137,15 +137,12 @@ class BatchEnv:
                 for i in indices
             ]
             results = [self._call(i, "step", promises[i], since=since) for i in indices]
-        self._check(indices, "step", results, env_checks.step_problem)
-        observs, rewards, terminated, truncated, infos = zip(*results)
-        return (
-            np.stack(observs),
-            np.asarray(rewards, np.float32),
-            np.asarray(terminated, bool),
-            np.asarray(truncated, bool),
-            list(infos),
-        )
+        stacked = env_checks.stacked_step(results, self.observation_space)
+        if stacked is None:  # Something is wrong: find the env and say what.
+            self._check(indices, "step", results, env_checks.step_problem)
+            raise BatchEnvError(self.env_name(0), 0, "step", "results that do not stack")
+        observ, reward, terminated, truncated, infos = stacked
+        return observ, reward, terminated, truncated, list(infos)
 
     def reset(self, indices=None, seed=None) -> np.ndarray:
         """Reset some or all environments.

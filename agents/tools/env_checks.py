@@ -33,6 +33,39 @@ def step_problem(result: Any, space: gym.Space) -> str | None:
     return None
 
 
+def stacked_step(results: list, space: gym.Space) -> tuple | None:
+    """The step results of a batch as arrays (observ, reward, terminated, truncated, infos), or
+    None if any of them is wrong (then `step_problem` per env says which and how).
+
+    One vectorized check of the whole batch: checking each env's result alone cost about 10 us
+    per env step, as much as a Pendulum step itself.
+    """
+    if not all(isinstance(result, tuple) and len(result) == 5 for result in results):
+        return None
+    observs, rewards, terminated, truncated, infos = zip(*results)
+    try:
+        observ = np.stack(observs)
+        reward, terminated, truncated = (np.asarray(x) for x in (rewards, terminated, truncated))
+    except (ValueError, TypeError):  # Shapes differ, or not arrays at all.
+        return None
+    count = len(results)
+    if (
+        not isinstance(space, gym.spaces.Box)
+        or observ.shape != (count, *space.shape)
+        or observ.dtype.kind not in "biuf"
+        or reward.shape != (count,)
+        or reward.dtype.kind not in "biuf"
+        or terminated.shape != (count,)
+        or terminated.dtype.kind not in "biu"
+        or truncated.shape != (count,)
+        or truncated.dtype.kind not in "biu"
+        or not np.isfinite(reward).all()
+        or (observ.dtype.kind == "f" and not np.isfinite(observ).all())
+    ):
+        return None
+    return observ, reward.astype(np.float32), terminated.astype(bool), truncated.astype(bool), infos
+
+
 def reset_problem(result: Any, space: gym.Space) -> str | None:
     """What is wrong with `result` of `env.reset` for observation space `space`, or None."""
     if not isinstance(result, tuple) or len(result) != 2:

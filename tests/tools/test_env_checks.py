@@ -51,3 +51,22 @@ def test_reset_needs_observ_and_info():
 def test_long_values_are_shortened():
     problem = env_checks.step_problem(("x" * 500, 1.0, False, False, {}), _SPACE)
     assert len(problem) < 200 and "..." in problem
+
+
+def test_stacked_step_checks_the_whole_batch_at_once():
+    space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    good = [(np.zeros(2, np.float32), 1.0, False, True, {}), (np.ones(2), 0, True, False, {})]
+    observ, reward, terminated, truncated, infos = env_checks.stacked_step(good, space)
+    assert observ.shape == (2, 2) and reward.dtype == np.float32 and reward.tolist() == [1, 0]
+    assert terminated.tolist() == [False, True] and truncated.tolist() == [True, False]
+    assert len(infos) == 2
+    bad_results = [
+        [good[0], (np.zeros(3), 1.0, False, False, {})],  # A wrong observation shape.
+        [good[0], (np.zeros(2), np.nan, False, False, {})],  # A non-finite reward.
+        [good[0], (np.zeros(2), [1.0, 2.0], False, False, {})],  # An array reward.
+        [good[0], (np.zeros(2), 1.0, False, {})],  # The old 4-tuple API.
+        [good[0], (np.zeros(2), 1.0, "no", False, {})],  # A string flag.
+    ]
+    for results in bad_results:
+        assert env_checks.stacked_step(results, space) is None
+        assert env_checks.step_problem(results[1], space)  # The per-env check names it.
