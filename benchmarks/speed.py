@@ -7,14 +7,22 @@ their compiled training calls (a whole rollout, then the update) after tracing. 
 steps and M minibatches per epoch, a call costs R * rollout + E * M * gradient + targets, so
 
     gradient step = (T(E) - T(1)) / ((E - 1) * M)
-    rollout step  = (T(1) - M * gradient step) / R     (GAE targets included)
+
+A third Session, whose rollout is longer than the calls timed, runs R simulation steps per call
+without an update: its time per step is the rollout step. What remains of T(1) is the fixed cost
+of an update (GAE targets, the XLA call, metrics):
+
+    update overhead = T(1) - R * rollout step - M * gradient step
 
 Prints one table row per task: seconds to import TensorFlow and the package, to build the
 Session, to the end of the first training call (tracing and compiling included), tracing alone
 (first call minus a steady call), the rollout and gradient step in ms, and env steps/s of steady
 training calls.
 
-Run: `python benchmarks/speed.py [--tasks pendulum cartpole] [--calls 8]`.
+XLA's persistent compilation cache is off unless `--xla-cache` (then a second run shows what a
+user's second start of the same config costs).
+
+Run: `python benchmarks/speed.py [--tasks pendulum cartpole] [--calls 8] [--xla-cache]`.
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ COLUMNS = (
     ("trace+compile s", "{trace_s:.2f}"),
     ("rollout step ms", "{rollout_ms:.3f}"),
     ("gradient step ms", "{gradient_ms:.3f}"),
+    ("update overhead ms", "{overhead_ms:.1f}"),
     ("train call steps/s", "{steps_per_second:,.0f}"),
 )
 
@@ -58,7 +67,13 @@ def _timed_calls(run, calls: int) -> tuple[float, float]:
 
 def child(task: str, calls: int, spawned: float) -> dict[str, float]:
     """Measures one task in this process; `spawned` is the parent's time.time() at spawn."""
-    from agents.scripts import configs, session  # Imports TensorFlow.
+    from agents.scripts import console
+
+    console.import_tensorflow()  # As train does: quiet, with XLA's cache unless it is off.
+    import tensorflow as tf
+
+    from agents import tools
+    from agents.scripts import configs, session
 
     imported = time.time()
     config = getattr(configs, task)()
@@ -72,6 +87,15 @@ def child(task: str, calls: int, spawned: float) -> dict[str, float]:
         run = session.Session(one_epoch, os.path.join(tmp, "one"), seed=0)
         _, single = _timed_calls(run, calls)
         run.close()
+        # Calls of R steps into a rollout of (calls + 2) * R steps: no update in the timed calls.
+        no_update = dict(config, rollout_length=(calls + 2) * config["rollout_length"])
+        run = session.Session(no_update, os.path.join(tmp, "rollout"), seed=0)
+        steps = config["rollout_length"]
+        run._train_fn = tf.function(
+            lambda: tools.simulate_steps(run.train_env, run.agent, steps), autograph=False
+        )
+        _, rollout_call = _timed_calls(run, calls)
+        run.close()
     epochs, minibatches = config["update_epochs"], config["num_minibatches"]
     rollout, envs = config["rollout_length"], config["num_agents"]
     gradient = (full - single) / ((epochs - 1) * minibatches)
@@ -80,8 +104,9 @@ def child(task: str, calls: int, spawned: float) -> dict[str, float]:
         session_s=built - imported,
         first_step_s=first_step - spawned,
         trace_s=first - full,
-        rollout_ms=1e3 * (single - minibatches * gradient) / rollout,
+        rollout_ms=1e3 * rollout_call / rollout,
         gradient_ms=1e3 * gradient,
+        overhead_ms=1e3 * (single - rollout_call - minibatches * gradient),
         steps_per_second=rollout * envs / full,
     )
 
@@ -90,12 +115,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", nargs="+", default=["pendulum", "cartpole"])
     parser.add_argument("--calls", type=int, default=8, help="timed calls after the first")
+    parser.add_argument(
+        "--xla-cache",
+        action="store_true",
+        help="use XLA's persistent cache, as train does (default: off, every start compiles)",
+    )
     args = parser.parse_args(argv)
+    env = dict(os.environ)
+    if not args.xla_cache:
+        env["AGENTS_XLA_CACHE"] = "0"
     rows = []
     for task in args.tasks:
         command = [sys.executable, os.path.abspath(__file__), "--child", task, str(args.calls)]
         result = subprocess.run(
-            command + [repr(time.time())], stdout=subprocess.PIPE, text=True, check=True
+            command + [repr(time.time())], stdout=subprocess.PIPE, text=True, check=True, env=env
         )
         measured = json.loads(result.stdout.strip().splitlines()[-1])
         rows.append([task] + [form.format(**measured) for _, form in COLUMNS])
@@ -103,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     print(
         f"{time.strftime('%Y-%m-%d %H:%M')} | {os.cpu_count()} CPUs (load {load}) | "
-        f"Python {platform.python_version()}\n"
+        f"Python {platform.python_version()} | XLA cache {'on' if args.xla_cache else 'off'}\n"
     )
     print(table(["task"] + [name for name, _ in COLUMNS], rows))
     return 0
