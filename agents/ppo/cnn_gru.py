@@ -11,7 +11,8 @@ import keras
 import tensorflow as tf
 import tensorflow_probability as tfp
 
-from agents.ppo.distributions import make_policy_head, orthogonal_dense
+from agents.ppo import conv
+from agents.ppo.distributions import make_policy_head, orthogonal, orthogonal_dense
 
 tfd = tfp.distributions
 
@@ -23,8 +24,8 @@ POLICY_SIZES = {"small": 1, "normal": 2, "large": 4}
 # (filters, kernel, stride) of the conv torso: the DQN/RND stack, ReLU, 'valid' padding.
 _CONVS = ((32, 8, 4), (64, 4, 2), (64, 4, 1))
 
-# 'valid' padding needs frames of at least this height and width (84x84 gives 6x6x64 features).
-MIN_FRAME_SIZE = 44
+# 'valid' padding needs frames of at least this height and width, 44 (84x84 gives 6x6x64 features).
+MIN_FRAME_SIZE = conv.min_input_size(_CONVS)
 
 _HIDDEN_GAIN = math.sqrt(2.0)
 
@@ -54,13 +55,6 @@ class RolloutOutput(NamedTuple):
     neglogp: tf.Tensor
     entropy: tf.Tensor
     state: tf.Tensor
-
-
-def _valid_size(size: int) -> int:
-    """Spatial size after the conv torso with 'valid' padding (<= 0 when the input is too small)."""
-    for _, kernel, stride in _CONVS:
-        size = (size - kernel) // stride + 1
-    return size
 
 
 def _unroll(
@@ -139,7 +133,9 @@ class CnnGruPolicy(keras.Model):
         height, width, channels = self._observation_shape
         self._hidsize = int(hidsize) * POLICY_SIZES[policy_size]
         self._memsize = int(memsize) * POLICY_SIZES[policy_size]
-        self._flat_size = _valid_size(height) * _valid_size(width) * _CONVS[-1][0]
+        self._flat_size = (
+            conv.output_size(height, _CONVS) * conv.output_size(width, _CONVS) * _CONVS[-1][0]
+        )
 
         self._convs = [
             keras.layers.Conv2D(
@@ -148,7 +144,7 @@ class CnnGruPolicy(keras.Model):
                 strides=stride,
                 padding="valid",
                 activation="relu",
-                kernel_initializer=keras.initializers.Orthogonal(gain=_HIDDEN_GAIN),
+                kernel_initializer=orthogonal(_HIDDEN_GAIN),
                 name=f"conv{index + 1}",
             )
             for index, (filters, kernel, stride) in enumerate(_CONVS)
@@ -157,7 +153,7 @@ class CnnGruPolicy(keras.Model):
         self._gates = keras.layers.Dense(
             2 * self._memsize,
             activation="sigmoid",
-            kernel_initializer=keras.initializers.Orthogonal(gain=1.0),
+            kernel_initializer=orthogonal(1.0),
             bias_initializer=keras.initializers.Constant(rec_gate_init),
             name="gru_gates",
         )
@@ -217,8 +213,8 @@ class CnnGruPolicy(keras.Model):
         outer_shape = tf.shape(observ)[:2]
         frames = tf.reshape(observ, [-1, *self._observation_shape])  # Convs see B*T images.
         features = tf.cast(frames, tf.float32) / 255.0
-        for conv in self._convs:
-            features = conv(features)
+        for layer in self._convs:
+            features = layer(features)
         features = self._hidden(tf.reshape(features, [-1, self._flat_size]))
         features = tf.reshape(features, tf.concat([outer_shape, [self._hidsize]], axis=0))
         single_step = observ.shape[1] == 1  # Static: the rollout hot path needs no while loop.

@@ -24,6 +24,17 @@ ACCEPTED_SPACES = {
 }
 
 
+def orthogonal(gain: float, seed: int | None = None) -> keras.initializers.Initializer:
+    """The PPO-standard orthogonal initializer (the one place it is made).
+
+    Args:
+        gain: Scale (sqrt(2) for hidden ReLU/tanh layers, small for policy outputs, 1.0 for values).
+        seed: Optional seed. A seeded Keras initializer returns the same matrix at every call, so
+            give each layer its own seed; unseeded ones draw from Keras' global seed.
+    """
+    return keras.initializers.Orthogonal(gain=gain, seed=None if seed is None else int(seed))
+
+
 def orthogonal_dense(
     units: int, gain: float, activation: str | None = None, name: str | None = None
 ) -> keras.layers.Dense:
@@ -44,7 +55,7 @@ def orthogonal_dense(
     return keras.layers.Dense(
         units,
         activation=activation,
-        kernel_initializer=keras.initializers.Orthogonal(gain=gain),
+        kernel_initializer=orthogonal(gain),
         bias_initializer="zeros",
         name=name,
     )

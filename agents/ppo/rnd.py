@@ -9,6 +9,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from agents.ppo import conv
+from agents.ppo.distributions import orthogonal
 from agents.ppo.utility import Weights
 from agents.tools.mpi import CrossReplicaSum
 from agents.tools.running_mean_std import RunningMeanStd
@@ -20,19 +22,6 @@ _CONV_STACK = ((32, 8, 4), (64, 4, 2), (64, 3, 1))
 _OBSERVATION_CLIP = 5.0
 
 
-def _min_frame_size() -> int:
-    """The smallest frame height and width for which every convolution has an output."""
-    size = 1
-    for _, kernel, stride in reversed(_CONV_STACK):
-        size = (size - 1) * stride + kernel
-    return size
-
-
-def _orthogonal(seed: int) -> keras.initializers.Initializer:
-    # One seed per layer: a seeded Keras initializer returns the same matrix at every call.
-    return keras.initializers.Orthogonal(gain=math.sqrt(2.0), seed=int(seed))
-
-
 def _network(
     frame_shape: tuple[int, int, int], dense_sizes: Sequence[int], seeds: Sequence[int], name: str
 ) -> keras.Sequential:
@@ -40,7 +29,7 @@ def _network(
     layers = [keras.Input(frame_shape)]
     conv_seeds, dense_seeds = seeds[: len(_CONV_STACK)], seeds[len(_CONV_STACK) :]
     for (filters, kernel, stride), seed in zip(_CONV_STACK, conv_seeds, strict=True):
-        init = _orthogonal(seed)
+        init = orthogonal(math.sqrt(2.0), seed)
         layers.append(
             keras.layers.Conv2D(
                 filters, kernel, stride, activation="leaky_relu", kernel_initializer=init
@@ -50,7 +39,9 @@ def _network(
     for index, (units, seed) in enumerate(zip(dense_sizes, dense_seeds, strict=True)):
         activation = "relu" if index < len(dense_sizes) - 1 else None
         layers.append(
-            keras.layers.Dense(units, activation=activation, kernel_initializer=_orthogonal(seed))
+            keras.layers.Dense(
+                units, activation=activation, kernel_initializer=orthogonal(math.sqrt(2.0), seed)
+            )
         )
     return keras.Sequential(layers, name=name)
 
@@ -104,9 +95,11 @@ class RND(tf.Module):
             (0, 1].
         """
         super().__init__(name=name)
-        if len(observation_shape) != 3 or min(observation_shape[:2]) < _min_frame_size():
+        if len(observation_shape) != 3 or min(observation_shape[:2]) < conv.min_input_size(
+            _CONV_STACK
+        ):
             raise ValueError(
-                f"RND needs (H, W, C) frames with H, W >= {_min_frame_size()}, "
+                f"RND needs (H, W, C) frames with H, W >= {conv.min_input_size(_CONV_STACK)}, "
                 f"got {tuple(observation_shape)}."
             )
         if not 0.0 < proportion_of_exp_used_for_predictor_update <= 1.0:
