@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import gymnasium as gym
@@ -11,7 +11,7 @@ import keras
 import tensorflow as tf
 import tensorflow_probability as tfp
 
-from agents.ppo import conv
+from agents.ppo import conv, recurrence
 from agents.ppo.distributions import make_policy_head, orthogonal, orthogonal_dense
 
 tfd = tfp.distributions
@@ -55,26 +55,6 @@ class RolloutOutput(NamedTuple):
     neglogp: tf.Tensor
     entropy: tf.Tensor
     state: tf.Tensor
-
-
-def _unroll(
-    step: Callable[[tf.Tensor, tuple[tf.Tensor, tf.Tensor]], tf.Tensor],
-    inputs: tf.Tensor,
-    new: tf.Tensor,
-    state: tf.Tensor,
-    single_step: bool,
-) -> tuple[tf.Tensor, tf.Tensor]:
-    """Runs `step(state, (x_t, new_t)) -> state` over [B, T, F] inputs.
-
-    Returns:
-        The states after every step, [B, T, U], and the last state, [B, U].
-    """
-    if single_step:
-        state = step(state, (inputs[:, 0], new[:, 0]))
-        return state[:, None], state
-    time_major = (tf.transpose(inputs, [1, 0, 2]), tf.transpose(new))
-    states = tf.scan(step, time_major, initializer=state)
-    return tf.transpose(states, [1, 0, 2]), states[-1]
 
 
 class CnnGruPolicy(keras.Model):
@@ -218,7 +198,9 @@ class CnnGruPolicy(keras.Model):
         features = self._hidden(tf.reshape(features, [-1, self._flat_size]))
         features = tf.reshape(features, tf.concat([outer_shape, [self._hidsize]], axis=0))
         single_step = observ.shape[1] == 1  # Static: the rollout hot path needs no while loop.
-        memory, state = _unroll(self._step, features, tf.cast(new, tf.bool), state, single_step)
+        memory, state = recurrence.unroll(
+            self._step, features, tf.cast(new, tf.bool), state, single_step
+        )
         memory = tf.reshape(memory, [-1, self._memsize])
         policy_features = value_features = memory
         if self._policy_extra is not None:
@@ -264,7 +246,7 @@ class CnnGruPolicy(keras.Model):
     def _step(self, state: tf.Tensor, inputs: tuple[tf.Tensor, tf.Tensor]) -> tf.Tensor:
         """One GRU step; its output is its new state."""
         features, new = inputs
-        state = tf.where(new[:, None], tf.zeros_like(state), state)
+        state = recurrence.reset_state(state, new)
         keep, read = tf.split(self._gates(tf.concat([state, features], axis=1)), 2, axis=1)
         candidate = self._candidate(tf.concat([read * state, features], axis=1))
         return keep * state + (1.0 - keep) * candidate

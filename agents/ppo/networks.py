@@ -12,6 +12,7 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_probability as tfp
 
+from agents.ppo import recurrence
 from agents.ppo.distributions import make_policy_head, orthogonal_dense
 
 tfd = tfp.distributions
@@ -149,7 +150,7 @@ class RecurrentNetwork(keras.Model):
         outer_shape = tf.shape(observ)[:2]
         features = _apply(self._torso, tf.reshape(observ, [-1, self._observ_size]))
         features = tf.reshape(features, tf.concat([outer_shape, [-1]], axis=0))
-        hidden, state = self._unroll(features, tf.cast(reset, tf.bool), state)
+        hidden, state = recurrence.unroll(self._step, features, tf.cast(reset, tf.bool), state)
         hidden = tf.reshape(hidden, [-1, self._units])
         policy = self._policy_head(hidden, outer_shape)
         value = tf.reshape(self._value_head(_apply(self._value_torso, hidden)), outer_shape)
@@ -157,20 +158,8 @@ class RecurrentNetwork(keras.Model):
 
     def _step(self, state: tf.Tensor, inputs: tuple[tf.Tensor, tf.Tensor]) -> tf.Tensor:
         features, reset = inputs
-        state = tf.where(reset[:, None], tf.zeros_like(state), state)
-        output, _ = self._cell(features, state)
+        output, _ = self._cell(features, recurrence.reset_state(state, reset))
         return output  # A GRU's output is its new state.
-
-    def _unroll(
-        self, features: tf.Tensor, reset: tf.Tensor, state: tf.Tensor
-    ) -> tuple[tf.Tensor, tf.Tensor]:
-        """Runs the cell over [B, T, H] features; returns outputs [B, T, U] and the last state."""
-        if features.shape[1] == 1:  # The rollout hot path: no while loop for a single step.
-            output = self._step(state, (features[:, 0], reset[:, 0]))
-            return output[:, None], output
-        time_major = (tf.transpose(features, [1, 0, 2]), tf.transpose(reset))
-        outputs = tf.scan(self._step, time_major, initializer=state)
-        return tf.transpose(outputs, [1, 0, 2]), outputs[-1]
 
 
 # Network name -> (model class, policy head kind).
