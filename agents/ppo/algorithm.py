@@ -13,6 +13,7 @@ from agents.ppo.evaluator import Evaluator  # noqa: F401 (re-exported)
 from agents.ppo.memory import RolloutBuffer
 from agents.ppo.networks import make_network
 from agents.ppo.normalize import RewardScaler, StreamingNormalize
+from agents.ppo.recurrent_state import RecurrentState
 from agents.ppo.streams import ValueStream
 from agents.ppo.utility import Weights, make_optimizer
 from agents.ppo.validate import validate_config
@@ -76,12 +77,11 @@ class PPO(tf.Module):
         # Set when an update met a non-finite loss or gradient (see `raise_if_nonfinite`).
         self.nonfinite = tf.Variable(0, trainable=False, name="nonfinite")
         self.nonfinite_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="nonfinite_step")
-        self._state = tf.Variable(
-            self.network.initial_state(size), trainable=False, name="recurrent_state"
-        )
-        self._new = tf.Variable(tf.ones([size], tf.bool), trainable=False, name="episode_start")
+        self._recurrent = RecurrentState(self.network, size)
         self.streams = self._value_streams(config)
-        specs = _buffer_specs(observ_space, batch_env.action, self._state, config.normalize_observ)
+        specs = _buffer_specs(
+            observ_space, batch_env.action, self._recurrent.state, config.normalize_observ
+        )
         specs["advantage"] = tf.TensorSpec([], tf.float32)  # Set by the update, for summaries.
         for stream in self.streams:
             specs["value" + stream.key] = tf.TensorSpec([], tf.float32)
@@ -130,7 +130,9 @@ class PPO(tf.Module):
 
     def _act(self, observ: tf.Tensor, seed: tf.Tensor):
         """Sample actions; returns (action, fields to store, new recurrent state)."""
-        output = self.network(observ[:, None], self._new[:, None], self._state)
+        output = self.network(
+            observ[:, None], self._recurrent.reset[:, None], self._recurrent.state
+        )
         action = output.policy.sample(seed=seed)
         fields = {"log_prob": output.policy.log_prob(action)[:, 0]}
         fields.update({f"value{key}": v[:, 0] for key, v in self._stream_values(output).items()})
@@ -139,7 +141,7 @@ class PPO(tf.Module):
     def _bootstrap(self, observ: tf.Tensor) -> dict[str, tf.Tensor]:
         """Each stream's value of observations that follow the current step (current state)."""
         reset = tf.zeros([self._size, 1], tf.bool)
-        output = self.network(self.normalize(observ)[:, None], reset, self._state)
+        output = self.network(self.normalize(observ)[:, None], reset, self._recurrent.state)
         return {key: value[:, 0] for key, value in self._stream_values(output).items()}
 
     def _targets(self, data: dict, next_observ: tf.Tensor) -> tuple[dict, dict]:
@@ -194,7 +196,7 @@ class PPO(tf.Module):
         return observ if observ.dtype == tf.uint8 else tf.cast(observ, tf.float32)
 
     def begin_episode(self, agent_indices: tf.Tensor) -> None:
-        self._new.scatter_nd_update(agent_indices[:, None], tf.ones_like(agent_indices, tf.bool))
+        self._recurrent.begin_episode(agent_indices)
 
     def perform(self, agent_indices: tf.Tensor, observ: tf.Tensor) -> tf.Tensor:
         """Sample actions for all environments (`agent_indices` must cover the batch)."""
@@ -208,13 +210,12 @@ class PPO(tf.Module):
             dict(
                 observ=observ,
                 action=action,
-                reset=self._new.read_value(),
-                state=self._state.read_value(),
+                reset=self._recurrent.reset.read_value(),
+                state=self._recurrent.state.read_value(),
                 **fields,
             )
         )
-        self._state.assign(state)
-        self._new.assign(tf.zeros_like(self._new))
+        self._recurrent.advance(state)
         return action
 
     def experience(self, agent_indices, observ, action, reward, terminated, truncated, next_observ):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from agents.ppo.recurrent_state import RecurrentState
+
 
 class Evaluator(tf.Module):
     """The deterministic policy of a `PPO` agent (the distribution's mode) on its own envs.
@@ -15,18 +17,17 @@ class Evaluator(tf.Module):
     def __init__(self, agent, batch_env) -> None:
         super().__init__(name="evaluator")
         self._agent = agent
-        self._state = tf.Variable(agent.network.initial_state(len(batch_env)), trainable=False)
-        self._new = tf.Variable(tf.ones([len(batch_env)], tf.bool), trainable=False)
+        self._recurrent = RecurrentState(agent.network, len(batch_env))
 
     def begin_episode(self, agent_indices: tf.Tensor) -> None:
-        self._new.scatter_nd_update(agent_indices[:, None], tf.ones_like(agent_indices, tf.bool))
+        self._recurrent.begin_episode(agent_indices)
 
     def perform(self, agent_indices: tf.Tensor, observ: tf.Tensor) -> tf.Tensor:
         del agent_indices
         observ = self._agent.normalize(observ)
-        output = self._agent.network(observ[:, None], self._new[:, None], self._state)
-        self._state.assign(output.state)
-        self._new.assign(tf.zeros_like(self._new))
+        recurrent = self._recurrent
+        output = self._agent.network(observ[:, None], recurrent.reset[:, None], recurrent.state)
+        recurrent.advance(output.state)
         return output.policy.mode()[:, 0]
 
     def experience(self, *transition) -> None:

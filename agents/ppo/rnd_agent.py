@@ -78,7 +78,8 @@ class RNDPPO(PPO):
         return list(self.network.trainable_variables) + list(self.rnd.trainable_variables)
 
     def _act(self, observ, seed):
-        output = self.network.rollout(observ, self._new, self._state, seed=seed)
+        recurrent = self._recurrent
+        output = self.network.rollout(observ, recurrent.reset, recurrent.state, seed=seed)
         fields = dict(log_prob=-output.neglogp, value=output.vpred_ext, value_int=output.vpred_int)
         return output.action, fields, output.state
 

@@ -150,7 +150,7 @@ def test_recurrent_ppo_with_chunks():
     ppo = PPO(batch_env, config, seed=0)
     _run(batch_env, ppo, 8)
     assert int(ppo.optimizer.iterations) == 4
-    assert np.abs(ppo._state.numpy()).sum() > 0
+    assert np.abs(ppo._recurrent.state.numpy()).sum() > 0
 
 
 def test_rejects_bad_configuration():
