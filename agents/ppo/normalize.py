@@ -84,9 +84,13 @@ class RewardScaler(tf.Module):
     """Divides rewards by the running std of the discounted return (Engstrom et al., 2020).
 
     Each environment keeps a running discounted return `ret_t = gamma * (1 - done_{t-1}) * ret_{t-1}
-    + reward_t`. Every `scale` call adds the current returns to a running variance, and rewards are
+    + reward_t`. Every call adds the returns it computes to a running variance, and rewards are
     divided by its standard deviation without being centered (shifting rewards would change the
     task). The running returns and the statistics are variables, so a checkpoint keeps both.
+
+    `scale` takes one step of an episodic reward (the environment's: episode ends cut the
+    return); `scale_rollout` a whole [T, B] rollout of a non-episodic one (RND's intrinsic
+    reward, whose return continues across episode ends, as novelty does not stop at a game over).
     """
 
     def __init__(
@@ -138,4 +142,22 @@ class RewardScaler(tf.Module):
         returns = self.returns * self._gamma + reward
         self.return_stats.update(returns)
         self.returns.assign(returns * (1.0 - tf.cast(done, tf.float64)))
+        return self.return_stats.transform(reward)
+
+    def scale_rollout(self, reward: tf.Tensor) -> tf.Tensor:
+        """Updates the statistics with a rollout's returns and returns its scaled rewards.
+
+        The return is non-episodic: it runs on across episode ends.
+
+        Args:
+          reward: Rewards [T, num_envs] of one rollout, in time order.
+
+        Returns:
+          float32 [T, num_envs]: the rewards divided by the std of all discounted returns seen so
+          far, this rollout's included (clipped when configured).
+        """
+        reward = tf.cast(reward, tf.float64)
+        returns = tf.scan(lambda ret, r: ret * self._gamma + r, reward, initializer=self.returns)
+        self.return_stats.update(returns)
+        self.returns.assign(returns[-1])
         return self.return_stats.transform(reward)

@@ -7,7 +7,8 @@ import tensorflow as tf
 from agents.ppo import streams
 from agents.ppo.algorithm import PPO
 from agents.ppo.cnn_gru import CnnGruPolicy
-from agents.ppo.rnd import RND, IntrinsicRewardScaler
+from agents.ppo.normalize import RewardScaler
+from agents.ppo.rnd import RND
 
 
 class RNDPPO(PPO):
@@ -37,8 +38,8 @@ class RNDPPO(PPO):
 
     def __init__(self, batch_env, config, seed: int = 0, cross_replica_sum=None, world_size=1):
         super().__init__(batch_env, config, seed, cross_replica_sum, world_size)
-        self.intrinsic_scaler = IntrinsicRewardScaler(
-            len(batch_env), config.gamma_int, cross_replica_sum=cross_replica_sum
+        self.intrinsic_scaler = RewardScaler(  # Unclipped, as in RND.
+            len(batch_env), config.gamma_int, clip=None, cross_replica_sum=cross_replica_sum
         )
 
     def checkpointables(self) -> dict:
@@ -94,7 +95,10 @@ class RNDPPO(PPO):
             "value_int": tf.reduce_mean(data["value_int"]),
             "value_ext": tf.reduce_mean(data["value"]),
         }
-        return {"": data["reward"], "_int": self.intrinsic_scaler.scale(reward_int)}, metrics
+        return {
+            "": data["reward"],
+            "_int": self.intrinsic_scaler.scale_rollout(reward_int),
+        }, metrics
 
     def _extra_losses(self, batch):
         return {"predictor": self.rnd.predictor_loss(batch["next_observ"])}

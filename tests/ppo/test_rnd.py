@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from agents.ppo.rnd import RND, IntrinsicRewardScaler
+from agents.ppo.normalize import RewardScaler
+from agents.ppo.rnd import RND
 
 SHAPE = (36, 36, 4)  # The smallest frames the conv stack accepts.
 
@@ -136,11 +137,11 @@ def test_rejects_small_frames_and_bad_proportion():
         RND(SHAPE, proportion_of_exp_used_for_predictor_update=0.0)
 
 
-def test_intrinsic_reward_scaler_matches_naive_reference():
+def test_non_episodic_rollout_scaling_matches_naive_reference():
     rng = np.random.default_rng(5)
     rollouts = [rng.exponential(1.0 + i, (5, 3)) for i in range(4)]
-    scaler = IntrinsicRewardScaler(num_envs=3, gamma_int=0.9)
-    scale = tf.function(scaler.scale)
+    scaler = RewardScaler(num_envs=3, gamma=0.9, clip=None)  # RND's intrinsic reward.
+    scale = tf.function(scaler.scale_rollout)
     scaled = [scale(rollout.astype(np.float32)).numpy() for rollout in rollouts]
     expected = _naive_scaled_intrinsic([r.astype(np.float32) for r in rollouts], gamma=0.9)
     for actual, reference in zip(scaled, expected, strict=True):
