@@ -8,15 +8,16 @@ import numpy as np
 import tensorflow as tf
 from tensorflow.core.framework import attr_value_pb2
 
-from agents.ppo import advantages, losses, streams, update
+from agents.ppo import advantages, losses, minibatch, streams
 from agents.ppo.evaluator import Evaluator  # noqa: F401 (re-exported)
 from agents.ppo.memory import RolloutBuffer
 from agents.ppo.networks import make_network
 from agents.ppo.normalize import RewardScaler, StreamingNormalize
+from agents.ppo.optimizers import make_optimizer
 from agents.ppo.recurrent_state import RecurrentState
 from agents.ppo.streams import ValueStream
-from agents.ppo.utility import Weights, make_optimizer
 from agents.ppo.validate import validate_config
+from agents.ppo.weights import Weights
 
 
 class PPO(tf.Module):
@@ -162,7 +163,7 @@ class PPO(tf.Module):
 
     def _loss(self, batch: dict):
         """Total loss and `LOSS_METRICS` (but grad_norm) of a minibatch of sequences."""
-        return update.minibatch_loss(
+        return minibatch.minibatch_loss(
             self.network,
             batch,
             self.kl_beta,
@@ -267,7 +268,7 @@ class PPO(tf.Module):
         data, rollout_metrics = self._targets(self._buffer.data(), next_observ)
         self._buffer.assign("advantage", data["advantage"])
         self._set_learning_rate()
-        sequences = update.to_sequences(data, self._config.chunk_length)
+        sequences = minibatch.to_sequences(data, self._config.chunk_length)
         metrics = self._update(sequences, epoch_keys)
         metrics.update(rollout_metrics)
         if self._config.policy_loss == "kl_penalty":

@@ -52,7 +52,7 @@ class RolloutOutput(NamedTuple):
     action: tf.Tensor
     vpred_int: tf.Tensor
     vpred_ext: tf.Tensor
-    neglogp: tf.Tensor
+    log_prob: tf.Tensor
     entropy: tf.Tensor
     state: tf.Tensor
 
@@ -66,7 +66,7 @@ class CnnGruPolicy(keras.Model):
     `rollout` (one step of B environments) and `opt` (B sequences of T steps, for the loss) share
     all weights; calling the model is `opt`.
 
-    The GRU is the RND code's: with h zeroed where `new` is set, [m, r] = sigmoid(W [h, x] + b)
+    The GRU is the RND code's: with h zeroed where `reset` is set, [m, r] = sigmoid(W [h, x] + b)
     and h' = m * h + (1 - m) * tanh(U [r * h, x] + c). `rec_gate_init` initializes the bias b of
     both gates, which share that dense layer as in the original; positive values keep the state.
     """
@@ -178,12 +178,12 @@ class CnnGruPolicy(keras.Model):
         """Same as `opt`, so that the model is used as `model(observ, reset, state)`."""
         return self.opt(observ, reset, state)
 
-    def opt(self, observ: tf.Tensor, new: tf.Tensor, state: tf.Tensor) -> CnnGruOutput:
+    def opt(self, observ: tf.Tensor, reset: tf.Tensor, state: tf.Tensor) -> CnnGruOutput:
         """Evaluates B sequences of T steps, carrying the GRU state through time.
 
         Args:
             observ: [B, T, H, W, C] frames with values in 0..255 (uint8 or any numeric dtype).
-            new: [B, T] bool or 0/1 numbers, set at episode starts: the state is zeroed before
+            reset: [B, T] bool or 0/1 numbers, set at episode starts: the state is zeroed before
                 that step is processed.
             state: [B, state_size] state before the first step.
 
@@ -199,7 +199,7 @@ class CnnGruPolicy(keras.Model):
         features = tf.reshape(features, tf.concat([outer_shape, [self._hidsize]], axis=0))
         single_step = observ.shape[1] == 1  # Static: the rollout hot path needs no while loop.
         memory, state = recurrence.unroll(
-            self._step, features, tf.cast(new, tf.bool), state, single_step
+            self._step, features, tf.cast(reset, tf.bool), state, single_step
         )
         memory = tf.reshape(memory, [-1, self._memsize])
         policy_features = value_features = memory
@@ -216,7 +216,7 @@ class CnnGruPolicy(keras.Model):
     def rollout(
         self,
         observ: tf.Tensor,
-        new: tf.Tensor,
+        reset: tf.Tensor,
         state: tf.Tensor,
         seed: tf.Tensor | None = None,
     ) -> RolloutOutput:
@@ -224,29 +224,29 @@ class CnnGruPolicy(keras.Model):
 
         Args:
             observ: [B, H, W, C] frames with values in 0..255.
-            new: [B] bool or 0/1 numbers, set where an episode starts at this step.
+            reset: [B] bool or 0/1 numbers, set where an episode starts at this step.
             state: [B, state_size] state from `initial_state` or the previous step.
             seed: Optional stateless seed, [2] int32, for reproducible sampling.
 
         Returns:
-            RolloutOutput with the sampled int32 action, both values, the action's negative
+            RolloutOutput with the sampled int32 action, both values, the action's
             log-probability, the policy's entropy (all [B]) and the next state.
         """
-        out = self.opt(observ[:, None], new[:, None], state)
+        out = self.opt(observ[:, None], reset[:, None], state)
         action = out.policy.sample(seed=seed)
         return RolloutOutput(
             action=action[:, 0],
             vpred_int=out.vpred_int[:, 0],
             vpred_ext=out.vpred_ext[:, 0],
-            neglogp=-out.policy.log_prob(action)[:, 0],
+            log_prob=out.policy.log_prob(action)[:, 0],
             entropy=out.policy.entropy()[:, 0],
             state=out.state,
         )
 
     def _step(self, state: tf.Tensor, inputs: tuple[tf.Tensor, tf.Tensor]) -> tf.Tensor:
         """One GRU step; its output is its new state."""
-        features, new = inputs
-        state = recurrence.reset_state(state, new)
+        features, reset = inputs
+        state = recurrence.reset_state(state, reset)
         keep, read = tf.split(self._gates(tf.concat([state, features], axis=1)), 2, axis=1)
         candidate = self._candidate(tf.concat([read * state, features], axis=1))
         return keep * state + (1.0 - keep) * candidate

@@ -12,7 +12,7 @@ import types
 
 import tensorflow as tf
 
-from agents.ppo.utility import Weights
+from agents.ppo.weights import Weights
 
 SIGNATURE_INPUT = "observation"
 SIGNATURE_OUTPUT = "action"

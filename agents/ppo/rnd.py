@@ -11,7 +11,7 @@ import tensorflow as tf
 
 from agents.ppo import conv
 from agents.ppo.distributions import orthogonal
-from agents.ppo.utility import Weights
+from agents.ppo.weights import Weights
 from agents.tools.mpi import CrossReplicaSum
 from agents.tools.running_mean_std import RunningMeanStd
 

@@ -81,7 +81,7 @@ class RNDPPO(PPO):
     def _act(self, observ, seed):
         recurrent = self._recurrent
         output = self.network.rollout(observ, recurrent.reset, recurrent.state, seed=seed)
-        fields = dict(log_prob=-output.neglogp, value=output.vpred_ext, value_int=output.vpred_int)
+        fields = dict(log_prob=output.log_prob, value=output.vpred_ext, value_int=output.vpred_int)
         return output.action, fields, output.state
 
     def _stream_rewards(self, data, next_observ):

@@ -73,10 +73,10 @@ def test_rollout_shapes_dtypes_and_seeded_sampling():
     assert isinstance(out, RolloutOutput)
     assert out.action.shape == (B,) and out.action.dtype == tf.int32
     assert np.all((out.action.numpy() >= 0) & (out.action.numpy() < ACTIONS.n))
-    for name in ("vpred_int", "vpred_ext", "neglogp", "entropy"):
+    for name in ("vpred_int", "vpred_ext", "log_prob", "entropy"):
         tensor = getattr(out, name)
         assert tensor.shape == (B,) and tensor.dtype == tf.float32, name
-    assert np.all(out.neglogp.numpy() > 0) and np.all(out.entropy.numpy() > 0)
+    assert np.all(out.log_prob.numpy() < 0) and np.all(out.entropy.numpy() > 0)
     assert out.state.shape == (B, MEM)
     again = net.rollout(frames, new, state, seed=tf.constant([1, 2]))
     np.testing.assert_array_equal(out.action, again.action)
@@ -90,7 +90,7 @@ def test_opt_equals_rollout_steps_carrying_the_state():
     for t in range(T):
         out = net.rollout(frames[:, t], new[:, t], state, seed=tf.constant([t, 0]))
         step = net.opt(frames[:, t : t + 1], new[:, t : t + 1], state)
-        np.testing.assert_allclose(-out.neglogp, step.policy.log_prob(out.action[:, None])[:, 0])
+        np.testing.assert_allclose(out.log_prob, step.policy.log_prob(out.action[:, None])[:, 0])
         steps.append(_summary(step))
         np.testing.assert_allclose(out.entropy, steps[-1][:, 0, 2])
         np.testing.assert_allclose(out.vpred_int, steps[-1][:, 0, 3])

@@ -1,4 +1,4 @@
-"""The PPO update's math: sequence minibatches, the policy objective and the per-minibatch loss."""
+"""The PPO update's minibatches: sequences of a rollout, the policy objective and the loss."""
 
 from __future__ import annotations
 
