@@ -71,11 +71,19 @@ TARGETS = {
 
 def child(task: str, seed: int, run_dir: str) -> dict[str, float]:
     """Train and evaluate one run in this process; returns the measurements."""
-    from agents.scripts import configs, session  # Imports TensorFlow.
+    from agents.scripts import configs
 
-    config = getattr(configs, task)()
+    return train_and_evaluate(getattr(configs, task)(), TARGETS[task].budget, seed, run_dir)
+
+
+def train_and_evaluate(config: dict, budget: int, seed: int, run_dir: str) -> dict[str, float]:
+    """Train `config` to the last whole rollout within `budget` env steps, then evaluate it.
+
+    Shared by the benchmarks that train in a child process (learning, mujoco_scores).
+    """
+    from agents.scripts import session  # Imports TensorFlow.
+
     train_call = config["rollout_length"] * config["num_agents"]
-    budget = TARGETS[task].budget
     run = session.Session(config, run_dir, seed)
     try:
         start = time.perf_counter()
@@ -92,7 +100,7 @@ def child(task: str, seed: int, run_dir: str) -> dict[str, float]:
         steps_per_second=run.env_steps / seconds,
         # The last training call of each train phase: rollout and update, after tracing.
         call_steps_per_second=statistics.median(
-            report.metrics["env_steps_per_second"] for report in reports if report.phase == "train"
+            [r.metrics["env_steps_per_second"] for r in reports if r.phase == "train"] or [0.0]
         ),
         rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # KiB on Linux.
     )

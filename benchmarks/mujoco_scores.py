@@ -28,7 +28,6 @@ import argparse
 import concurrent.futures
 import json
 import os
-import resource
 import statistics
 import sys
 import time
@@ -38,7 +37,13 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import machine_line  # noqa: E402
-from learning import DEFAULT_OUT, EVAL_EPISODES, RUN_COLUMNS, run_child, table  # noqa: E402
+from learning import (  # noqa: E402
+    DEFAULT_OUT,
+    RUN_COLUMNS,
+    run_child,
+    table,
+    train_and_evaluate,
+)
 
 
 class Target(NamedTuple):
@@ -72,7 +77,7 @@ def child(task: str, seed: int, steps: int, threads: int, run_dir: str) -> dict[
     """Train and evaluate one run in this process; `steps` 0 keeps the config's budget."""
     import tensorflow as tf
 
-    from agents.scripts import configs, session
+    from agents.scripts import configs
 
     if threads:  # Before TensorFlow runs an op.
         tf.config.threading.set_intra_op_parallelism_threads(threads)
@@ -80,26 +85,7 @@ def child(task: str, seed: int, steps: int, threads: int, run_dir: str) -> dict[
     config = getattr(configs, task)()
     if steps:
         config.update(train_steps=steps, train_every=min(config["train_every"], steps))
-    train_call = config["rollout_length"] * config["num_agents"]
-    run = session.Session(config, run_dir, seed)
-    try:
-        start = time.perf_counter()
-        reports = list(run.loop(lambda: run.env_steps + train_call > config["train_steps"]))
-        seconds = time.perf_counter() - start
-        scores = run.evaluate(EVAL_EPISODES)
-    finally:
-        run.close()
-    return dict(
-        env_steps=run.env_steps,
-        eval_mean=statistics.fmean(scores),
-        eval_std=statistics.pstdev(scores),
-        seconds=seconds,
-        steps_per_second=run.env_steps / seconds,
-        call_steps_per_second=statistics.median(
-            [r.metrics["env_steps_per_second"] for r in reports if r.phase == "train"] or [0.0]
-        ),
-        rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # KiB on Linux.
-    )
+    return train_and_evaluate(config, config["train_steps"], seed, run_dir)
 
 
 def summarize(runs: list[dict[str, float]]) -> dict[str, float]:
