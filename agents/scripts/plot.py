@@ -133,11 +133,14 @@ def plot_run(run_dir: str, path: str | None = None) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--logdir", required=True, help="The run directory.")
-    parser.add_argument("--out", help="Output PNG (default: <logdir>/learning_curve.png).")
+    parser.add_argument(
+        "--run_dir", "--logdir", dest="run_dir", required=True,
+        help="Run directory of a training run (--logdir is its older name), as in visualize.",
+    )  # fmt: skip
+    parser.add_argument("--out", help="Output PNG (default: <run_dir>/learning_curve.png).")
     args = parser.parse_args(argv)
     try:
-        print(plot_run(args.logdir, args.out))
+        print(plot_run(args.run_dir, args.out))
     except UsageError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -83,7 +83,7 @@ def test_plot_runs_writes_a_png(run_dir, tmp_path):
 
 
 def test_main_saves_the_curve_in_the_run_dir_by_default(run_dir, capsys):
-    assert plot.main(["--logdir", run_dir]) == 0
+    assert plot.main(["--run_dir", run_dir]) == 0
     path = os.path.join(run_dir, "learning_curve.png")
     assert capsys.readouterr().out == path + "\n"
     assert os.path.getsize(path) > 0
