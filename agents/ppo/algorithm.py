@@ -6,11 +6,10 @@ from typing import Any
 
 import numpy as np
 import tensorflow as tf
-from tensorflow.core.framework import attr_value_pb2
 
-from agents.ppo import advantages, losses, minibatch, streams
+from agents.ppo import advantages, losses, minibatch, streams, update
 from agents.ppo.evaluator import Evaluator  # noqa: F401 (re-exported)
-from agents.ppo.memory import RolloutBuffer
+from agents.ppo.memory import RolloutBuffer, transition_specs
 from agents.ppo.networks import make_network
 from agents.ppo.normalize import RewardScaler, StreamingNormalize
 from agents.ppo.optimizers import make_optimizer
@@ -80,7 +79,7 @@ class PPO(tf.Module):
         self.nonfinite_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="nonfinite_step")
         self._recurrent = RecurrentState(self.network, size)
         self.streams = self._value_streams(config)
-        specs = _buffer_specs(
+        specs = transition_specs(
             observ_space, batch_env.action, self._recurrent.state, config.normalize_observ
         )
         specs["advantage"] = tf.TensorSpec([], tf.float32)  # Set by the update, for summaries.
@@ -223,7 +222,9 @@ class PPO(tf.Module):
         """Store the transition; run the update when the rollout is full."""
         del agent_indices, observ, action
         full = self._store(reward, terminated, truncated, next_observ)
-        _rare_branch(full, lambda: _no_value(self._train(next_observ, self._epoch_keys())))
+        update.rare_branch(
+            full, lambda: update.no_value(self._train(next_observ, self._epoch_keys()))
+        )
 
     def _store(self, reward, terminated, truncated, next_observ) -> tf.Tensor:
         """Write what the env returned into the rollout; returns whether the rollout is full."""
@@ -269,7 +270,16 @@ class PPO(tf.Module):
         self._buffer.assign("advantage", data["advantage"])
         self._set_learning_rate()
         sequences = minibatch.to_sequences(data, self._config.chunk_length)
-        metrics = self._update(sequences, epoch_keys)
+        metrics = update.run_epochs(
+            sequences,
+            epoch_keys,
+            self._gradient_step,
+            self._config.num_minibatches,
+            self._config.update_epochs,
+            self._config.target_kl,
+            self.LOSS_METRICS,
+            self._sum,
+        )
         metrics.update(rollout_metrics)
         if self._config.policy_loss == "kl_penalty":
             # As the original: beta adapts to the KL of the whole rollout after the update.
@@ -281,57 +291,13 @@ class PPO(tf.Module):
             self.metrics[key].assign(tf.cast(value, tf.float32))
         self._buffer.clear()
 
-    def _update(self, sequences: dict, epoch_keys: tf.Tensor) -> dict:
-        """`update_epochs` passes of shuffled minibatches; returns the last epoch's mean metrics.
-
-        Written as `tf.while_loop`s (no AutoGraph); minibatches are rows of a reshaped
-        permutation, so every shape is static, which XLA needs to compile the loop well.
-        """
-        config = self._config
-        count = sequences["reward"].shape[0]
-        minibatches = config.num_minibatches
-        size = count // minibatches
-        zeros = {key: tf.constant(0.0) for key in self.LOSS_METRICS}
-
-        def epoch(epochs, _, stop):
-            del stop
-            order = tf.argsort(epoch_keys[epochs])[: minibatches * size]
-            order = tf.reshape(order, [minibatches, size])
-
-            def step(index, totals):
-                batch = {key: tf.gather(value, order[index]) for key, value in sequences.items()}
-                metrics = self._gradient_step(batch)
-                return index + 1, {key: totals[key] + metrics[key] for key in totals}
-
-            _, totals = tf.while_loop(
-                lambda index, _: index < minibatches, step, (tf.constant(0), zeros)
-            )
-            means = {key: value / minibatches for key, value in totals.items()}
-            if self._sum is not None:  # Ranks must agree on the early stop below, or they hang.
-                keys = sorted(means)
-                means = dict(
-                    zip(keys, _average_over_ranks([means[key] for key in keys], self._sum))
-                )
-            stop = tf.constant(False)
-            if config.target_kl:
-                stop = means["approx_kl"] > 1.5 * config.target_kl
-            return epochs + 1, means, stop
-
-        epochs, metrics, _ = tf.while_loop(
-            lambda epochs, _, stop: (epochs < config.update_epochs) & tf.logical_not(stop),
-            epoch,
-            (tf.constant(0), zeros, tf.constant(False)),
-        )
-        metrics["epochs"] = tf.cast(epochs, tf.float32)
-        return metrics
-
     def _rollout_kl(self, sequences: dict) -> tf.Tensor:
         """Approximate KL of the policy before and after the update, over the whole rollout."""
         output = self.network(sequences["observ"], sequences["reset"], sequences["state"])
         log_prob = output.policy.log_prob(sequences["action"])
         kl = losses.approx_kl(sequences["log_prob"], log_prob)
         if self._sum is not None:
-            kl = _average_over_ranks([kl], self._sum)[0]
+            kl = update.average_over_ranks([kl], self._sum)[0]
         return kl
 
     def _gradient_step(self, batch: dict) -> dict:
@@ -340,7 +306,7 @@ class PPO(tf.Module):
             loss, metrics = self._loss(batch)
         gradients = tape.gradient(loss, variables)
         if self._sum is not None:
-            gradients = _average_over_ranks(gradients, self._sum)
+            gradients = update.average_over_ranks(gradients, self._sum)
         gradients, norm = tf.clip_by_global_norm(gradients, self._config.max_grad_norm or 1e10)
         # A non-finite loss or gradient never reaches the weights: the step is skipped and
         # recorded, and the caller stops training (so no checkpoint holds non-finite values).
@@ -396,45 +362,3 @@ class PPO(tf.Module):
             progress = tf.cast(self.env_steps, tf.float32) * self._world_size / config.train_steps
             rate *= tf.maximum(1.0 - progress, 0.0)
         self.optimizer.learning_rate.assign(rate)
-
-
-def _average_over_ranks(gradients: list, cross_replica_sum) -> list:
-    """Mean of each gradient over MPI ranks, with one collective for all of them."""
-    flat = tf.concat([tf.reshape(g, [-1]) for g in gradients], 0)
-    count = cross_replica_sum(tf.ones([1], tf.float64))[0]
-    flat = tf.cast(cross_replica_sum(tf.cast(flat, tf.float64)) / count, tf.float32)
-    sizes = [int(np.prod(g.shape)) for g in gradients]
-    return [tf.reshape(part, g.shape) for part, g in zip(tf.split(flat, sizes), gradients)]
-
-
-def _buffer_specs(observ_space, action: tf.Variable, state: tf.Variable, normalized: bool) -> dict:
-    # The buffer holds what the network sees: normalized observations are float32.
-    observ_dtype = tf.uint8 if observ_space.dtype == np.uint8 and not normalized else tf.float32
-    return dict(
-        observ=tf.TensorSpec(observ_space.shape, observ_dtype),
-        action=tf.TensorSpec(action.shape[1:], action.dtype),
-        log_prob=tf.TensorSpec([], tf.float32),
-        reset=tf.TensorSpec([], tf.bool),
-        state=tf.TensorSpec(state.shape[1:], state.dtype),
-        reward=tf.TensorSpec([], tf.float32),
-        terminated=tf.TensorSpec([], tf.bool),
-        truncated=tf.TensorSpec([], tf.bool),
-    )
-
-
-def _rare_branch(pred: tf.Tensor, true_fn) -> None:
-    """`tf.cond(pred, true_fn, tf.no_op)` for a branch that is rarely taken, such as the update.
-
-    In a `tf.function`, TF lowers a cond into Switch/Merge nodes that the executor visits on
-    every call, taken or not: for the update inside the rollout loop that cost about 0.1 ms per
-    simulation step (15% of it). Unlowered, the If op calls the branch only when it is taken.
-    """
-    result = tf.cond(pred, true_fn, tf.no_op)
-    if_op = result.op.inputs[0].op if isinstance(result, tf.Tensor) else None
-    if if_op is not None and if_op.type == "If":  # Else an eager call or a changed TF: as is.
-        if_op._set_attr("_lower_using_switch_merge", attr_value_pb2.AttrValue(b=False))
-
-
-def _no_value(_) -> tf.Operation:
-    """A no-op, for `tf.cond` branches that call a function returning nothing."""
-    return tf.no_op()

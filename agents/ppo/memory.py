@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
 import tensorflow as tf
 
 
@@ -61,3 +62,23 @@ class RolloutBuffer(tf.Module):
 
     def clear(self) -> None:
         self.index.assign(0)
+
+
+def transition_specs(
+    observ_space, action: tf.Variable, state: tf.Variable, normalized: bool
+) -> dict:
+    """Specs of what PPO stores per step and env (its value streams add their own fields).
+
+    The buffer holds what the network sees: normalized observations are float32.
+    """
+    observ_dtype = tf.uint8 if observ_space.dtype == np.uint8 and not normalized else tf.float32
+    return dict(
+        observ=tf.TensorSpec(observ_space.shape, observ_dtype),
+        action=tf.TensorSpec(action.shape[1:], action.dtype),
+        log_prob=tf.TensorSpec([], tf.float32),
+        reset=tf.TensorSpec([], tf.bool),
+        state=tf.TensorSpec(state.shape[1:], state.dtype),
+        reward=tf.TensorSpec([], tf.float32),
+        terminated=tf.TensorSpec([], tf.bool),
+        truncated=tf.TensorSpec([], tf.bool),
+    )
