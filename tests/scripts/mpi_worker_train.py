@@ -19,8 +19,8 @@ import sys
 import numpy as np
 import tensorflow as tf
 
-from agents.ppo.algorithm import _average_over_ranks
 from agents.ppo.normalize import StreamingNormalize
+from agents.ppo.update import average_over_ranks
 from agents.scripts import configs, session, train
 from agents.tools import mpi
 
@@ -94,7 +94,7 @@ def check_gradients(world, agent):
         output = network(observ, tf.zeros([6, 1], tf.bool), network.initial_state(6))
         loss = tf.reduce_sum(output.value**2) - tf.reduce_sum(output.policy.log_prob(action))
     local = tape.gradient(loss, network.trainable_variables)
-    averaged = _average_over_ranks(local, mpi.mpi_cross_replica_sum(world.comm))
+    averaged = average_over_ranks(local, mpi.mpi_cross_replica_sum(world.comm))
     every_rank = world.allgather([g.numpy() for g in local])
     expected = [np.mean(parts, 0) for parts in zip(*every_rank)]
     close = all(np.allclose(a.numpy(), e, rtol=1e-5, atol=1e-7) for a, e in zip(averaged, expected))
