@@ -231,17 +231,16 @@ class PPO(tf.Module):
         done = terminated | truncated
         if self.reward_scaler is not None:
             reward = self.reward_scaler.scale(reward, done)
-        keys = ["final_value" + stream.key for stream in self.streams if stream.episodic]
+        episodic = [stream.key for stream in self.streams if stream.episodic]
 
         def final_values():  # Truncated episodes bootstrap from their final observation's value.
-            values = self._bootstrap(next_observ)
-            mask = tf.cast(truncated, tf.float32)
-            return {key: values[key[len("final_value") :]] * mask for key in keys}
+            values, mask = self._bootstrap(next_observ), tf.cast(truncated, tf.float32)
+            return {f"final_value{key}": values[key] * mask for key in episodic}
 
         finals = tf.cond(
             tf.reduce_any(truncated),
             final_values,
-            lambda: {key: tf.zeros([self._size]) for key in keys},
+            lambda: {f"final_value{key}": tf.zeros([self._size]) for key in episodic},
         )
         self._buffer.write(
             dict(reward=reward, terminated=terminated, truncated=truncated, **finals)
