@@ -42,10 +42,13 @@ class RolloutBuffer(tf.Module):
 
     def write(self, values: Mapping[str, tf.Tensor]) -> None:
         """Write fields of the current time step."""
+        # One read of the index and one scatter op per field, with a scalar index (update shape
+        # [batch, ...]): each op costs about a microsecond to dispatch, every simulation step.
+        index = self.index.read_value()
         for key, value in values.items():
             if self._fields[key].shape.num_elements() == 0:
                 continue  # E.g. the [B, 0] state placeholder of feed-forward networks.
-            self._fields[key].scatter_nd_update([[self.index]], value[None])
+            self._fields[key].scatter_update(tf.IndexedSlices(value, index))
 
     def advance(self) -> tf.Tensor:
         """Move to the next time step; returns whether the buffer is now full."""
