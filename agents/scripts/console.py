@@ -13,7 +13,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 
-from agents.scripts import compile_cache, tf_threads
+from agents.scripts import compile_cache, tf_defaults
 
 LOG_LEVEL = "TF_CPP_MIN_LOG_LEVEL"
 
@@ -27,7 +27,7 @@ def import_tensorflow(verbose: bool = False) -> None:
     if "tensorflow" in sys.modules:
         return
     compile_cache.enable()
-    tf_threads.configure()
+    tf_defaults.configure()
     quiet = not verbose and LOG_LEVEL not in os.environ
     if quiet:
         os.environ[LOG_LEVEL] = "3"  # Also read by env processes and MPI ranks spawned later.

@@ -1,0 +1,32 @@
+"""Tests for TensorFlow's process settings made before it loads (no TensorFlow needed here)."""
+
+import os
+import subprocess
+import sys
+
+from agents.scripts import tf_defaults
+
+
+def test_defaults_are_added_and_the_users_values_kept():
+    environ = {"PATH": "/bin"}
+    assert tf_defaults.configure(environ) == {"TF_ENABLE_ONEDNN_OPTS": "0"}
+    assert environ == {"PATH": "/bin", "TF_ENABLE_ONEDNN_OPTS": "0"}
+    assert tf_defaults.configure(environ) == {}
+    mine = {"TF_ENABLE_ONEDNN_OPTS": "1"}
+    assert tf_defaults.configure(mine) == {} and mine == {"TF_ENABLE_ONEDNN_OPTS": "1"}
+
+
+def test_the_quiet_import_applies_them_before_tensorflow_loads():
+    # A fresh interpreter: TensorFlow reads the variables only when it loads.
+    code = (
+        "import os, sys\n"
+        "from agents.scripts import console\n"
+        "console.import_tensorflow()\n"
+        "assert 'tensorflow' in sys.modules\n"
+        "print(os.environ['TF_ENABLE_ONEDNN_OPTS'])\n"
+    )
+    environ = {key: value for key, value in os.environ.items() if key not in tf_defaults.DEFAULTS}
+    result = subprocess.run(
+        [sys.executable, "-c", code], env=environ, capture_output=True, text=True, check=True
+    )
+    assert result.stdout.split() == ["0"]
