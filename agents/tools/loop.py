@@ -9,6 +9,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import tensorflow as tf
+from tensorboard.plugins.histogram import summary_v2 as histogram_summary
+from tensorboard.plugins.scalar import summary_v2 as scalar_summary
 
 from agents.tools import checkpoints
 
@@ -235,19 +237,31 @@ class Loop:
 
     def _write_summaries(self, phase: _Phase, episodes: tuple, metrics: dict, step: int) -> None:
         """Write the means of the (scores, lengths) lists of `episodes`, then empty them."""
-        with phase.writer.as_default(step=step):
-            for name, values in zip(("mean_score", "mean_length"), episodes):
-                if values and self._tag(phase.name, name):
-                    tf.summary.scalar(self._tag(phase.name, name), float(np.mean(values)))
-            for key, value in metrics.items():
-                value, tag = _to_python(value), self._tag(phase.name, key)
-                if isinstance(value, float) and tag:
-                    tf.summary.scalar(tag, value)
-                elif isinstance(value, np.ndarray) and value.size and tag:
-                    tf.summary.histogram(tag, value)
+        values = {}
+        for name, scores in zip(("mean_score", "mean_length"), episodes):
+            if scores and self._tag(phase.name, name):
+                values[self._tag(phase.name, name)] = float(np.mean(scores))
+        for key, value in metrics.items():
+            values[self._tag(phase.name, key)] = _to_python(value)
+        protos = [_summary_proto(tag, value) for tag, value in values.items() if tag]
+        protos = [proto for proto in protos if proto is not None]
+        if protos:
+            with phase.writer.as_default(step=step):
+                # One write of protos made in numpy: each tf.summary.histogram runs eager TF ops
+                # (about 3 ms), each tf.summary.scalar one op (about 1 ms); ~20 per log.
+                tf.summary.experimental.write_raw_pb(protos)
         phase.writer.flush()
-        for values in episodes:
-            values.clear()
+        for scores in episodes:
+            scores.clear()
+
+
+def _summary_proto(tag: str, value: Any) -> bytes | None:
+    """A serialized Summary of a float (scalar) or non-empty array (histogram), else None."""
+    if isinstance(value, float):
+        return scalar_summary.scalar_pb(tag, value).SerializeToString()
+    if isinstance(value, np.ndarray) and value.size:
+        return histogram_summary.histogram_pb(tag, value).SerializeToString()
+    return None
 
 
 def _is_every(phase_step: int, made: int, every: int | None) -> bool:
