@@ -81,7 +81,10 @@ def train_and_evaluate(config: dict, budget: int, seed: int, run_dir: str) -> di
 
     Shared by the benchmarks that train in a child process (learning, mujoco_scores).
     """
-    from agents.scripts import session  # Imports TensorFlow.
+    from agents.scripts import console
+
+    console.import_tensorflow()  # As train does: its TF settings (oneDNN off, XLA's cache).
+    from agents.scripts import session
 
     train_call = config["rollout_length"] * config["num_agents"]
     run = session.Session(config, run_dir, seed)

@@ -75,9 +75,10 @@ TASK_COLUMNS = (
 
 def child(task: str, seed: int, steps: int, threads: int, run_dir: str) -> dict[str, float]:
     """Train and evaluate one run in this process; `steps` 0 keeps the config's budget."""
-    import tensorflow as tf
+    from agents.scripts import configs, console
 
-    from agents.scripts import configs
+    console.import_tensorflow()  # As train does: its TF settings (oneDNN off, XLA's cache).
+    import tensorflow as tf
 
     if threads:  # Before TensorFlow runs an op.
         tf.config.threading.set_intra_op_parallelism_threads(threads)

@@ -64,7 +64,10 @@ def child(name: str, seed: int, steps: int, run_dir: str) -> dict:
     """Train and evaluate one run of config `name` in this process; returns the measurements."""
     import numpy as np
 
-    from agents.scripts import configs, session  # Imports TensorFlow.
+    from agents.scripts import configs, console
+
+    console.import_tensorflow()  # As train does: its TF settings (oneDNN off, XLA's cache).
+    from agents.scripts import session
 
     config = getattr(configs, name)()
     train_steps, train_every = schedule(steps, config["rollout_length"] * config["num_agents"])

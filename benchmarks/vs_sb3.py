@@ -53,7 +53,10 @@ HEADER = [
 
 def child(run_dir: str) -> dict[str, float]:
     """Evaluates the latest checkpoint of a training run in this process."""
-    from agents.scripts import session, utility  # Imports TensorFlow.
+    from agents.scripts import console
+
+    console.import_tensorflow()  # As train does: its TF settings (oneDNN off).
+    from agents.scripts import session, utility
 
     config = utility.load_config(run_dir)
     run = session.Session(config, run_dir, seed=0)
