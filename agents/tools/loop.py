@@ -237,13 +237,13 @@ class Loop:
 
     def _write_summaries(self, phase: _Phase, episodes: tuple, metrics: dict, step: int) -> None:
         """Write the means of the (scores, lengths) lists of `episodes`, then empty them."""
-        values = {}
-        for name, scores in zip(("mean_score", "mean_length"), episodes):
-            if scores and self._tag(phase.name, name):
-                values[self._tag(phase.name, name)] = float(np.mean(scores))
-        for key, value in metrics.items():
-            values[self._tag(phase.name, key)] = _to_python(value)
-        protos = [_summary_proto(tag, value) for tag, value in values.items() if tag]
+        values = [
+            (self._tag(phase.name, name), float(np.mean(scores)))
+            for name, scores in zip(("mean_score", "mean_length"), episodes)
+            if scores
+        ]
+        values += [(self._tag(phase.name, key), _to_python(v)) for key, v in metrics.items()]
+        protos = [_summary_proto(tag, value) for tag, value in values if tag]
         protos = [proto for proto in protos if proto is not None]
         if protos:
             with phase.writer.as_default(step=step):
