@@ -17,10 +17,12 @@ def make_env(
 ) -> gym.Env:
     """Create a gymnasium environment with the wrappers PPO needs.
 
-    Continuous actions are clipped to the action space by gymnasium's `ClipAction` (the Gaussian
-    policy is unbounded). `wrapper` selects a pixel preprocessing: "minigrid_pixels" (the agent's
-    partial view rendered as a 56x56 grayscale image, plus a count of visited cells) or "atari"
-    (84x84 grayscale, 4 stacked frames, frame skip 4, sticky actions as in ALE v5).
+    Continuous actions are not clipped here, though the Gaussian policy is unbounded: the
+    `tools.BatchEnv` that steps these envs clips the whole batch at once (`clip_actions=True`),
+    as gymnasium's `ClipAction` would per env. `wrapper` selects a pixel preprocessing:
+    "minigrid_pixels" (the agent's partial view rendered as a 56x56 grayscale image, plus a count
+    of visited cells) or "atari" (84x84 grayscale, 4 stacked frames, frame skip 4, sticky actions
+    as in ALE v5).
 
     Raises:
         ValueError: If gymnasium does not know `env_id` or `wrapper` is unknown.
@@ -37,8 +39,6 @@ def make_env(
         env = _minigrid_pixels(env)
     elif wrapper == "atari":
         env = _atari(env)
-    if isinstance(env.action_space, gym.spaces.Box):
-        env = gym.wrappers.ClipAction(env)
     return env
 
 

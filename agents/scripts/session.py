@@ -257,7 +257,9 @@ class Session:
                 config.env_processes,
                 config.env_wrapper,
             )
-            batch_env = tools.BatchEnv(envs, blocking=not config.env_processes, name=name)
+            batch_env = tools.BatchEnv(
+                envs, blocking=not config.env_processes, name=name, clip_actions=True
+            )
         except ValueError as error:  # E.g. an unknown env id, or num_agents=0.
             raise UsageError(str(error)) from None
         self._envs.append(batch_env)

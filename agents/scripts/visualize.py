@@ -67,7 +67,7 @@ def load_policy(run_dir: str, checkpoint: str | None, env):
     from agents.tools import checkpoints
 
     config = utility.load_config(run_dir)
-    batch_env = tools.InGraphBatchEnv(tools.BatchEnv([env], blocking=True))
+    batch_env = tools.InGraphBatchEnv(tools.BatchEnv([env], blocking=True, clip_actions=True))
     agent = make_agent(batch_env, config)
     saved = tf.train.Checkpoint(**agent.policy_checkpointables())
 

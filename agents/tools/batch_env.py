@@ -67,12 +67,18 @@ class BatchEnv:
         envs: The environments.
         blocking: Step environments one after another instead of in parallel.
         name: The batch's name in messages, e.g. "train" gives "Train environment 1 (id)".
+        clip_actions: Clip actions into a Box action space before stepping, as gymnasium's
+            `ClipAction` does (for unbounded policies such as a Gaussian), with one `np.clip` for
+            the whole batch (the wrapper costs about 2 us per env and step). NaN stays NaN and is
+            refused as an invalid action.
 
     Raises:
         ValueError: If there are no environments or their spaces differ.
     """
 
-    def __init__(self, envs: Sequence, blocking: bool, name: str | None = None) -> None:
+    def __init__(
+        self, envs: Sequence, blocking: bool, name: str | None = None, clip_actions: bool = False
+    ) -> None:
         if not envs:
             raise ValueError("BatchEnv needs at least one environment.")
         self._envs = list(envs)
@@ -92,6 +98,9 @@ class BatchEnv:
                 )
         self.observation_space = observ_space
         self.action_space = action_space
+        self._clip = None
+        if clip_actions and isinstance(action_space, gym.spaces.Box):
+            self._clip = (action_space.low, action_space.high)
         # Read now: a dead child process could not tell its id any more.
         self._ids = [getattr(getattr(env, "spec", None), "id", None) for env in self._envs]
         self._name = name
@@ -121,6 +130,8 @@ class BatchEnv:
         actions = np.asarray(actions)
         if len(actions) != len(self._envs):
             raise ValueError(f"Got {len(actions)} actions for {len(self._envs)} environments.")
+        if self._clip is not None and actions.shape[1:] == self.action_space.shape:
+            actions = np.clip(actions, *self._clip).astype(self.action_space.dtype, copy=False)
         index = _first_invalid_action(self.action_space, actions)
         if index is not None:
             raise ValueError(

@@ -103,6 +103,46 @@ def test_batch_env_rejects_bad_actions_naming_env(space, action, bad):
         batch.step(np.asarray(action))
 
 
+class _RecordingEnv(tools.MockEnvironment):
+    """Remembers the actions it was stepped with."""
+
+    def __init__(self, action_space=None):
+        super().__init__((3,), (2,), 5, 5, 0, action_space)
+        self.actions = []
+
+    def step(self, action):
+        self.actions.append(np.array(action))
+        return super().step(action)
+
+
+def test_batch_env_clips_box_actions_into_the_space():
+    envs = [_RecordingEnv(), _RecordingEnv()]
+    batch = tools.BatchEnv(envs, blocking=True, clip_actions=True)
+    batch.reset()
+    actions = np.array([[-5.0, 0.5], [3.0, -0.25]], np.float32)
+    batch.step(actions)
+    np.testing.assert_array_equal(envs[0].actions[0], [-1.0, 0.5])
+    np.testing.assert_array_equal(envs[1].actions[0], [1.0, -0.25])
+    assert envs[0].actions[0].dtype == np.float32
+    np.testing.assert_array_equal(actions, [[-5.0, 0.5], [3.0, -0.25]])  # The caller's, as given.
+    with pytest.raises(ValueError, match="environment 0.*is not in"):  # Unclipped: refused.
+        tools.BatchEnv([_RecordingEnv(), _RecordingEnv()], blocking=True).step(actions)
+
+
+def test_batch_env_clipping_refuses_nan_and_leaves_discrete_actions_alone():
+    batch = tools.BatchEnv([_RecordingEnv(), _RecordingEnv()], blocking=True, clip_actions=True)
+    batch.reset()
+    with pytest.raises(ValueError, match="environment 1.*nan"):
+        batch.step(np.array([[0.0, 0.0], [np.nan, 0.0]], np.float32))
+    envs = [_RecordingEnv(gym.spaces.Discrete(3)) for _ in range(2)]
+    batch = tools.BatchEnv(envs, blocking=True, clip_actions=True)
+    batch.reset()
+    batch.step(np.array([2, 0]))
+    assert [int(env.actions[0]) for env in envs] == [2, 0]
+    with pytest.raises(ValueError, match="environment 0.*is not in"):
+        batch.step(np.array([3, 0]))
+
+
 class _RaisingEnv(tools.MockEnvironment):
     """Raises in `reset` or `step`, as chosen by `method`."""
 
