@@ -16,7 +16,7 @@ import shutil
 import sys
 from collections.abc import Callable
 
-from agents.scripts import cli, console, utility
+from agents.scripts import cli, console, shutdown, utility
 from agents.scripts.metrics_log import MetricsLog
 from agents.scripts.progress import TrainingProgress, write
 from agents.scripts.run_guard import RunGuard
@@ -260,4 +260,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    shutdown.exit_quickly(main())

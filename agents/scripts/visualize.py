@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 
-from agents.scripts import console, progress, utility
+from agents.scripts import console, progress, shutdown, utility
 from agents.scripts.arg_types import positive_int, seed
 from agents.scripts.utility import UsageError
 
@@ -193,4 +193,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    shutdown.exit_quickly(main())
