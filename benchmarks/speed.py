@@ -8,8 +8,9 @@ steps and M minibatches per epoch, a call costs R * rollout + E * M * gradient +
 
     gradient step = (T(E) - T(1)) / ((E - 1) * M)
 
-A third Session, whose rollout is longer than the calls timed, runs R simulation steps per call
-without an update: its time per step is the rollout step. What remains of T(1) is the fixed cost
+A third Session, in a second fresh child (as a training run has one Session per process), has a
+rollout longer than the calls timed and runs R simulation steps per call without an update: its
+time per step is the rollout step. What remains of T(1) is the fixed cost
 of an update (GAE targets, the XLA call, metrics):
 
     update overhead = T(1) - R * rollout step - M * gradient step
@@ -65,8 +66,14 @@ def _timed_calls(run, calls: int) -> tuple[float, float]:
     return first, statistics.median(times)
 
 
-def child(task: str, calls: int, spawned: float) -> dict[str, float]:
-    """Measures one task in this process; `spawned` is the parent's time.time() at spawn."""
+def child(task: str, calls: int, spawned: float, part: str) -> dict[str, float]:
+    """Measures one part of a task in this process; `spawned` is the parent's time.time().
+
+    `part` "update" times start-up and the training calls of the config and of its one-epoch
+    variant; "rollout" times calls of rollout steps alone. Each part runs in a fresh process, as
+    a training run does: timed after two other Sessions in the same process, the rollout step of
+    Pendulum measured 0.74-0.80 ms against 0.62 ms first (alternating, two rounds each).
+    """
     from agents.scripts import console
 
     console.import_tensorflow()  # As train does: quiet, with XLA's cache unless it is off.
@@ -78,6 +85,17 @@ def child(task: str, calls: int, spawned: float) -> dict[str, float]:
     imported = time.time()
     config = getattr(configs, task)()
     with tempfile.TemporaryDirectory() as tmp:
+        if part == "rollout":
+            # Calls of R steps into a rollout of (calls + 2) * R steps: no update in the calls.
+            no_update = dict(config, rollout_length=(calls + 2) * config["rollout_length"])
+            run = session.Session(no_update, os.path.join(tmp, "rollout"), seed=0)
+            steps = config["rollout_length"]
+            run._train_fn = tf.function(
+                lambda: tools.simulate_steps(run.train_env, run.agent, steps), autograph=False
+            )
+            _, rollout_call = _timed_calls(run, calls)
+            run.close()
+            return dict(rollout_call=rollout_call)
         run = session.Session(config, os.path.join(tmp, "full"), seed=0)
         built = time.time()
         first, full = _timed_calls(run, calls)
@@ -87,23 +105,37 @@ def child(task: str, calls: int, spawned: float) -> dict[str, float]:
         run = session.Session(one_epoch, os.path.join(tmp, "one"), seed=0)
         _, single = _timed_calls(run, calls)
         run.close()
-        # Calls of R steps into a rollout of (calls + 2) * R steps: no update in the timed calls.
-        no_update = dict(config, rollout_length=(calls + 2) * config["rollout_length"])
-        run = session.Session(no_update, os.path.join(tmp, "rollout"), seed=0)
-        steps = config["rollout_length"]
-        run._train_fn = tf.function(
-            lambda: tools.simulate_steps(run.train_env, run.agent, steps), autograph=False
-        )
-        _, rollout_call = _timed_calls(run, calls)
-        run.close()
-    epochs, minibatches = config["update_epochs"], config["num_minibatches"]
-    rollout, envs = config["rollout_length"], config["num_agents"]
-    gradient = (full - single) / ((epochs - 1) * minibatches)
     return dict(
         import_s=imported - spawned,
         session_s=built - imported,
         first_step_s=first_step - spawned,
         trace_s=first - full,
+        full=full,
+        single=single,
+    )
+
+
+def measure(task: str, calls: int, env: dict) -> dict[str, float]:
+    """Both parts of a task, each in a fresh child process; the table's measurements."""
+    from agents.scripts import configs
+
+    measured = {}
+    for part in ("update", "rollout"):
+        command = [sys.executable, os.path.abspath(__file__), "--child", task, str(calls), part]
+        result = subprocess.run(
+            command + [repr(time.time())], stdout=subprocess.PIPE, text=True, check=True, env=env
+        )
+        measured.update(json.loads(result.stdout.strip().splitlines()[-1]))
+    config = getattr(configs, task)()
+    epochs, minibatches = config["update_epochs"], config["num_minibatches"]
+    rollout, envs = config["rollout_length"], config["num_agents"]
+    full, single, rollout_call = measured["full"], measured["single"], measured["rollout_call"]
+    gradient = (full - single) / ((epochs - 1) * minibatches)
+    return dict(
+        import_s=measured["import_s"],
+        session_s=measured["session_s"],
+        first_step_s=measured["first_step_s"],
+        trace_s=measured["trace_s"],
         rollout_ms=1e3 * rollout_call / rollout,
         gradient_ms=1e3 * gradient,
         overhead_ms=1e3 * (single - rollout_call - minibatches * gradient),
@@ -126,11 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         env["AGENTS_XLA_CACHE"] = "0"
     rows = []
     for task in args.tasks:
-        command = [sys.executable, os.path.abspath(__file__), "--child", task, str(args.calls)]
-        result = subprocess.run(
-            command + [repr(time.time())], stdout=subprocess.PIPE, text=True, check=True, env=env
-        )
-        measured = json.loads(result.stdout.strip().splitlines()[-1])
+        measured = measure(task, args.calls, env)
         rows.append([task] + [form.format(**measured) for _, form in COLUMNS])
         print(f"{task}: {measured}", file=sys.stderr)
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
@@ -144,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--child"]:
-        task, calls, spawned = sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
-        print(json.dumps(child(task, calls, spawned)))
+        task, calls, part, spawned = sys.argv[2], int(sys.argv[3]), sys.argv[4], float(sys.argv[5])
+        print(json.dumps(child(task, calls, spawned, part)))
     else:
         sys.exit(main())
