@@ -75,13 +75,16 @@ def pendulum() -> dict[str, Any]:
 @_task()
 def cartpole() -> dict[str, Any]:
     """CartPole-v1 in 60k env steps."""
+    # Two minibatches of 256 per epoch, RL-Zoo's batch size. With one of 512, 20-episode evals
+    # of seeds 0-9 ended below 500 in 4 of 10 runs at 60k steps (121 to 493) and in 2 of 10 at
+    # 100k (238, 476); with two, all 20 runs end at 500.
     return dict(
         env="CartPole-v1",
         train_steps=60_000,
         eval_steps=4_000,
         rollout_length=32,
         update_epochs=20,
-        num_minibatches=1,
+        num_minibatches=2,
         discount=0.98,
         gae_lambda=0.8,
         learning_rate=1e-3,
