@@ -13,7 +13,8 @@ step of 16 Pendulums 0.85-0.87 ms with oneDNN, 0.80-0.81 ms without; HalfCheetah
 Also measured, and left to the user: one inter-op thread (`TF_NUM_INTEROP_THREADS=1`) brings
 the Pendulum rollout step to 0.70 ms, but slows the XLA update where minibatches or networks are
 larger (CartPole's 512-row gradient step 0.56 -> 0.9 ms, HalfCheetah's training call 2,728 ->
-2,570 env steps/s).
+2,570 env steps/s). On a 2-core AMD EPYC (2026-11-24) it slowed every training call: Pendulum
+16,251 -> 14,318, CartPole 17,042 -> 12,607, HalfCheetah 3,357 -> 2,962 env steps/s.
 
 TensorFlow reads these variables when it loads; a value the user set is kept.
 """
