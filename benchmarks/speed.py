@@ -10,8 +10,8 @@ steps and M minibatches per epoch, a call costs R * rollout + E * M * gradient +
 
 A third Session, in a second fresh child (as a training run has one Session per process), has a
 rollout longer than the calls timed and runs R simulation steps per call without an update: its
-time per step is the rollout step. What remains of T(1) is the fixed cost
-of an update (GAE targets, the XLA call, metrics):
+time per step is the rollout step. What remains of T(1) is the fixed cost of an update (GAE
+targets, the XLA call, metrics):
 
     update overhead = T(1) - R * rollout step - M * gradient step
 

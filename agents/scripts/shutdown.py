@@ -11,9 +11,9 @@ def exit_quickly(status: int | None) -> NoReturn:
     """`sys.exit(status)`, with every object alive now exempt from the final collections.
 
     At exit, Python collects garbage while it tears down its modules, and after TensorFlow has
-    traced and run a training graph that walk over its objects took 1.3-1.5 s of a 15 s
-    Pendulum run (from the "Done" line to the process's end; 0.15 s frozen). `gc.freeze` moves
-    every tracked object to a generation the collector never visits. Nothing else changes: the
+    traced and run a training graph that walk over its objects took 1.3-1.8 s of a 13-16 s
+    Pendulum run (from the "Done" line to the process's end; 0.14-0.34 s frozen). `gc.freeze`
+    moves every tracked object to a generation the collector never visits. Nothing else changes: the
     exit status, `atexit` handlers (MPI's finalization among them) and flushing of open files run
     as before, so call it only when the script's work is written.
 
