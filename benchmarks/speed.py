@@ -82,7 +82,7 @@ def child(task: str, calls: int, spawned: float, part: str) -> dict[str, float]:
     from agents import tools
     from agents.scripts import configs, session
 
-    imported = time.time()
+    imported = time.time()  # Read by the "update" part.
     config = getattr(configs, task)()
     with tempfile.TemporaryDirectory() as tmp:
         if part == "rollout":

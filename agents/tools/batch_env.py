@@ -98,9 +98,7 @@ class BatchEnv:
                 )
         self.observation_space = observ_space
         self.action_space = action_space
-        self._clip = None
-        if clip_actions and isinstance(action_space, gym.spaces.Box):
-            self._clip = (action_space.low, action_space.high)
+        self._clip_actions = clip_actions and isinstance(action_space, gym.spaces.Box)
         # Read now: a dead child process could not tell its id any more.
         self._ids = [getattr(getattr(env, "spec", None), "id", None) for env in self._envs]
         self._name = name
@@ -130,8 +128,9 @@ class BatchEnv:
         actions = np.asarray(actions)
         if len(actions) != len(self._envs):
             raise ValueError(f"Got {len(actions)} actions for {len(self._envs)} environments.")
-        if self._clip is not None and actions.shape[1:] == self.action_space.shape:
-            actions = np.clip(actions, *self._clip).astype(self.action_space.dtype, copy=False)
+        space = self.action_space
+        if self._clip_actions and actions.shape[1:] == space.shape:
+            actions = np.clip(actions, space.low, space.high).astype(space.dtype, copy=False)
         index = _first_invalid_action(self.action_space, actions)
         if index is not None:
             raise ValueError(
