@@ -14,6 +14,7 @@ from agents.ppo.networks import make_network
 from agents.ppo.normalize import RewardScaler, StreamingNormalize
 from agents.ppo.optimizers import make_optimizer
 from agents.ppo.recurrent_state import RecurrentState
+from agents.ppo.sde import ExplorationNoise
 from agents.ppo.streams import ValueStream
 from agents.ppo.validate import validate_config
 from agents.ppo.weights import Weights
@@ -78,6 +79,11 @@ class PPO(tf.Module):
         self.nonfinite = tf.Variable(0, trainable=False, name="nonfinite")
         self.nonfinite_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="nonfinite_step")
         self._recurrent = RecurrentState(self.network, size)
+        self._sde = None  # gSDE's exploration matrices (transient), when configured.
+        if config.sde_sample_freq is not None:
+            self._sde = ExplorationNoise(
+                self.network.policy_head.log_std, size, config.sde_sample_freq
+            )
         self.streams = self._value_streams(config)
         specs = transition_specs(
             observ_space, batch_env.action, self._recurrent.state, config.normalize_observ
@@ -133,7 +139,11 @@ class PPO(tf.Module):
         output = self.network(
             observ[:, None], self._recurrent.reset[:, None], self._recurrent.state
         )
-        action = output.policy.sample(seed=seed)
+        if self._sde is None:
+            action = output.policy.sample(seed=seed)
+        else:
+            noise = self._sde(output.features[:, 0], self._buffer.index.read_value(), self.rng)
+            action = output.policy.mean() + noise[:, None]
         fields = {"log_prob": output.policy.log_prob(action)[:, 0]}
         fields.update({f"value{key}": v[:, 0] for key, v in self._stream_values(output).items()})
         return action[:, 0], fields, output.state

@@ -10,6 +10,8 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_probability as tfp
 
+from agents.ppo.sde import sde_std
+
 tfd = tfp.distributions
 
 # Logit of the padding categories of a ragged MultiDiscrete. Its probability underflows to exactly
@@ -19,6 +21,7 @@ MASKED_LOGIT = -1e9
 # What each kind of head accepts, for error messages.
 ACCEPTED_SPACES = {
     "gaussian": "a Box action space of shape (n,)",
+    "sde_gaussian": "a Box action space of shape (n,)",
     "categorical": "a Discrete action space with start=0",
     "multi_categorical": "a MultiDiscrete action space with 1-D nvec and start=0",
 }
@@ -95,6 +98,36 @@ class GaussianHead(keras.layers.Layer):
         return tfd.Independent(tfd.Normal(mean, std), reinterpreted_batch_ndims=1)
 
 
+class SDEGaussianHead(keras.layers.Layer):
+    """Gaussian head whose std depends on the features through a [F, A] log-std matrix (gSDE).
+
+    Its distribution is that of the action given the features with the exploration matrix
+    unknown; sampling goes through `sde.ExplorationNoise` instead, which holds the matrices. The
+    features enter the std without gradient, so the std's loss terms train only `log_std`.
+    """
+
+    def __init__(self, action_dim: int, init_std: float, init_output_factor: float, **kwargs):
+        super().__init__(**kwargs)
+        if not init_std > 0:
+            raise ValueError(f"init_std must be positive, got {init_std}")
+        self._action_dim, self._init_std = action_dim, init_std
+        self._mean = orthogonal_dense(action_dim, init_output_factor, name="mean")
+
+    def build(self, input_shape):
+        self._mean.build(input_shape)
+        self.log_std = self.add_weight(
+            shape=(int(input_shape[-1]), self._action_dim),
+            initializer=keras.initializers.Constant(math.log(self._init_std)),
+            name="log_std",
+        )
+
+    def call(self, features: tf.Tensor, outer_shape: tf.Tensor) -> tfd.Distribution:
+        """Returns Independent(Normal) with batch shape `outer_shape` and event shape [A]."""
+        mean = _outer(self._mean(features), outer_shape, [-1])
+        std = _outer(sde_std(tf.stop_gradient(features), self.log_std), outer_shape, [-1])
+        return tfd.Independent(tfd.Normal(mean, std), reinterpreted_batch_ndims=1)
+
+
 class CategoricalHead(keras.layers.Layer):
     """Categorical over `num_actions` choices with int32 samples."""
 
@@ -151,10 +184,11 @@ def make_policy_head(
 
     Args:
         network: Name of the network being built, for error messages.
-        kind: One of "gaussian", "categorical", "multi_categorical".
+        kind: One of "gaussian", "sde_gaussian", "categorical", "multi_categorical".
         action_space: The environment's action space.
         init_output_factor: Gain of the output layer's orthogonal initializer.
-        init_std: Initial standard deviation; required for "gaussian".
+        init_std: Initial standard deviation (of the exploration matrix's entries for
+            "sde_gaussian"); required for the Gaussian kinds.
 
     Returns:
         An unbuilt head layer; call `build((None, feature_size))` before use.
@@ -163,8 +197,10 @@ def make_policy_head(
         ValueError: If the action space does not suit `kind`.
     """
     space = action_space
-    if kind == "gaussian" and isinstance(space, gym.spaces.Box) and len(space.shape) == 1:
-        return GaussianHead(space.shape[0], init_std, init_output_factor, name="policy")
+    box = isinstance(space, gym.spaces.Box) and len(space.shape) == 1
+    if kind in ("gaussian", "sde_gaussian") and box:
+        head = GaussianHead if kind == "gaussian" else SDEGaussianHead
+        return head(space.shape[0], init_std, init_output_factor, name="policy")
     if kind == "categorical" and isinstance(space, gym.spaces.Discrete) and space.start == 0:
         return CategoricalHead(int(space.n), init_output_factor, name="policy")
     if (

@@ -27,11 +27,14 @@ class NetworkOutput(NamedTuple):
         policy: Action distribution with batch shape [B, T]; its event shape is the action shape.
         value: State-value estimates, [B, T] float32.
         state: Recurrent state after the last step, [B, ...]; [B, 0] for feed-forward networks.
+        features: What the policy head saw, [B, T, F] (gSDE's noise is a function of them);
+            None where a network does not say.
     """
 
     policy: tfd.Distribution
     value: tf.Tensor
     state: Any
+    features: tf.Tensor | None = None
 
 
 def _mlp(sizes: Sequence[int], activation: str, name: str) -> list[keras.layers.Dense]:
@@ -47,6 +50,11 @@ def _build(layers: Sequence[keras.layers.Layer], input_size: int) -> int:
         layer.build((None, input_size))
         input_size = layer.units
     return input_size
+
+
+def _outer(features: tf.Tensor, outer_shape: tf.Tensor) -> tf.Tensor:
+    """[B*T, F] -> [B, T, F]."""
+    return tf.reshape(features, tf.concat([outer_shape, [features.shape[-1]]], axis=0))
 
 
 def _apply(layers: Sequence[keras.layers.Layer], inputs: tf.Tensor) -> tf.Tensor:
@@ -80,6 +88,11 @@ class FeedForwardNetwork(keras.Model):
             self._value_head.build((None, _build(self._value_torso, self._observ_size)))
         self.built = True
 
+    @property
+    def policy_head(self) -> keras.layers.Layer:
+        """The layer that turns the policy features into the action distribution."""
+        return self._policy_head
+
     def initial_state(self, batch_size: int | tf.Tensor) -> tf.Tensor:
         """Returns the empty [batch_size, 0] placeholder state."""
         return tf.zeros([batch_size, 0])
@@ -98,9 +111,10 @@ class FeedForwardNetwork(keras.Model):
         del reset
         outer_shape = tf.shape(observ)[:2]
         flat = tf.reshape(observ, [-1, self._observ_size])
-        policy = self._policy_head(_apply(self._policy_torso, flat), outer_shape)
+        features = _apply(self._policy_torso, flat)
+        policy = self._policy_head(features, outer_shape)
         value = tf.reshape(self._value_head(_apply(self._value_torso, flat)), outer_shape)
-        return NetworkOutput(policy, value, state)
+        return NetworkOutput(policy, value, state, _outer(features, outer_shape))
 
 
 class RecurrentNetwork(keras.Model):
@@ -130,6 +144,11 @@ class RecurrentNetwork(keras.Model):
             self._value_head.build((None, _build(self._value_torso, self._units)))
         self.built = True
 
+    @property
+    def policy_head(self) -> keras.layers.Layer:
+        """The layer that turns the policy features into the action distribution."""
+        return self._policy_head
+
     def initial_state(self, batch_size: int | tf.Tensor) -> tf.Tensor:
         """Returns the zero GRU state, [batch_size, recurrent_units] float32."""
         return tf.zeros([batch_size, self._units])
@@ -154,7 +173,7 @@ class RecurrentNetwork(keras.Model):
         hidden = tf.reshape(hidden, [-1, self._units])
         policy = self._policy_head(hidden, outer_shape)
         value = tf.reshape(self._value_head(_apply(self._value_torso, hidden)), outer_shape)
-        return NetworkOutput(policy, value, state)
+        return NetworkOutput(policy, value, state, _outer(hidden, outer_shape))
 
     def _step(self, state: tf.Tensor, inputs: tuple[tf.Tensor, tf.Tensor]) -> tf.Tensor:
         features, reset = inputs
@@ -184,6 +203,13 @@ def _option(config: Any, key: str) -> Any:
         return config[key] if isinstance(config, Mapping) else getattr(config, key)
     except (KeyError, AttributeError):
         raise KeyError(f"The network config has no {key!r} entry.") from None
+
+
+def _has_sde(config: Any) -> bool:
+    try:
+        return _option(config, "sde_sample_freq") is not None
+    except KeyError:
+        return False
 
 
 def _resolve_name(name: str, action_space: gym.Space) -> str:
@@ -218,8 +244,9 @@ def make_network(
         config: Mapping or attribute object with `network` (one of "auto",
             "feed_forward_gaussian", "feed_forward_categorical",
             "feed_forward_multi_categorical", "recurrent_gaussian"), `policy_layers`,
-            `value_layers`, `activation`, `init_output_factor`, `init_std` (Gaussian policies)
-            and `recurrent_units` (recurrent networks). "auto" picks the feed-forward network
+            `value_layers`, `activation`, `init_output_factor`, `init_std` and
+            `sde_sample_freq` (Gaussian policies; not None: a gSDE head) and `recurrent_units`
+            (recurrent networks). "auto" picks the feed-forward network
             for the action space type. A recurrent network uses `policy_layers` as the torso
             before the GRU and `value_layers` between the GRU and the value output.
 
@@ -237,7 +264,16 @@ def make_network(
             "it needs a Box observation space (of any shape)."
         )
     model_class, head_kind = _NETWORKS[name]
-    init_std = _option(config, "init_std") if head_kind == "gaussian" else None
+    init_std = None
+    if head_kind == "gaussian":
+        init_std = _option(config, "init_std")
+        if _option(config, "sde_sample_freq") is not None:
+            head_kind = "sde_gaussian"
+    elif _has_sde(config):
+        raise ValueError(
+            f"sde_sample_freq applies to Gaussian policies (a Box action space); network "
+            f"{name!r} for {action_space!r} needs sde_sample_freq None."
+        )
     head = make_policy_head(
         name, head_kind, action_space, _option(config, "init_output_factor"), init_std
     )

@@ -124,6 +124,16 @@ GROUPS: dict[str, tuple[Key, ...]] = {
         Key("activation", "tanh", "Keras activation of the hidden layers.", agents=_PPO),
         _positive("init_std", 1.0, "Initial std of Gaussian policies.", agents=_PPO),
         Key(
+            "sde_sample_freq",
+            None,
+            "gSDE exploration, its noise matrices redrawn every N rollout steps (0: once per "
+            "rollout; init_std: their entries' std). None: fresh noise every step.",
+            int,
+            optional=True,
+            low=0,
+            agents=_PPO,
+        ),
+        Key(
             "init_output_factor",
             0.01,
             "Scale of the policy output layer's initial weights.",

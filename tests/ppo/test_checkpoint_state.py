@@ -14,8 +14,16 @@ from agents.scripts import configs
 
 # Variables a resumed run rebuilds instead of restoring: the partial rollout, the recurrent state
 # and episode starts of running envs (every env restarts after a resume), the latest metrics and
-# the non-finite flag (both rewritten by every update).
-TRANSIENT = ("rollout_buffer/", "recurrent_state", "episode_start", "metrics/", "nonfinite")
+# the non-finite flag (both rewritten by every update), and gSDE's exploration matrices (redrawn at
+# the first step of every rollout).
+TRANSIENT = (
+    "rollout_buffer/",
+    "recurrent_state",
+    "episode_start",
+    "metrics/",
+    "nonfinite",
+    "sde_matrices",
+)
 
 
 def _tf_variable(item):
@@ -64,6 +72,7 @@ def _created_and_saved(agent_name, observ_shape, **overrides):
     [
         ("ppo", (3,), {}),
         ("ppo", (3,), {"network": "recurrent_gaussian"}),
+        ("ppo", (3,), {"sde_sample_freq": 4}),
         ("rnd_ppo", (44, 44, 1), {"normalize_observ": False}),
     ],
 )

@@ -20,6 +20,7 @@ CONFIG = {
     "value_layers": (8,),
     "activation": "tanh",
     "init_std": 0.5,
+    "sde_sample_freq": None,
     "init_output_factor": 0.01,
     "recurrent_units": 4,
 }

@@ -62,6 +62,17 @@ def test_bad_run_setting_is_one_line_and_leaves_no_run(setting, expected, tmp_pa
     assert os.listdir(tmp_path) == []
 
 
+def test_gsde_on_discrete_actions_is_one_line_and_leaves_no_run(tmp_path):
+    argv = ["--config=debug", f"--logdir={tmp_path}", "--set", "env=CartPole-v1"]
+    code, stdout, stderr = _run([*argv, "sde_sample_freq=4"])
+    assert code == 2 and stdout == ""
+    assert stderr == (
+        "error: sde_sample_freq applies to Gaussian policies (a Box action space); network "
+        "'feed_forward_categorical' for Discrete(2) needs sde_sample_freq None.\n"
+    )
+    assert os.listdir(tmp_path) == []
+
+
 @pytest.mark.parametrize("seed", ["-1", "2147483648", "x"])
 def test_bad_seed_is_a_usage_error(seed, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
