@@ -11,6 +11,7 @@ from agents.ppo import advantages, losses, minibatch, streams, update
 from agents.ppo.evaluator import Evaluator  # noqa: F401 (re-exported)
 from agents.ppo.memory import RolloutBuffer, transition_specs
 from agents.ppo.networks import make_network
+from agents.ppo.nonfinite import FINITE, NonfiniteFlag, nonfinite_code
 from agents.ppo.normalize import RewardScaler, StreamingNormalize
 from agents.ppo.optimizers import make_optimizer
 from agents.ppo.recurrent_state import RecurrentState
@@ -76,8 +77,7 @@ class PPO(tf.Module):
                 key: tf.Variable(0.0, trainable=False, name=key) for key in self.METRICS
             }
         # Set when an update met a non-finite loss or gradient (see `raise_if_nonfinite`).
-        self.nonfinite = tf.Variable(0, trainable=False, name="nonfinite")
-        self.nonfinite_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="nonfinite_step")
+        self.nonfinite = NonfiniteFlag()
         self._recurrent = RecurrentState(self.network, size)
         self._sde = None  # gSDE's exploration matrices (transient), when configured.
         if config.sde_sample_freq is not None:
@@ -319,27 +319,17 @@ class PPO(tf.Module):
         gradients, norm = tf.clip_by_global_norm(gradients, self._config.max_grad_norm or 1e10)
         # A non-finite loss or gradient never reaches the weights: the step is skipped and
         # recorded, and the caller stops training (so no checkpoint holds non-finite values).
-        code = tf.where(tf.math.is_finite(loss), tf.where(tf.math.is_finite(norm), 0, 2), 1)
+        code = nonfinite_code(loss, norm)
         tf.cond(
-            tf.equal(code, 0),
+            tf.equal(code, FINITE),
             lambda: self._apply(gradients, variables),
-            lambda: self._record_nonfinite(code),
+            lambda: self.nonfinite.record(code, self.env_steps),
         )
         metrics["grad_norm"] = norm
         return metrics
 
     def _apply(self, gradients, variables):
         self.optimizer.apply_gradients(zip(gradients, variables))
-        return tf.no_op()
-
-    def _record_nonfinite(self, code):
-        tf.cond(
-            tf.equal(self.nonfinite, 0),
-            lambda: tf.group(
-                self.nonfinite.assign(code), self.nonfinite_step.assign(self.env_steps)
-            ),
-            tf.no_op,
-        )
         return tf.no_op()
 
     def last_rollout(self, keys) -> dict[str, np.ndarray]:
@@ -351,13 +341,7 @@ class PPO(tf.Module):
 
     def raise_if_nonfinite(self) -> None:
         """Raise FloatingPointError if an update met a non-finite loss or gradient."""
-        code = int(self.nonfinite.numpy())
-        if code:
-            what = {1: "loss", 2: "gradient"}[code]
-            raise FloatingPointError(
-                f"Non-finite {what} in the PPO update at env step "
-                f"{int(self.nonfinite_step.numpy())}; the update was skipped and training stopped."
-            )
+        self.nonfinite.raise_if_set("the PPO update")
 
     def _set_learning_rate(self) -> None:
         """Set the rate from the config before each update, for either schedule.

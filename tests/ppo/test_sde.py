@@ -6,8 +6,9 @@ import pytest
 import tensorflow as tf
 
 from agents import tools
-from agents.ppo.algorithm import PPO
+from agents.ppo.algorithm import PPO, Evaluator
 from agents.ppo.distributions import GaussianHead, SDEGaussianHead
+from agents.ppo.export import export_policy
 from agents.ppo.networks import make_network
 from agents.ppo.sde import EPSILON, ExplorationNoise, sde_std
 from agents.scripts import configs
@@ -154,3 +155,17 @@ def test_ppo_acts_with_the_mean_plus_features_times_the_current_matrix():
     assert not np.allclose(noise[:, :4], in_force[:, :4], atol=1e-3)
     log_prob = output.policy.log_prob(mean + noise).numpy()
     np.testing.assert_allclose(np.swapaxes(data["log_prob"][:7], 0, 1), log_prob, rtol=1e-5)
+
+
+def test_exported_sde_policy_acts_with_the_mean(tmp_path):
+    batch_env = _mock_env()
+    ppo = PPO(batch_env, _network_config(rollout_length=8, num_minibatches=2), seed=4)
+    tf.function(lambda: tools.simulate_steps(batch_env, ppo, 8))()  # One rollout and update.
+    observ = np.random.default_rng(5).uniform(-1, 1, (3, 3)).astype(np.float32)
+    evaluator = Evaluator(ppo, batch_env)
+    evaluator.begin_episode(tf.range(3))
+    expected = evaluator.perform(tf.range(3), tf.constant(observ)).numpy()
+    output = ppo.network(ppo.normalize(observ)[:, None], tf.ones([3, 1], tf.bool), tf.zeros([3, 0]))
+    np.testing.assert_allclose(expected, output.policy.mean().numpy()[:, 0], rtol=1e-6)
+    loaded = tf.saved_model.load(export_policy(ppo, str(tmp_path / "policy")))
+    np.testing.assert_allclose(loaded(observ).numpy(), expected, rtol=1e-5, atol=1e-6)
