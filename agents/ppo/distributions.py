@@ -70,53 +70,40 @@ def _outer(tensor: tf.Tensor, outer_shape: tf.Tensor, inner: list[int]) -> tf.Te
 
 
 class GaussianHead(keras.layers.Layer):
-    """Diagonal Gaussian whose mean depends on the features and whose log-std is a free variable.
+    """Diagonal Gaussian whose mean depends on the features.
+
+    Its log-std is a free [A] vector, or with `state_dependent` (gSDE) a [F, A] matrix through
+    which the std depends on the features F: `sde.sde_std`, the std of the action given the
+    features with the exploration matrix unknown. Sampling then goes through
+    `sde.ExplorationNoise`, which holds the matrices; the features enter the std without
+    gradient, so the std's loss terms train only `log_std`.
 
     Samples are unbounded; clipping them to the Box bounds is the environment wrapper's job, so
     that log-probabilities stay those of the samples actually drawn.
     """
 
-    def __init__(self, action_dim: int, init_std: float, init_output_factor: float, **kwargs):
+    def __init__(
+        self,
+        action_dim: int,
+        init_std: float,
+        init_output_factor: float,
+        state_dependent: bool = False,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         if not init_std > 0:
             raise ValueError(f"init_std must be positive, got {init_std}")
         self._action_dim, self._init_std = action_dim, init_std
+        self.state_dependent = state_dependent
         self._mean = orthogonal_dense(action_dim, init_output_factor, name="mean")
 
     def build(self, input_shape):
         self._mean.build(input_shape)
+        shape = (self._action_dim,)
+        if self.state_dependent:
+            shape = (int(input_shape[-1]), self._action_dim)
         self.log_std = self.add_weight(
-            shape=(self._action_dim,),
-            initializer=keras.initializers.Constant(math.log(self._init_std)),
-            name="log_std",
-        )
-
-    def call(self, features: tf.Tensor, outer_shape: tf.Tensor) -> tfd.Distribution:
-        """Returns Independent(Normal) with batch shape `outer_shape` and event shape [n]."""
-        mean = _outer(self._mean(features), outer_shape, [-1])
-        std = tf.broadcast_to(tf.exp(self.log_std), tf.shape(mean))
-        return tfd.Independent(tfd.Normal(mean, std), reinterpreted_batch_ndims=1)
-
-
-class SDEGaussianHead(keras.layers.Layer):
-    """Gaussian head whose std depends on the features through a [F, A] log-std matrix (gSDE).
-
-    Its distribution is that of the action given the features with the exploration matrix
-    unknown; sampling goes through `sde.ExplorationNoise` instead, which holds the matrices. The
-    features enter the std without gradient, so the std's loss terms train only `log_std`.
-    """
-
-    def __init__(self, action_dim: int, init_std: float, init_output_factor: float, **kwargs):
-        super().__init__(**kwargs)
-        if not init_std > 0:
-            raise ValueError(f"init_std must be positive, got {init_std}")
-        self._action_dim, self._init_std = action_dim, init_std
-        self._mean = orthogonal_dense(action_dim, init_output_factor, name="mean")
-
-    def build(self, input_shape):
-        self._mean.build(input_shape)
-        self.log_std = self.add_weight(
-            shape=(int(input_shape[-1]), self._action_dim),
+            shape=shape,
             initializer=keras.initializers.Constant(math.log(self._init_std)),
             name="log_std",
         )
@@ -124,7 +111,10 @@ class SDEGaussianHead(keras.layers.Layer):
     def call(self, features: tf.Tensor, outer_shape: tf.Tensor) -> tfd.Distribution:
         """Returns Independent(Normal) with batch shape `outer_shape` and event shape [A]."""
         mean = _outer(self._mean(features), outer_shape, [-1])
-        std = _outer(sde_std(tf.stop_gradient(features), self.log_std), outer_shape, [-1])
+        if self.state_dependent:
+            std = _outer(sde_std(tf.stop_gradient(features), self.log_std), outer_shape, [-1])
+        else:
+            std = tf.broadcast_to(tf.exp(self.log_std), tf.shape(mean))
         return tfd.Independent(tfd.Normal(mean, std), reinterpreted_batch_ndims=1)
 
 
@@ -199,8 +189,13 @@ def make_policy_head(
     space = action_space
     box = isinstance(space, gym.spaces.Box) and len(space.shape) == 1
     if kind in ("gaussian", "sde_gaussian") and box:
-        head = GaussianHead if kind == "gaussian" else SDEGaussianHead
-        return head(space.shape[0], init_std, init_output_factor, name="policy")
+        return GaussianHead(
+            space.shape[0],
+            init_std,
+            init_output_factor,
+            state_dependent=kind == "sde_gaussian",
+            name="policy",
+        )
     if kind == "categorical" and isinstance(space, gym.spaces.Discrete) and space.start == 0:
         return CategoricalHead(int(space.n), init_output_factor, name="policy")
     if (

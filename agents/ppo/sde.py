@@ -8,7 +8,7 @@ explores better than white noise on low-frequency control tasks (Pendulum). Give
 is Gaussian with per-dimension variance `phi^2 @ exp(2 log_std)`: that distribution is what PPO's
 log-probabilities, ratios, entropy and KL use (as Stable-Baselines3's
 `StateDependentNoiseDistribution` with `full_std=True`, `learn_features=False`, exp, no squash).
-The head is `distributions.SDEGaussianHead`.
+The head is `distributions.GaussianHead` with `state_dependent=True`.
 """
 
 from __future__ import annotations

@@ -7,7 +7,6 @@ import tensorflow as tf
 
 from agents import tools
 from agents.ppo.algorithm import PPO, Evaluator
-from agents.ppo.distributions import GaussianHead, SDEGaussianHead
 from agents.ppo.export import export_policy
 from agents.ppo.networks import make_network
 from agents.ppo.sde import EPSILON, ExplorationNoise, sde_std
@@ -92,11 +91,12 @@ def test_new_matrices_use_the_current_log_std():
 
 def test_network_with_sde_has_a_feature_by_action_log_std():
     network = make_network(OBS, BOX, _network_config())
-    assert isinstance(network.policy_head, SDEGaussianHead)
+    assert network.policy_head.state_dependent
     assert tuple(network.policy_head.log_std.shape) == (5, 2)
     np.testing.assert_allclose(network.policy_head.log_std.numpy(), np.log(0.5), rtol=1e-6)
     plain = make_network(OBS, BOX, _network_config(sde_sample_freq=None))
-    assert isinstance(plain.policy_head, GaussianHead)
+    assert not plain.policy_head.state_dependent
+    assert tuple(plain.policy_head.log_std.shape) == (2,)
 
 
 @pytest.mark.parametrize("network", ["feed_forward_gaussian", "recurrent_gaussian"])
