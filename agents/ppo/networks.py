@@ -206,6 +206,7 @@ def _option(config: Any, key: str) -> Any:
 
 
 def _has_sde(config: Any) -> bool:
+    """Whether `config` asks for gSDE (a config without the key, e.g. an older one, does not)."""
     try:
         return _option(config, "sde_sample_freq") is not None
     except KeyError:
@@ -244,11 +245,11 @@ def make_network(
         config: Mapping or attribute object with `network` (one of "auto",
             "feed_forward_gaussian", "feed_forward_categorical",
             "feed_forward_multi_categorical", "recurrent_gaussian"), `policy_layers`,
-            `value_layers`, `activation`, `init_output_factor`, `init_std` and
-            `sde_sample_freq` (Gaussian policies; not None: a gSDE head) and `recurrent_units`
-            (recurrent networks). "auto" picks the feed-forward network
-            for the action space type. A recurrent network uses `policy_layers` as the torso
-            before the GRU and `value_layers` between the GRU and the value output.
+            `value_layers`, `activation`, `init_output_factor`, `init_std` (Gaussian policies),
+            optionally `sde_sample_freq` (not None: a gSDE head) and `recurrent_units`
+            (recurrent networks). "auto" picks the feed-forward network for the action space
+            type. A recurrent network uses `policy_layers` as the torso before the GRU and
+            `value_layers` between the GRU and the value output.
 
     Returns:
         A built `keras.Model` with `call(observ, reset, state)` and `initial_state(batch_size)`.
@@ -267,7 +268,7 @@ def make_network(
     init_std = None
     if head_kind == "gaussian":
         init_std = _option(config, "init_std")
-        if _option(config, "sde_sample_freq") is not None:
+        if _has_sde(config):
             head_kind = "sde_gaussian"
     elif _has_sde(config):
         raise ValueError(

@@ -18,7 +18,7 @@ def nonfinite_code(loss: tf.Tensor, grad_norm: tf.Tensor) -> tf.Tensor:
 class NonfiniteFlag(tf.Module):
     """Remembers the first non-finite code and the env step it happened at.
 
-    Transient (rewritten by no checkpoint): a run stops as soon as it is set, before it saves.
+    Transient (in no checkpoint): a run stops as soon as it is set, before it saves.
     """
 
     def __init__(self) -> None:

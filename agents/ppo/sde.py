@@ -51,22 +51,22 @@ class ExplorationNoise(tf.Module):
             tf.zeros([size, *log_std.shape]), trainable=False, name="sde_matrices"
         )
 
-    def __call__(self, features: tf.Tensor, step: tf.Tensor, rng: tf.random.Generator):
-        """Noise of one step, [B, A]: `features[b] @ W_b`, after redrawing W if `step` says so.
+    def __call__(self, features: tf.Tensor, step: tf.Tensor, rng: tf.random.Generator) -> tf.Tensor:
+        """Noise of one step, after redrawing the matrices if `step` says so (in tf.function).
 
         Args:
             features: [B, F] policy features of the step.
             step: Scalar int32 index of the step within the rollout.
             rng: Draws the new matrices.
+
+        Returns:
+            [B, A]: `features[b] @ W_b` with the matrices in force at this step.
         """
         due = tf.equal(step % self._sample_freq, 0) if self._sample_freq else tf.equal(step, 0)
 
         def redraw():
             scale = tf.exp(tf.convert_to_tensor(self._log_std))
             self.matrices.assign(rng.normal(self.matrices.shape) * scale)
-            return tf.constant(True)
 
-        redrawn = tf.cond(due, redraw, lambda: tf.constant(False))
-        with tf.control_dependencies([redrawn]):
-            matrices = self.matrices.read_value()
-        return tf.einsum("bf,bfa->ba", tf.stop_gradient(features), matrices)
+        tf.cond(due, redraw, lambda: None)
+        return tf.einsum("bf,bfa->ba", tf.stop_gradient(features), self.matrices)
