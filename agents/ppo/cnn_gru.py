@@ -12,7 +12,7 @@ import tensorflow as tf
 import tensorflow_probability as tfp
 
 from agents.ppo import conv, recurrence
-from agents.ppo.distributions import make_policy_head, orthogonal, orthogonal_dense
+from agents.ppo.distributions import make_policy_head, orthogonal, orthogonal_dense, unflatten
 
 tfd = tfp.distributions
 
@@ -196,7 +196,7 @@ class CnnGruPolicy(keras.Model):
         for layer in self._convs:
             features = layer(features)
         features = self._hidden(tf.reshape(features, [-1, self._flat_size]))
-        features = tf.reshape(features, tf.concat([outer_shape, [self._hidsize]], axis=0))
+        features = unflatten(features, outer_shape, [self._hidsize])
         single_step = observ.shape[1] == 1  # Static: the rollout hot path needs no while loop.
         memory, state = recurrence.unroll(
             self._step, features, tf.cast(reset, tf.bool), state, single_step

@@ -64,8 +64,8 @@ def orthogonal_dense(
     )
 
 
-def _outer(tensor: tf.Tensor, outer_shape: tf.Tensor, inner: list[int]) -> tf.Tensor:
-    """Reshapes a flat [B*T, ...] tensor to [B, T, *inner]."""
+def unflatten(tensor: tf.Tensor, outer_shape: tf.Tensor, inner: list[int]) -> tf.Tensor:
+    """Reshapes a flat [B*T, ...] tensor to [B, T, *inner] (`outer_shape` is [B, T])."""
     return tf.reshape(tensor, tf.concat([outer_shape, inner], axis=0))
 
 
@@ -110,9 +110,9 @@ class GaussianHead(keras.layers.Layer):
 
     def call(self, features: tf.Tensor, outer_shape: tf.Tensor) -> tfd.Distribution:
         """Returns Independent(Normal) with batch shape `outer_shape` and event shape [A]."""
-        mean = _outer(self._mean(features), outer_shape, [-1])
+        mean = unflatten(self._mean(features), outer_shape, [-1])
         if self.state_dependent:
-            std = _outer(sde_std(tf.stop_gradient(features), self.log_std), outer_shape, [-1])
+            std = unflatten(sde_std(tf.stop_gradient(features), self.log_std), outer_shape, [-1])
         else:
             std = tf.broadcast_to(tf.exp(self.log_std), tf.shape(mean))
         return tfd.Independent(tfd.Normal(mean, std), reinterpreted_batch_ndims=1)
@@ -130,7 +130,7 @@ class CategoricalHead(keras.layers.Layer):
 
     def call(self, features: tf.Tensor, outer_shape: tf.Tensor) -> tfd.Distribution:
         """Returns Categorical with batch shape `outer_shape` and event shape []."""
-        logits = _outer(self._logits(features), outer_shape, [-1])
+        logits = unflatten(self._logits(features), outer_shape, [-1])
         return tfd.Categorical(logits=logits, dtype=tf.int32)
 
 
@@ -156,7 +156,7 @@ class MultiCategoricalHead(keras.layers.Layer):
 
     def call(self, features: tf.Tensor, outer_shape: tf.Tensor) -> tfd.Distribution:
         """Returns Independent(Categorical) with batch shape `outer_shape` and event shape [k]."""
-        logits = _outer(self._logits(features), outer_shape, [self._num_entries, self._max_n])
+        logits = unflatten(self._logits(features), outer_shape, [self._num_entries, self._max_n])
         if self._valid is not None:
             logits = tf.where(self._valid, logits, MASKED_LOGIT)
         categorical = tfd.Categorical(logits=logits, dtype=tf.int32)

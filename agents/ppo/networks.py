@@ -13,7 +13,7 @@ import tensorflow as tf
 import tensorflow_probability as tfp
 
 from agents.ppo import recurrence
-from agents.ppo.distributions import make_policy_head, orthogonal_dense
+from agents.ppo.distributions import make_policy_head, orthogonal_dense, unflatten
 
 tfd = tfp.distributions
 
@@ -50,11 +50,6 @@ def _build(layers: Sequence[keras.layers.Layer], input_size: int) -> int:
         layer.build((None, input_size))
         input_size = layer.units
     return input_size
-
-
-def _outer(features: tf.Tensor, outer_shape: tf.Tensor) -> tf.Tensor:
-    """[B*T, F] -> [B, T, F]."""
-    return tf.reshape(features, tf.concat([outer_shape, [features.shape[-1]]], axis=0))
 
 
 def _apply(layers: Sequence[keras.layers.Layer], inputs: tf.Tensor) -> tf.Tensor:
@@ -114,7 +109,8 @@ class FeedForwardNetwork(keras.Model):
         features = _apply(self._policy_torso, flat)
         policy = self._policy_head(features, outer_shape)
         value = tf.reshape(self._value_head(_apply(self._value_torso, flat)), outer_shape)
-        return NetworkOutput(policy, value, state, _outer(features, outer_shape))
+        features = unflatten(features, outer_shape, [features.shape[-1]])
+        return NetworkOutput(policy, value, state, features)
 
 
 class RecurrentNetwork(keras.Model):
@@ -168,12 +164,12 @@ class RecurrentNetwork(keras.Model):
         """
         outer_shape = tf.shape(observ)[:2]
         features = _apply(self._torso, tf.reshape(observ, [-1, self._observ_size]))
-        features = tf.reshape(features, tf.concat([outer_shape, [-1]], axis=0))
+        features = unflatten(features, outer_shape, [-1])
         hidden, state = recurrence.unroll(self._step, features, tf.cast(reset, tf.bool), state)
         hidden = tf.reshape(hidden, [-1, self._units])
         policy = self._policy_head(hidden, outer_shape)
         value = tf.reshape(self._value_head(_apply(self._value_torso, hidden)), outer_shape)
-        return NetworkOutput(policy, value, state, _outer(hidden, outer_shape))
+        return NetworkOutput(policy, value, state, unflatten(hidden, outer_shape, [self._units]))
 
     def _step(self, state: tf.Tensor, inputs: tuple[tf.Tensor, tf.Tensor]) -> tf.Tensor:
         features, reset = inputs
