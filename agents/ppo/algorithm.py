@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from agents.ppo import advantages, losses, minibatch, streams, update
+from agents.ppo import advantages, compilation, losses, minibatch, streams, update
 from agents.ppo.evaluator import Evaluator  # noqa: F401 (re-exported)
 from agents.ppo.memory import RolloutBuffer, transition_specs
 from agents.ppo.networks import make_network
@@ -96,11 +96,17 @@ class PPO(tf.Module):
         self._buffer = RolloutBuffer(specs, config.rollout_length, size)
         self.optimizer.build(self._trainable_variables())
         # XLA fuses the whole update (targets, epochs, minibatches, optimizer) into few kernels:
-        # 5x faster per gradient step on a CPU, for about 1.5 s of compiling. MPI collectives are
-        # Python calls, which XLA cannot compile, so under MPI the update runs in graph mode.
+        # 5x faster per gradient step on a CPU for dense networks (see `compilation`). MPI's
+        # collectives are Python calls, which XLA cannot compile: under MPI the update loop runs
+        # in graph mode and each minibatch's gradients and optimizer step are XLA programs, with
+        # the cross-rank average between them.
+        xla = compilation.xla_update(config)
         self._train = tf.function(
-            self._train, jit_compile=cross_replica_sum is None, autograph=False
+            self._train, jit_compile=xla and cross_replica_sum is None, autograph=False
         )
+        if xla and cross_replica_sum is not None:
+            self._gradients = tf.function(self._gradients, jit_compile=True, autograph=False)
+            self._apply_step = tf.function(self._apply_step, jit_compile=True, autograph=False)
 
     # Hooks for agents with other networks, value streams or losses (see `agents.ppo.rnd_agent`).
 
@@ -310,12 +316,20 @@ class PPO(tf.Module):
         return kl
 
     def _gradient_step(self, batch: dict) -> dict:
-        variables = self._trainable_variables()
-        with tf.GradientTape() as tape:
-            loss, metrics = self._loss(batch)
-        gradients = tape.gradient(loss, variables)
+        loss, metrics, gradients = self._gradients(batch)
         if self._sum is not None:
             gradients = update.average_over_ranks(gradients, self._sum)
+        return self._apply_step(loss, metrics, gradients)
+
+    def _gradients(self, batch: dict) -> tuple[tf.Tensor, dict, list]:
+        """The minibatch's loss, its metrics and the gradients of the trainable variables."""
+        with tf.GradientTape() as tape:
+            loss, metrics = self._loss(batch)
+        return loss, metrics, tape.gradient(loss, self._trainable_variables())
+
+    def _apply_step(self, loss: tf.Tensor, metrics: dict, gradients: list) -> dict:
+        """Clip and apply the (rank-averaged) gradients; the metrics with `grad_norm`."""
+        variables = self._trainable_variables()
         gradients, norm = tf.clip_by_global_norm(gradients, self._config.max_grad_norm or 1e10)
         # A non-finite loss or gradient never reaches the weights: the step is skipped and
         # recorded, and the caller stops training (so no checkpoint holds non-finite values).

@@ -85,7 +85,8 @@ class RND(tf.Module):
             `agents.tools.mpi.mpi_cross_replica_sum`), for the observation statistics; or None.
           proportion_of_exp_used_for_predictor_update: Fraction of the samples, drawn at random,
             that `predictor_loss` trains on; keeps the predictor from learning too fast when
-            many environments feed it.
+            many environments feed it (the RND code draws a Bernoulli mask of this rate; here
+            the count is fixed, which keeps shapes static and the loss's scale the same).
           enlargement: Width factor of the predictor's hidden dense layers (512 * enlargement).
           seed: Seed of the network initializations and of the predictor update mask.
           name: Name of the module.
@@ -166,23 +167,29 @@ class RND(tf.Module):
         """
         return tf.stop_gradient(self._prediction_error(frames))
 
-    def predictor_update_mask(self, size: TensorLike) -> tf.Tensor:
-        """Draws which of `size` samples train the predictor: bool [size], about the proportion."""
-        return self.rng.uniform([size]) < self._proportion
+    def predictor_sample(self, size: int) -> tf.Tensor:
+        """Draws which of `size` samples train the predictor: `round(proportion * size)` (at
+        least one) distinct indices, int32, uniformly at random."""
+        count = max(1, round(self._proportion * size))
+        return tf.math.top_k(self.rng.uniform([size]), count, sorted=False).indices
 
     def predictor_loss(self, frames: TensorLike) -> tf.Tensor:
         """The predictor's training loss on a random subset of the frame stacks.
 
+        Only the drawn frames go through the target and the predictor (with the default
+        proportion, a quarter of the compute of scoring them all, forward and backward).
+
         Args:
-          frames: uint8 tensor [..., H, W, C].
+          frames: uint8 tensor [..., H, W, C] with a static number of frame stacks.
 
         Returns:
-          Scalar float32: the mean, over the samples drawn by `predictor_update_mask`, of the
-          squared error between predictor and (stop-gradient) target features; 0 if none is drawn.
+          Scalar float32: the mean, over the samples drawn by `predictor_sample`, of the squared
+          error between predictor and (stop-gradient) target features.
         """
-        error = tf.reshape(self._prediction_error(frames), [-1])
-        mask = tf.cast(self.predictor_update_mask(tf.size(error)), error.dtype)
-        return tf.reduce_sum(error * mask) / tf.maximum(tf.reduce_sum(mask), 1.0)
+        frames = tf.convert_to_tensor(frames)
+        frames = tf.reshape(frames, [-1, *frames.shape[-3:]])
+        chosen = tf.gather(frames, self.predictor_sample(int(frames.shape[0])))
+        return tf.reduce_mean(self._prediction_error(chosen))
 
     def _normalize(self, frames: TensorLike) -> tf.Tensor:
         """The last frame of each stack, normalized per pixel and clipped, as [N, H, W, 1]."""

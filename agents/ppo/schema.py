@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from agents.ppo import compilation
+
 AGENTS = ("ppo", "rnd_ppo")
 
 
@@ -167,6 +169,12 @@ GROUPS: dict[str, tuple[Key, ...]] = {
         _unit("discount", 0.99, "Discount of the (extrinsic) return."),
         _unit("gae_lambda", 0.95, "GAE lambda."),
         Key("normalize_advantages", True, "Normalize advantages per rollout."),
+        Key(
+            "update_compiler",
+            "auto",
+            "auto: XLA for ppo, graph mode for rnd_ppo (faster for its convolutions on a CPU).",
+            choices=compilation.COMPILERS,
+        ),
     ),
     "losses": (
         Key(

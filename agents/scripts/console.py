@@ -18,16 +18,18 @@ from agents.scripts import compile_cache, tf_defaults
 LOG_LEVEL = "TF_CPP_MIN_LOG_LEVEL"
 
 
-def import_tensorflow(verbose: bool = False) -> None:
+def import_tensorflow(verbose: bool = False, agent: str = "ppo") -> None:
     """Import TensorFlow, Keras and TensorFlow Probability, silently unless `verbose`.
 
     Args:
         verbose: Show TensorFlow's log lines (its C++ logs, absl's and its Python logger's).
+        agent: The agent family to be trained, whose process settings TensorFlow loads with
+            (see `tf_defaults`).
     """
     if "tensorflow" in sys.modules:
         return
     compile_cache.enable()
-    tf_defaults.configure()
+    tf_defaults.configure(agent=agent)
     quiet = not verbose and LOG_LEVEL not in os.environ
     if quiet:
         os.environ[LOG_LEVEL] = "3"  # Also read by env processes and MPI ranks spawned later.

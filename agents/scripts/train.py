@@ -116,7 +116,7 @@ def train(args: argparse.Namespace, world: mpi.World | None = None) -> int:
 
 def _start(config, run_dir: str, resumed: bool, args: argparse.Namespace, world: mpi.World):
     """The Session; a new run's directory is removed again when building it fails."""
-    console.import_tensorflow(getattr(args, "verbose", False))
+    console.import_tensorflow(getattr(args, "verbose", False), config["agent"])
     from agents.scripts import session
     from agents.tools.batch_env import BatchEnvError
     from agents.tools.checkpoints import CheckpointError

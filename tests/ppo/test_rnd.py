@@ -108,16 +108,26 @@ def test_observation_stats_are_per_pixel_of_the_last_frame():
     np.testing.assert_allclose(rnd.observation_stats.var, var, rtol=1e-12)
 
 
-def test_predictor_loss_is_the_masked_mean_of_the_errors():
+def test_predictor_sample_draws_distinct_indices_at_the_proportion():
     rnd = RND(SHAPE, feature_size=8, proportion_of_exp_used_for_predictor_update=0.25)
-    assert abs(rnd.predictor_update_mask(20000).numpy().mean() - 0.25) < 0.02
-    frames = _frames(4, 64)
+    first, second = (np.sort(rnd.predictor_sample(64).numpy()) for _ in range(2))
+    assert len(first) == 16 and len(set(first)) == 16 and first.min() >= 0 and first.max() < 64
+    assert not np.array_equal(first, second)  # A new subset each call.
+    counts = np.bincount(np.concatenate([rnd.predictor_sample(64) for _ in range(400)]), None, 64)
+    assert counts.min() > 50 and counts.max() < 150  # Uniform: 100 expected per index.
+    assert len(RND(SHAPE, proportion_of_exp_used_for_predictor_update=0.01).predictor_sample(10))
+
+
+def test_predictor_loss_is_the_mean_error_of_the_drawn_frames():
+    rnd = RND(SHAPE, feature_size=8, proportion_of_exp_used_for_predictor_update=0.25)
+    frames = _frames(4, 64)  # [4, 16, ...]: any leading shape is flattened.
     state = rnd.rng.state.numpy()
-    mask = rnd.predictor_update_mask(64).numpy()
+    chosen = rnd.predictor_sample(64).numpy()
     rnd.rng.reset(state)
-    loss = rnd.predictor_loss(frames).numpy()
-    assert 0 < mask.sum() < 64
-    np.testing.assert_allclose(loss, rnd.intrinsic_reward(frames).numpy()[mask].mean(), rtol=1e-5)
+    loss = rnd.predictor_loss(frames.reshape(4, 16, *SHAPE)).numpy()
+    errors = rnd.intrinsic_reward(frames).numpy()
+    np.testing.assert_allclose(loss, errors[chosen].mean(), rtol=1e-5, atol=1e-7)
+    assert not np.isclose(loss, errors[np.setdiff1d(np.arange(64), chosen)].mean())
 
 
 def test_checkpointables_round_trip(tmp_path, trained):

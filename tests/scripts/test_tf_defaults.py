@@ -16,6 +16,11 @@ def test_defaults_are_added_and_the_users_values_kept():
     assert tf_defaults.configure(mine) == {} and mine == {"TF_ENABLE_ONEDNN_OPTS": "1"}
 
 
+def test_the_pixel_agent_gets_onednn_and_the_dense_agent_not():
+    assert tf_defaults.configure({}, agent="rnd_ppo") == {"TF_ENABLE_ONEDNN_OPTS": "1"}
+    assert tf_defaults.configure({}, agent="ppo") == {"TF_ENABLE_ONEDNN_OPTS": "0"}
+
+
 def test_the_quiet_import_applies_them_before_tensorflow_loads():
     # A fresh interpreter: TensorFlow reads the variables only when it loads.
     code = (
@@ -25,7 +30,7 @@ def test_the_quiet_import_applies_them_before_tensorflow_loads():
         "assert 'tensorflow' in sys.modules\n"
         "print(os.environ['TF_ENABLE_ONEDNN_OPTS'])\n"
     )
-    environ = {key: value for key, value in os.environ.items() if key not in tf_defaults.DEFAULTS}
+    environ = {key: value for key, value in os.environ.items() if key != tf_defaults.ONEDNN}
     result = subprocess.run(
         [sys.executable, "-c", code], env=environ, capture_output=True, text=True, check=True
     )

@@ -1,0 +1,206 @@
+"""Speed matrix: env steps/s of steady training calls for every agent family a user can configure.
+
+Each family runs in a fresh child process (as a training run has one agent per process), builds
+the session of its config, makes one training call (tracing and compiling) and times more calls
+for `--seconds` (at least two). A training call is a whole rollout (`rollout_length` steps of
+`num_agents` envs) and the update that follows it, so env steps/s is the rate a user's run trains
+at between evaluations.
+
+Families:
+  pendulum      feed-forward Gaussian policy (Pendulum-v1)
+  cartpole      feed-forward categorical policy (CartPole-v1)
+  cheetah       MuJoCo-size networks, 256x256 (HalfCheetah-v5; needs the mujoco extra)
+  recurrent     the GRU Gaussian policy on Pendulum-v1 (`network=recurrent_gaussian`)
+  minigrid_rnd  the CNN+GRU pixel agent with RND (MiniGrid, 56x56 frames)
+  montezuma_rnd the Atari config with RND (84x84x4 frames, `policy_size=normal`)
+  mpi2          `pendulum` on 2 MPI ranks (env steps of both ranks; compare with `pendulum`)
+
+Every run appends one JSON line per family to `benchmarks/results/speed_matrix.jsonl` with the
+commit, the machine (CPU model and cores), the load and the date, and prints the change of each
+family against the latest earlier record of the same machine. `--quick` (calls timed for 4 s
+per family) runs the whole matrix in about five minutes on a 2-core CPU.
+
+Run: `python benchmarks/speed_matrix.py [--quick] [--families pendulum cartpole] [--seconds 20]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from learning import table  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RECORDS = os.path.join(HERE, "results", "speed_matrix.jsonl")
+MPIRUN = os.path.join(os.path.dirname(sys.executable), "mpirun")
+
+# Family -> (named config, overrides).
+FAMILIES = {
+    "pendulum": ("pendulum", {}),
+    "cartpole": ("cartpole", {}),
+    "cheetah": ("cheetah", {}),
+    "recurrent": ("pendulum", {"network": "recurrent_gaussian", "chunk_length": 16}),
+    "minigrid_rnd": ("minigrid_rnd", {"rnd_init_steps": 16}),
+    "montezuma_rnd": ("montezuma_rnd", {"rnd_init_steps": 16}),
+    "mpi2": ("pendulum", {}),
+}
+RANKS = {"mpi2": 2}
+
+
+def child(family: str, seconds: float) -> dict:
+    """Times steady training calls of a family in this process for about `seconds` (at least
+    two calls; rank 0 prints the measurements)."""
+    spawned = time.perf_counter()
+    from agents.scripts import configs, console
+
+    name, overrides = FAMILIES[family]
+    config = dict(getattr(configs, name)(), **overrides)
+    console.import_tensorflow(agent=config["agent"])  # As train does.
+    from agents.scripts import session
+    from agents.tools import mpi
+
+    world = mpi.init_world()
+    mpi.share_cores(world)
+    run_dir = world.bcast(tempfile.mkdtemp(prefix="speed_matrix_") if world.is_root else None)
+    run = session.Session(config, run_dir, seed=0, world=world)
+    try:
+        start = time.perf_counter()
+        run._train_fn()
+        first = time.perf_counter() - start
+        times = []
+        # Every rank makes the same number of calls (rank 0's count), or MPI ranks would hang.
+        while world.bcast(len(times) < 2 or sum(times) < seconds):
+            start = time.perf_counter()
+            run._train_fn()
+            times.append(time.perf_counter() - start)
+    finally:
+        run.close()
+    steps = config["rollout_length"] * config["num_agents"] * world.size
+    return dict(
+        family=family,
+        steps_per_second=steps / statistics.median(times),
+        first_call_s=first,
+        to_first_call_s=start - spawned - sum(times),
+        calls=len(times),
+    )
+
+
+def measure(family: str, seconds: float) -> dict | None:
+    """Runs a family's child process; None (with a line on stderr) when it cannot run here."""
+    command = [sys.executable, os.path.abspath(__file__), "--child", family, str(seconds)]
+    if family in RANKS:
+        command = [MPIRUN, "-n", str(RANKS[family])] + command
+    env = dict(os.environ, AGENTS_XLA_CACHE="0")  # Every start compiles, as a first run does.
+    result = subprocess.run(command, capture_output=True, text=True, env=env)
+    if result.returncode:
+        last = (result.stderr.strip().splitlines() or ["no output"])[-1]
+        print(f"{family}: skipped, exit {result.returncode}: {last}", file=sys.stderr)
+        return None
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def machine() -> str:
+    """The CPU model and core count, which records of the same machine share."""
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} cores"
+
+
+def commit() -> str:
+    result = subprocess.run(
+        ["git", "-C", HERE, "describe", "--always", "--dirty"], capture_output=True, text=True
+    )
+    return result.stdout.strip() or "unknown"
+
+
+def previous(records: list[dict], family: str, host: str) -> dict | None:
+    """The latest record of `family` measured on `host`, or None."""
+    for record in reversed(records):
+        if record["family"] == family and record["machine"] == host:
+            return record
+    return None
+
+
+def read_records(path: str) -> list[dict]:
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as file:
+        return [json.loads(line) for line in file if line.strip()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--families", nargs="+", default=list(FAMILIES), choices=list(FAMILIES))
+    parser.add_argument(
+        "--seconds", type=float, default=20.0, help="time calls for this long per family"
+    )
+    parser.add_argument("--quick", action="store_true", help="time calls for 4 s per family")
+    parser.add_argument("--records", default=RECORDS, help="the JSON-lines file of records")
+    parser.add_argument("--no-record", action="store_true", help="print only, append nothing")
+    args = parser.parse_args(argv)
+    seconds = 4.0 if args.quick else args.seconds
+    host, revision = machine(), commit()
+    history = read_records(args.records)
+    rows, records = [], []
+    for family in args.families:
+        load = os.getloadavg()[0]
+        measured = measure(family, seconds)
+        if measured is None:
+            continue
+        record = dict(
+            measured,
+            commit=revision,
+            machine=host,
+            load=round(load, 2),
+            date=time.strftime("%Y-%m-%d %H:%M"),
+        )
+        records.append(record)
+        last = previous(history, family, host)
+        change = "new"
+        if last is not None:
+            ratio = record["steps_per_second"] / last["steps_per_second"]
+            change = f"{ratio - 1:+.0%} vs {last['commit']}"
+        rows.append(
+            [
+                family,
+                f"{record['steps_per_second']:,.0f}",
+                str(record["calls"]),
+                f"{record['first_call_s']:.1f}",
+                f"{record['load']:.1f}",
+                change,
+            ]
+        )
+        print(f"{family}: {record['steps_per_second']:,.0f} env steps/s", file=sys.stderr)
+    if not args.no_record and records:
+        os.makedirs(os.path.dirname(args.records), exist_ok=True)
+        with open(args.records, "a", encoding="utf-8") as file:
+            file.writelines(json.dumps(record) + "\n" for record in records)
+    stamp = time.strftime("%Y-%m-%d %H:%M")
+    print(f"{stamp} | {host} | commit {revision} | calls timed for {seconds:g} s\n")
+    header = ["family", "train call env steps/s", "calls", "first call s", "load", "change"]
+    print(table(header, rows))
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--child"]:
+        result = child(sys.argv[2], float(sys.argv[3]))
+        if "PMI_RANK" not in os.environ or os.environ["PMI_RANK"] == "0":
+            print(json.dumps(result), flush=True)
+    else:
+        sys.exit(main())
