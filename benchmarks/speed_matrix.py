@@ -17,10 +17,13 @@ Families:
 
 Every run appends one JSON line per family to `benchmarks/results/speed_matrix.jsonl` with the
 commit, the machine (CPU model and cores), the load and the date, and prints the change of each
-family against the latest earlier record of the same machine. `--quick` (calls timed for 4 s
-per family) runs the whole matrix in about five minutes on a 2-core CPU.
+family against the latest earlier record of the same machine, or, with `--against CHECKOUT`,
+against that checkout's `agents` measured alternately in the same run (one child at a time).
+`--quick` (calls timed for 4 s per family) runs the whole matrix in about five minutes on a 2-core
+CPU.
 
-Run: `python benchmarks/speed_matrix.py [--quick] [--families pendulum cartpole] [--seconds 20]`.
+Run: `python benchmarks/speed_matrix.py [--quick] [--families pendulum cartpole] [--seconds 20]`
+     `python benchmarks/speed_matrix.py --quick --against ../main-worktree`
 """
 
 from __future__ import annotations
@@ -63,7 +66,10 @@ def child(family: str, seconds: float) -> dict:
 
     name, overrides = FAMILIES[family]
     config = dict(getattr(configs, name)(), **overrides)
-    console.import_tensorflow(agent=config["agent"])  # As train does.
+    try:
+        console.import_tensorflow(agent=config["agent"])  # As train does.
+    except TypeError:  # A checkout (`--against`) whose settings do not depend on the agent.
+        console.import_tensorflow()
     from agents.scripts import session
     from agents.tools import mpi
 
@@ -93,13 +99,19 @@ def child(family: str, seconds: float) -> dict:
     )
 
 
-def measure(family: str, seconds: float) -> dict | None:
-    """Runs a family's child process; None (with a line on stderr) when it cannot run here."""
+def measure(family: str, seconds: float, checkout: str, timeout: float) -> dict | None:
+    """Runs a family's child process on the `agents` package of `checkout`; None (with a line
+    on stderr) when it cannot run here or takes longer than `timeout` seconds."""
     command = [sys.executable, os.path.abspath(__file__), "--child", family, str(seconds)]
     if family in RANKS:
         command = [MPIRUN, "-n", str(RANKS[family])] + command
     env = dict(os.environ, AGENTS_XLA_CACHE="0")  # Every start compiles, as a first run does.
-    result = subprocess.run(command, capture_output=True, text=True, env=env)
+    env["PYTHONPATH"] = os.pathsep.join([checkout, env.get("PYTHONPATH", "")])
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        print(f"{family}: skipped, longer than {timeout:g} s", file=sys.stderr)
+        return None
     if result.returncode:
         last = (result.stderr.strip().splitlines() or ["no output"])[-1]
         print(f"{family}: skipped, exit {result.returncode}: {last}", file=sys.stderr)
@@ -121,9 +133,9 @@ def machine() -> str:
     return f"{model}, {os.cpu_count()} cores"
 
 
-def commit() -> str:
+def commit(checkout: str) -> str:
     result = subprocess.run(
-        ["git", "-C", HERE, "describe", "--always", "--dirty"], capture_output=True, text=True
+        ["git", "-C", checkout, "describe", "--always", "--dirty"], capture_output=True, text=True
     )
     return result.stdout.strip() or "unknown"
 
@@ -150,31 +162,44 @@ def main(argv: list[str] | None = None) -> int:
         "--seconds", type=float, default=20.0, help="time calls for this long per family"
     )
     parser.add_argument("--quick", action="store_true", help="time calls for 4 s per family")
+    parser.add_argument(
+        "--against",
+        metavar="CHECKOUT",
+        help="another checkout (e.g. a git worktree of main), measured alternately with this one",
+    )
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per family at most")
     parser.add_argument("--records", default=RECORDS, help="the JSON-lines file of records")
     parser.add_argument("--no-record", action="store_true", help="print only, append nothing")
     args = parser.parse_args(argv)
     seconds = 4.0 if args.quick else args.seconds
-    host, revision = machine(), commit()
+    checkouts = [os.path.dirname(HERE)] + ([os.path.abspath(args.against)] if args.against else [])
+    host, revisions = machine(), [commit(checkout) for checkout in checkouts]
     history = read_records(args.records)
     rows, records = [], []
     for family in args.families:
-        load = os.getloadavg()[0]
-        measured = measure(family, seconds)
-        if measured is None:
+        measured = {}
+        for checkout, revision in zip(checkouts, revisions):
+            load = os.getloadavg()[0]
+            result = measure(family, seconds, checkout, args.timeout)
+            if result is None:
+                continue
+            measured[revision] = record = dict(
+                result,
+                commit=revision,
+                machine=host,
+                load=round(load, 2),
+                date=time.strftime("%Y-%m-%d %H:%M"),
+            )
+            records.append(record)
+            print(f"{family} at {revision}: {record['steps_per_second']:,.0f}", file=sys.stderr)
+        if revisions[0] not in measured:
             continue
-        record = dict(
-            measured,
-            commit=revision,
-            machine=host,
-            load=round(load, 2),
-            date=time.strftime("%Y-%m-%d %H:%M"),
-        )
-        records.append(record)
-        last = previous(history, family, host)
+        record = measured[revisions[0]]
+        last = measured.get(revisions[-1]) if args.against else previous(history, family, host)
         change = "new"
         if last is not None:
             ratio = record["steps_per_second"] / last["steps_per_second"]
-            change = f"{ratio - 1:+.0%} vs {last['commit']}"
+            change = f"{ratio:.2f}x {last['commit']} ({last['steps_per_second']:,.0f})"
         rows.append(
             [
                 family,
@@ -185,14 +210,13 @@ def main(argv: list[str] | None = None) -> int:
                 change,
             ]
         )
-        print(f"{family}: {record['steps_per_second']:,.0f} env steps/s", file=sys.stderr)
     if not args.no_record and records:
         os.makedirs(os.path.dirname(args.records), exist_ok=True)
         with open(args.records, "a", encoding="utf-8") as file:
             file.writelines(json.dumps(record) + "\n" for record in records)
     stamp = time.strftime("%Y-%m-%d %H:%M")
-    print(f"{stamp} | {host} | commit {revision} | calls timed for {seconds:g} s\n")
-    header = ["family", "train call env steps/s", "calls", "first call s", "load", "change"]
+    print(f"{stamp} | {host} | commit {revisions[0]} | calls timed for {seconds:g} s\n")
+    header = ["family", "train call env steps/s", "calls", "first call s", "load", "against"]
     print(table(header, rows))
     return 0
 

@@ -339,8 +339,7 @@ class PPO(tf.Module):
             lambda: self._apply(gradients, variables),
             lambda: self.nonfinite.record(code, self.env_steps),
         )
-        metrics["grad_norm"] = norm
-        return metrics
+        return dict(metrics, grad_norm=norm)
 
     def _apply(self, gradients, variables):
         self.optimizer.apply_gradients(zip(gradients, variables))
