@@ -53,7 +53,7 @@ class TrainResult:
 def train(
     config: str | Mapping[str, Any] = "pendulum",
     logdir: str = "logdir",
-    seed: int = 0,
+    seed: int | None = None,
     env: str | Callable[[], Any] | None = None,
     verbose: bool = False,
     **overrides: Any,
@@ -64,7 +64,8 @@ def train(
         config: A config name (`python -m agents.scripts.train --help` lists them), the path of
             a `config.yaml`, or a dict of config keys (keys it lacks take their defaults).
         logdir: Parent directory of the run directory.
-        seed: Seed of networks, action sampling and environments.
+        seed: Seed of networks, action sampling and environments (default: the one a
+            `config.yaml` given as `config` records, else 0). It is saved in config.yaml.
         env: A gymnasium id, or a callable returning a gymnasium environment (stepped in this
             process; registered with gymnasium as `agents_api/<name>-v0`).
         verbose: Show TensorFlow's log lines.
@@ -86,7 +87,8 @@ def train(
         overrides["env"] = env if isinstance(env, str) else _register(env, overrides)
     with tempfile.TemporaryDirectory() as temp:
         name = _config_argument(config, temp)
-        argv = [f"--config={name}", f"--logdir={logdir}", f"--seed={seed}"]
+        argv = [f"--config={name}", f"--logdir={logdir}"]
+        argv += [] if seed is None else [f"--seed={seed}"]
         if overrides:
             argv += ["--set", *[f"{key}={value!r}" for key, value in overrides.items()]]
         args = script.parse_args(argv + (["--verbose"] if verbose else []))
@@ -107,19 +109,66 @@ def train(
 
 
 class Policy:
-    """A trained policy: maps one observation or a batch to deterministic actions (numpy).
+    """A trained policy: maps observations to deterministic actions (numpy), as deployed.
+
+    Actions are the policy's mode, clipped to a Box action space's bounds. A recurrent policy
+    carries its state from call to call, as it did in its episodes (`reset()` starts new
+    episodes; a call with another batch size starts them too); for a feed-forward policy the
+    state is empty and calls are independent.
 
     Attributes:
-        saved_model: The loaded SavedModel (its `serving_default` signature, `step` and
-            `initial_state` for recurrent policies).
+        saved_model: The loaded SavedModel (`step`, `initial_state`, `unclipped` and the
+            `serving_default` and `tflite` signatures).
+        observation_shape: The shape of one observation.
     """
 
     def __init__(self, saved_model: Any) -> None:
         self.saved_model = saved_model
+        (spec,) = saved_model.signatures["serving_default"].structured_input_signature[1].values()
+        self.observation_shape = tuple(spec.shape.as_list()[1:])
+        self._state = None
+
+    def reset(self) -> None:
+        """Start new episodes: the next call begins from the initial state."""
+        self._state = None
 
     def __call__(self, observation: Any) -> np.ndarray:
-        """Actions for `observation`: one observation `[*shape]` or a batch `[batch, *shape]`."""
-        return self.saved_model(np.asarray(observation, np.float32)).numpy()
+        """Actions for `observation`: one observation `[*shape]` or a batch `[batch, *shape]`.
+
+        Raises:
+            ValueError: The observation has another shape, or an entry that is NaN or infinite.
+        """
+        import tensorflow as tf
+
+        batch, single = self._batch(observation)
+        first = self._state is None or int(self._state.shape[0]) != len(batch)
+        if first:
+            self._state = self.saved_model.initial_state(tf.constant(len(batch), tf.int32))
+        reset = tf.fill([len(batch)], first)
+        action, self._state = self.saved_model.step(tf.constant(batch), reset, self._state)
+        action = action.numpy()
+        return action[0] if single else action
+
+    def _batch(self, observation: Any) -> tuple[np.ndarray, bool]:
+        """The observation as a float32 batch, and whether it was a single one; checked."""
+        batch = np.asarray(observation, np.float32)
+        single = batch.shape == self.observation_shape
+        if single:
+            batch = batch[None]
+        if batch.shape[1:] != self.observation_shape:
+            shape = ", ".join(map(str, self.observation_shape))
+            raise ValueError(
+                f"Observation of shape {np.shape(observation)}: the policy takes "
+                f"{self.observation_shape} or a batch (batch, {shape})."
+            )
+        bad = np.argwhere(~np.isfinite(batch))
+        if len(bad):
+            index = tuple(int(i) for i in (bad[0][1:] if single else bad[0]))
+            raise ValueError(
+                f"Observation entry {index} is {batch[tuple(bad[0])]}: the policy acts on "
+                "finite observations only."
+            )
+        return batch, single
 
 
 def load_policy(run_dir: str) -> Policy:

@@ -69,3 +69,59 @@ def test_bad_input_raises_value_error_naming_it(tmp_path):
         agents.train({"lerning_rate": 1.0}, logdir=str(tmp_path))
     with pytest.raises(FileNotFoundError, match="No exported policy"):
         agents.load_policy(str(tmp_path))
+
+
+def test_load_policy_names_a_wrong_shape_and_a_non_finite_entry(result):
+    policy = agents.load_policy(result.run_dir)
+    assert policy.observation_shape == (3,)
+    with pytest.raises(ValueError, match=r"shape \(4,\): the policy takes \(3,\) or a batch"):
+        policy(np.zeros(4))
+    with pytest.raises(ValueError, match=r"shape \(2, 2\)"):
+        policy(np.zeros((2, 2)))
+    with pytest.raises(ValueError, match=r"entry \(1, 2\) is nan: the policy acts on finite"):
+        policy(np.array([[0.1, 0.2, 0.3], [0.1, 0.2, np.nan]]))
+    with pytest.raises(ValueError, match=r"entry \(0,\) is inf"):
+        policy(np.array([np.inf, 0.0, 0.0]))
+
+
+def test_load_policy_acts_inside_the_action_space_over_whole_episodes(result):
+    policy = agents.load_policy(result.run_dir)
+    env = short_pendulum()
+    actions = []
+    for seed in range(3):
+        observation, _ = env.reset(seed=seed)
+        policy.reset()
+        done = False
+        while not done:
+            action = policy(observation)
+            actions.append(action)
+            observation, _, terminated, truncated, _ = env.step(action)
+            done = terminated or truncated
+    actions = np.array(actions)
+    assert len(actions) == 150 and actions.min() >= -2.0 and actions.max() <= 2.0
+
+
+def test_a_recurrent_policy_carries_its_state_across_calls(tmp_path):
+    import tensorflow as tf
+
+    from agents.api import Policy
+    from agents.ppo.export import export_policy
+    from tests.ppo.test_algorithm import PPO, _config, _env, _run
+
+    batch_env = _env(count=2)
+    agent = PPO(batch_env, _config(network="recurrent_gaussian", chunk_length=4), seed=0)
+    _run(batch_env, agent, 16)
+    saved = tf.saved_model.load(export_policy(agent, str(tmp_path / "policy")))
+    policy = Policy(saved)
+    observations = np.random.default_rng(0).uniform(-1, 1, (60, 2, 3)).astype(np.float32)
+    state, reset, chain, each_alone = saved.initial_state(tf.constant(2)), True, [], []
+    for observation in observations:
+        action, state = saved.step(observation, tf.fill([2], reset), state)
+        reset = False
+        chain.append(action.numpy())
+        each_alone.append(saved(observation).numpy())
+    carried = [policy(observation) for observation in observations]
+    np.testing.assert_allclose(carried, chain, rtol=1e-5, atol=1e-6)
+    assert np.abs(np.array(chain) - np.array(each_alone)).max() > 1e-3  # The state matters.
+    policy.reset()
+    np.testing.assert_allclose(policy(observations[0]), chain[0], rtol=1e-5, atol=1e-6)

@@ -1,21 +1,32 @@
 """Export a trained policy as a TensorFlow SavedModel that needs no `agents` import to run.
 
-The SavedModel serves TF Serving and TFLite through its `serving_default` signature: a float32
-`observation` batch in, the deterministic `action` batch out, float32 throughout (the observation
-normalizer's statistics are stored as float32), convertible to TFLite builtin ops for feed-forward
-policies.
+The SavedModel serves TF Serving through its `serving_default` signature: a float32 `observation`
+batch in, the deterministic `action` batch out, float32 throughout (the observation normalizer's
+statistics are stored as float32). Actions of a bounded (Box) action space are clipped to its
+bounds inside the model, as the environments clipped them in training; `unclipped` gives the
+policy's mode as it is. A non-finite observation is refused: the functions and `serving_default`
+fail with an error naming `observation` (TensorFlow's `CheckNumerics`), so no NaN action reaches
+a controller.
+
+TFLite's builtin ops cannot raise an error, so the `tflite` signature (convert with
+`signature_keys=["tflite"]`) returns `finite` beside `action`: false for a row whose observation
+was not finite, whose action is then that of the observation with those entries set to zero.
 """
 
 from __future__ import annotations
 
 import types
 
+import numpy as np
 import tensorflow as tf
 
 from agents.ppo.weights import Weights
 
 SIGNATURE_INPUT = "observation"
 SIGNATURE_OUTPUT = "action"
+SIGNATURE_FINITE = "finite"
+TFLITE_SIGNATURE = "tflite"
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 class _ExportedPolicy(tf.Module):
@@ -29,12 +40,21 @@ class _ExportedPolicy(tf.Module):
         # SavedModel, like checkpoints, misses nested Keras 3 layers: held as `Weights`.
         self.weights = Weights(agent.network)
         self._shift, self._scale, self._clip = _float32_normalization(agent.observ_normalizer)
+        self._low, self._high = _action_bounds(agent.action_space)
         network = agent.network
         self._observ_shape = list(agent.observation_space.shape)
         self._observ_dtype = tf.as_dtype(agent.observation_space.dtype)
         observ = tf.TensorSpec([None, *self._observ_shape], tf.float32, name=SIGNATURE_INPUT)
         state = tf.TensorSpec([None, *network.initial_state(1).shape[1:]], tf.float32)
         self.serve = tf.function(self._serve, input_signature=[observ], autograph=False)
+        self.serve_tflite = tf.function(
+            self._serve_tflite, input_signature=[observ], autograph=False
+        )
+        self.unclipped = tf.function(
+            lambda observation: self._mode(self._checked(observation)),
+            input_signature=[observ],
+            autograph=False,
+        )
         self.__call__ = tf.function(
             self._act_any,
             input_signature=[tf.TensorSpec(None, tf.float32, name=SIGNATURE_INPUT)],
@@ -53,25 +73,51 @@ class _ExportedPolicy(tf.Module):
 
     def _serve(self, observ: tf.Tensor) -> dict[str, tf.Tensor]:
         """The `serving_default` signature: a named action for a batch of observations."""
-        return {SIGNATURE_OUTPUT: self._act(observ)}
+        return {SIGNATURE_OUTPUT: self._act(self._checked(observ))}
+
+    def _serve_tflite(self, observ: tf.Tensor) -> dict[str, tf.Tensor]:
+        """The `tflite` signature: builtin ops only, so non-finite rows are flagged, not raised."""
+        entry_ok = tf.abs(observ) <= _FLOAT32_MAX  # False for NaN and +-inf.
+        rank = len(self._observ_shape)
+        finite = tf.reduce_min(tf.cast(entry_ok, tf.float32), axis=list(range(1, rank + 1)))
+        action = self._act(tf.where(entry_ok, observ, tf.zeros_like(observ)))
+        return {SIGNATURE_OUTPUT: action, SIGNATURE_FINITE: finite > 0.5}
 
     def _act_any(self, observ: tf.Tensor) -> tf.Tensor:
         """Actions for one observation `[*shape]` or a batch `[batch, *shape]`."""
         leading = tf.shape(observ)[: tf.rank(observ) - len(self._observ_shape)]
-        action = self._act(tf.reshape(observ, [-1, *self._observ_shape]))
+        action = self._act(tf.reshape(self._checked(observ), [-1, *self._observ_shape]))
         return tf.reshape(action, tf.concat([leading, tf.shape(action)[1:]], 0))
 
     def _act(self, observ: tf.Tensor) -> tf.Tensor:
-        """Actions for a batch of observations, each the first step of its episode."""
+        """Clipped actions for a batch of observations, each the first step of its episode."""
+        return self._clip_action(self._mode(observ))
+
+    def _mode(self, observ: tf.Tensor) -> tf.Tensor:
+        """The policy's mode for a batch of observations, each the first step of its episode."""
         batch = tf.shape(observ)[0]
         state = self._network.model.initial_state(batch)
-        action, _ = self._step(observ, tf.ones([batch], tf.bool), state)
+        action, _ = self._mode_step(observ, tf.ones([batch], tf.bool), state)
         return action
 
     def _step(self, observ: tf.Tensor, reset: tf.Tensor, state: tf.Tensor):
-        """One step of a recurrent policy: returns (action, new state)."""
+        """One step of a recurrent policy: returns (clipped action, new state)."""
+        action, state = self._mode_step(self._checked(observ), reset, state)
+        return self._clip_action(action), state
+
+    def _mode_step(self, observ: tf.Tensor, reset: tf.Tensor, state: tf.Tensor):
         output = self._network.model(self._normalize(observ)[:, None], reset[:, None], state)
         return output.policy.mode()[:, 0], output.state
+
+    @staticmethod
+    def _checked(observ: tf.Tensor) -> tf.Tensor:
+        """The observation, or an InvalidArgumentError naming it if an entry is NaN or inf."""
+        return tf.debugging.check_numerics(observ, "non-finite observation")
+
+    def _clip_action(self, action: tf.Tensor) -> tf.Tensor:
+        if self._low is None:
+            return action
+        return tf.clip_by_value(action, self._low, self._high)
 
     def _normalize(self, observ: tf.Tensor) -> tf.Tensor:
         if self._shift is None:  # No normalizer: pixels stay uint8 for the network to scale.
@@ -95,39 +141,52 @@ def _float32_normalization(normalizer):
     return shift, scale, normalizer._clip
 
 
-def _frozen_serving(module: _ExportedPolicy):
-    """`module.serve` with its weights as constants, as the `serving_default` signature.
+def _action_bounds(space) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """float32 `(low, high)` of a Box action space, or Nones for other spaces."""
+    if not hasattr(space, "low") or not np.issubdtype(space.dtype, np.floating):
+        return None, None
+    return np.asarray(space.low, np.float32), np.asarray(space.high, np.float32)
+
+
+def _frozen(function):
+    """`function` (a signature's tf.function) with its weights as constants, as a signature.
 
     TFLite's converter leaves Keras 3 weights as resource variables that its interpreter never
-    initializes (the converted model returned garbage), so the signature carries them as constants.
+    initializes (the converted model returned garbage), so signatures carry them as constants.
     """
     from tensorflow.python.framework.convert_to_constants import (
         convert_variables_to_constants_v2,
     )
 
-    frozen = convert_variables_to_constants_v2(module.serve.get_concrete_function())
-    (spec,) = module.serve.input_signature
-    module.frozen_serve = tf.function(
-        lambda observation: {SIGNATURE_OUTPUT: frozen(observation)[0]},
+    concrete = function.get_concrete_function()
+    frozen = convert_variables_to_constants_v2(concrete)
+    keys = sorted(concrete.structured_outputs)  # The frozen function returns a flat list.
+    (spec,) = function.input_signature
+    wrapper = tf.function(
+        lambda observation: dict(zip(keys, frozen(observation))),
         input_signature=[spec],
         autograph=False,
     )
-    return module.frozen_serve.get_concrete_function()
+    return wrapper, wrapper.get_concrete_function()
 
 
 def export_policy(agent, path: str) -> str:
     """Save `agent`'s deterministic policy as a SavedModel at `path`.
 
     The loaded object (`tf.saved_model.load(path)`) is callable on one raw float32 observation or
-    a batch, and returns the mode of the policy, normalization included. Its `serving_default`
-    signature maps `observation` [batch, *shape] to `action` (TF Serving, TFLite). Recurrent
-    policies also offer `step(observ, reset, state) -> (action, state)` and
-    `initial_state(batch_size)`.
+    a batch, and returns the mode of the policy, normalization included, clipped to a Box action
+    space's bounds (`unclipped(observation)` gives it unclipped). Its `serving_default` signature
+    maps `observation` [batch, *shape] to `action` (TF Serving); `tflite` adds `finite` (TFLite).
+    Every policy offers `step(observ, reset, state) -> (action, state)` and
+    `initial_state(batch_size)` (an empty state for feed-forward policies). Non-finite
+    observations are refused (see the module docstring).
 
     Returns:
         The path.
     """
     module = _ExportedPolicy(agent)
-    signatures = {"serving_default": _frozen_serving(module)}
+    module.frozen_serve, serving = _frozen(module.serve)
+    module.frozen_tflite, tflite = _frozen(module.serve_tflite)
+    signatures = {"serving_default": serving, TFLITE_SIGNATURE: tflite}
     tf.saved_model.save(module, path, signatures=signatures)
     return path

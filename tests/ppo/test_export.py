@@ -4,9 +4,12 @@ import json
 import subprocess
 import sys
 
+import gymnasium as gym
 import numpy as np
+import pytest
 import tensorflow as tf
 
+from agents import tools
 from agents.ppo.algorithm import Evaluator
 from agents.ppo.export import export_policy
 from tests.ppo.test_algorithm import PPO, _config, _env, _run
@@ -49,8 +52,12 @@ def test_exported_policy_matches_library_in_fresh_process(tmp_path):
 
 
 def _exported(tmp_path, observ_shape=(3,), action_space=None):
-    """A briefly trained PPO agent on mock envs, its export loaded back, and a batch of observ."""
-    batch_env = _env(observ_shape, action_space, count=4)
+    """A briefly trained PPO agent on mock envs, its export loaded back, and a batch of observ.
+
+    The batch env clips actions, as training's does, so the agent sees the env's own bounds.
+    """
+    envs = [tools.MockEnvironment(observ_shape, (2,), 3, 9, i, action_space) for i in range(4)]
+    batch_env = tools.InGraphBatchEnv(tools.BatchEnv(envs, blocking=True, clip_actions=True))
     agent = PPO(batch_env, _config(), seed=0)
     _run(batch_env, agent, 16)
     path = export_policy(agent, str(tmp_path / "policy"))
@@ -81,3 +88,50 @@ def test_tflite_converts_to_builtin_ops_and_acts_like_the_saved_model(tmp_path):
     runner = interpreter.get_signature_runner("serving_default")
     actions = runner(observation=observ)["action"]
     np.testing.assert_allclose(actions, policy(observ).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_actions_are_clipped_to_the_action_space_and_the_mode_stays_available(tmp_path):
+    space = gym.spaces.Box(-0.01, 0.01, (2,), np.float32)  # Narrow: the mode falls outside.
+    path, policy, observ = _exported(tmp_path, action_space=space)
+    observ = observ * 50  # Far from the training data: large actions.
+    unclipped = policy.unclipped(observ).numpy()
+    assert np.abs(unclipped).max() > 0.01
+    expected = np.clip(unclipped, -0.01, 0.01)
+    np.testing.assert_allclose(policy(observ).numpy(), expected, rtol=1e-6)
+    serve = policy.signatures["serving_default"]
+    np.testing.assert_allclose(serve(observation=observ)["action"].numpy(), expected, rtol=1e-6)
+    state = policy.initial_state(tf.constant(4))
+    stepped, _ = policy.step(observ, tf.ones([4], tf.bool), state)
+    np.testing.assert_allclose(stepped.numpy(), expected, rtol=1e-6)
+    tflite = _tflite_runner(path)
+    np.testing.assert_allclose(tflite(observation=observ)["action"], expected, rtol=1e-5)
+
+
+def test_non_finite_observations_are_refused_by_every_function_and_flagged_in_tflite(tmp_path):
+    path, policy, observ = _exported(tmp_path)
+    bad = observ.copy()
+    bad[2, 1] = np.nan
+    serve = policy.signatures["serving_default"]
+    state = policy.initial_state(tf.constant(4))
+    calls = [
+        lambda: policy(bad),
+        lambda: policy(bad[2]),
+        lambda: policy.unclipped(bad),
+        lambda: serve(observation=tf.constant(bad)),
+        lambda: policy.step(bad, tf.ones([4], tf.bool), state),
+    ]
+    for call in calls:
+        with pytest.raises(tf.errors.InvalidArgumentError, match="non-finite observation"):
+            call()
+    bad[0, 0] = np.inf
+    result = _tflite_runner(path)(observation=bad)
+    assert result["finite"].tolist() == [False, True, False, True]
+    assert np.isfinite(result["action"]).all()
+    np.testing.assert_allclose(result["action"][1], policy(observ[1]).numpy(), rtol=1e-5)
+
+
+def _tflite_runner(path):
+    converter = tf.lite.TFLiteConverter.from_saved_model(path, signature_keys=["tflite"])
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+    interpreter = tf.lite.Interpreter(model_content=converter.convert())
+    return interpreter.get_signature_runner("tflite")
