@@ -268,6 +268,30 @@ GROUPS: dict[str, tuple[Key, ...]] = {
     ),
 }
 
+# Keys that shape the trained variables or give them their meaning (what the network reads,
+# how observations and rewards are scaled, the optimizer's slots): a run resumes only with the
+# values it was trained with.
+FIXED_ON_RESUME = (
+    "env",
+    "env_wrapper",
+    "num_agents",
+    "agent",
+    "network",
+    "policy_layers",
+    "value_layers",
+    "activation",
+    "sde_sample_freq",
+    "recurrent_units",
+    "optimizer",
+    "normalize_observ",
+    "normalize_reward",
+    "policy_size",
+    "hidsize",
+    "memsize",
+    "extrahid",
+    "rnd_feature_size",
+)
+
 KEYS: dict[str, Key] = {key.name: key for keys in GROUPS.values() for key in keys}
 GROUP_OF: dict[str, str] = {key.name: group for group, keys in GROUPS.items() for key in keys}
 # Keys of older config.yaml files that are no config values any more: read and dropped.

@@ -40,8 +40,9 @@ def training_parser(description: str) -> argparse.ArgumentParser:
     parser.add_argument(
         "--seed",
         type=seed,
-        default=0,
-        help=f"Seed of networks, sampling and envs, in [0, {MAX_SEED}] (default: 0).",
+        default=None,
+        help=f"Seed of networks, sampling and envs, in [0, {MAX_SEED}] (default: the one a "
+        "resumed run or a config.yaml records, else 0).",
     )
     parser.add_argument(
         "--set",

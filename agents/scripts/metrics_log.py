@@ -7,6 +7,7 @@ appends to it. `pandas.read_json(path, lines=True)` reads it as a table.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -18,18 +19,30 @@ METRICS_FILE = "metrics.jsonl"
 class MetricsLog:
     """Appends reports to `<run_dir>/metrics.jsonl` (a no-op when `run_dir` is None).
 
+    Every record is written whole or not at all: a write that fails part-way (a full disk) is
+    cut back to the file's previous end before the error is raised, and a partial last line
+    left by a process that died while writing is removed when the file is opened again (a
+    resumed run), so the file always parses as JSON lines.
+
     Args:
         run_dir: The run directory, or None (e.g. on MPI ranks other than 0).
+
+    Raises:
+        OSError: The file cannot be opened; `append` raises when a record cannot be written.
     """
 
     def __init__(self, run_dir: str | None) -> None:
         # Open for the whole run; MetricsLog itself is the context manager that closes it.
-        path = os.path.join(run_dir, METRICS_FILE) if run_dir else None
-        self._file = open(path, "a") if path else None  # noqa: SIM115
+        self.path = os.path.join(run_dir, METRICS_FILE) if run_dir else None
+        self.repaired = 0  # Bytes of a partial last line removed on opening.
+        self._fd = None
+        if self.path is not None:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+            self.repaired = _drop_partial_line(self._fd)
 
     def append(self, report) -> None:
         """Write one `tools.loop.Report` as a line: phase, env steps, score, episodes, scalars."""
-        if self._file is None:
+        if self._fd is None:
             return
         record: dict[str, Any] = {
             "phase": report.phase,
@@ -40,12 +53,20 @@ class MetricsLog:
         for key, value in report.metrics.items():
             if isinstance(value, float) and key not in record and math.isfinite(value):
                 record[key] = value
-        self._file.write(json.dumps(record) + "\n")
-        self._file.flush()
+        data = (json.dumps(record) + "\n").encode()
+        end = os.lseek(self._fd, 0, os.SEEK_END)
+        try:
+            while data:
+                data = data[os.write(self._fd, data) :]
+        except OSError:
+            with contextlib.suppress(OSError):  # E.g. a device that cannot be truncated.
+                os.ftruncate(self._fd, end)  # No half record for a reader or a resumed run.
+            raise
 
     def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
     def __enter__(self) -> MetricsLog:
         return self
@@ -54,10 +75,32 @@ class MetricsLog:
         self.close()
 
 
+def _drop_partial_line(fd: int) -> int:
+    """Cut the file after its last newline; returns the number of bytes removed."""
+    size = os.lseek(fd, 0, os.SEEK_END)
+    keep = size
+    while keep > 0:
+        start = max(0, keep - 4096)
+        os.lseek(fd, start, os.SEEK_SET)
+        block = os.read(fd, keep - start)
+        newline = block.rfind(b"\n")
+        if newline >= 0:
+            keep = start + newline + 1
+            break
+        keep = start
+    if keep < size:
+        os.ftruncate(fd, keep)
+    return size - keep
+
+
 def read_metrics(run_dir: str) -> list[dict[str, Any]]:
-    """The records of a run's metrics file, oldest first (empty if it has none)."""
+    """The records of a run's metrics file, oldest first (empty if it has none); a partial last
+    line is left out."""
     path = os.path.join(run_dir, METRICS_FILE)
     if not os.path.isfile(path):
         return []
     with open(path) as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+        lines = handle.readlines()
+    if lines and not lines[-1].endswith("\n"):
+        lines.pop()  # A partial record of a process that died while writing it.
+    return [json.loads(line) for line in lines if line.strip()]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import shutil
 
@@ -55,7 +56,10 @@ class RunStatus:
     def resume_command(self) -> str:
         """The shell command (quoted) that resumes this run."""
         args = self._args
-        timestamp = os.path.basename(self._run_dir).split("-")[0]
+        # `<timestamp>[-N]-<config>`: -N numbers runs that started in the same second.
+        name = os.path.basename(self._run_dir)
+        match = re.match(r"\d{8}T\d{6}(-\d+)?(?=-)", name)
+        timestamp = match.group(0) if match else name.split("-")[0]
         command = ["python", "-m", "agents.scripts.train", f"--config={args.config}"]
         command += [f"--logdir={args.logdir}", f"--timestamp={timestamp}"]
         if self._world.size > 1:

@@ -16,7 +16,7 @@ import shutil
 import sys
 from collections.abc import Callable
 
-from agents.scripts import cli, console, shutdown, utility
+from agents.scripts import cli, console, resume, shutdown, utility
 from agents.scripts.metrics_log import MetricsLog
 from agents.scripts.progress import TrainingProgress, write
 from agents.scripts.run_guard import RunGuard
@@ -40,12 +40,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def setup_config(args: argparse.Namespace, world_size: int = 1):
-    """Returns (config, run_dir, resumed) after validating the arguments and the whole config.
+    """Returns (config, run_dir, resumed, seed) after validating the arguments and the config.
 
     Plain Python: a bad value is reported before TensorFlow is imported. A new run's directory is
     created here (empty); `train` writes the config once the session is built, so that a failed
     start never overwrites a resumed run's config. `world_size` is the number of MPI ranks; a run
-    resumes only with the number it was trained with.
+    resumes only with the number it was trained with. The seed is `--seed`, else the one that a
+    resumed run's or the `--config` file's config.yaml records, else 0.
     """
     base = utility.load_named_config(args.config)
     overrides = list(args.set) + (["env_processes=True"] if args.env_processes else [])
@@ -65,7 +66,8 @@ def setup_config(args: argparse.Namespace, world_size: int = 1):
             )
         config = utility.apply_overrides(dict(saved), overrides)
         utility.check_config(config)
-    return config, run_dir, resumed
+        resume.check_resumable(run_dir, saved, config)
+    return config, run_dir, resumed, resume.seed_of(args, run_dir if resumed else None)
 
 
 def train(args: argparse.Namespace, world: mpi.World | None = None) -> int:
@@ -79,12 +81,12 @@ def train(args: argparse.Namespace, world: mpi.World | None = None) -> int:
             could be read or written.
     """
     world = world or mpi.World()
-    config, run_dir, resumed, lock = _shared_setup(args, world)
+    config, run_dir, resumed, seed, lock = _shared_setup(args, world)
     status = RunStatus(args, world, run_dir, resumed)
     progress = TrainingProgress(config["train_steps"], enabled=world.is_root)
     guarded = RunGuard(world.is_root, status.describe)
     with lock or contextlib.nullcontext(), guarded as guard, progress:
-        run = _start(config, run_dir, resumed, args, world)
+        run = _start(config, run_dir, resumed, args, world, seed)
         progress.restart_at(run.env_steps)
         progress.stage("compiling")
         signum = _agreed_signal(world, guard.signum)
@@ -95,18 +97,28 @@ def train(args: argparse.Namespace, world: mpi.World | None = None) -> int:
             return 128 + signum
         from agents.scripts import summaries  # TensorFlow is imported by now.
 
+        if resumed and run.env_steps >= config["train_steps"]:
+            run.close()
+            raise UsageError(
+                f"Run {run_dir!r} is finished: it trained {run.env_steps} env steps of "
+                f"train_steps={config['train_steps']}. Continue it with --set train_steps=N "
+                f"(N > {run.env_steps})."
+            )
         status.run = run
         run.guard_saves(guard.saving)
         guard.watch(run.batch_envs, run.config.env_timeout)
         try:
             if world.is_root:
-                utility.save_config(config, run_dir, utility.config_name(args.config), world.size)
-                summaries.write_hparams(run_dir, config)
+                name = utility.config_name(args.config)
+                utility.save_config(config, run_dir, name, world.size, seed)
+                summaries.write_hparams(run_dir, dict(config, seed=seed))
                 action = "Resuming" if resumed else "Starting"
                 print(f"{action} run {run_dir} at env step {run.env_steps}.", flush=True)
-            signum = _run_loop(run, world, guard, status, progress)
+            signum, write_error = _run_loop(run, world, guard, status, progress)
             _save(run)
             status.saved = True
+            if write_error is not None:  # The state is sound: saved, then stopped.
+                raise TrainingError(status.describe(write_error))
             if world.is_root:
                 _write_results(run)
         finally:
@@ -114,7 +126,9 @@ def train(args: argparse.Namespace, world: mpi.World | None = None) -> int:
         return _finish(world, run, status, _agreed_signal(world, signum))
 
 
-def _start(config, run_dir: str, resumed: bool, args: argparse.Namespace, world: mpi.World):
+def _start(
+    config, run_dir: str, resumed: bool, args: argparse.Namespace, world: mpi.World, seed: int
+):
     """The Session; a new run's directory is removed again when building it fails."""
     console.import_tensorflow(getattr(args, "verbose", False), config["agent"])
     from agents.scripts import session
@@ -123,7 +137,7 @@ def _start(config, run_dir: str, resumed: bool, args: argparse.Namespace, world:
 
     mpi.share_cores(world)
     try:
-        return session.Session(config, run_dir, args.seed, world)
+        return session.Session(config, run_dir, seed, world)
     except BaseException as error:
         if world.is_root and not resumed:  # Leave no empty run directory that looks like a run.
             shutil.rmtree(run_dir, ignore_errors=True)
@@ -134,8 +148,9 @@ def _start(config, run_dir: str, resumed: bool, args: argparse.Namespace, world:
 
 def _run_loop(
     run, world: mpi.World, guard: RunGuard, status: RunStatus, progress: TrainingProgress
-) -> int | None:
-    """Train until the end or a stop signal, printing reports; returns the signal, if any.
+) -> tuple[int | None, str | None]:
+    """Train until the end, a stop signal or a failed write of the metrics file, printing
+    reports; returns the signal and the write failure (a line naming the file), if any.
 
     A failing environment or a non-finite value ends training before the loop saves another
     checkpoint, so the latest checkpoint on disk is the last good one.
@@ -148,17 +163,33 @@ def _run_loop(
         progress.advance(status.env_steps)
         return guard.signum is not None
 
-    metrics = MetricsLog(run.run_dir if world.is_root else None)
+    try:
+        metrics = MetricsLog(run.run_dir if world.is_root else None)
+    except OSError as error:
+        raise TrainingError(f"Cannot open {error.filename!r}: {error.strerror}.") from None
+    if metrics.repaired:
+        print(
+            f"warning: removed a partial last line ({metrics.repaired} bytes) of {metrics.path}",
+            file=sys.stderr,
+            flush=True,
+        )
     with metrics:
         try:
             for report in run.loop(should_stop=should_stop):
                 if world.is_root:
                     write(_format(report))
                     progress.update(report)
-                    metrics.append(report)
+                    try:
+                        metrics.append(report)
+                    except OSError as error:
+                        failure = f"Cannot write {metrics.path!r} ({error.strerror}); stopped"
+                        if world.size > 1:  # The other ranks would wait for this one.
+                            message = f"{failure} at env step {run.env_steps}."
+                            raise TrainingError(message) from None
+                        return guard.signum, failure
         except (BatchEnvError, FloatingPointError, CheckpointError) as error:
             raise TrainingError(f"Stopped at env step {run.env_steps}: {error}") from error
-    return guard.signum
+    return guard.signum, None
 
 
 def _save(run) -> None:
@@ -199,7 +230,7 @@ def _write_result(what: str, write_file: Callable[[], str]) -> None:
 def _shared_setup(args: argparse.Namespace, world: mpi.World):
     """`setup_config` on rank 0 only (one run directory), its result or usage error on all ranks.
 
-    Returns (config, run_dir, resumed, lock): rank 0 holds the run's lock, other ranks None.
+    Returns (config, run_dir, resumed, seed, lock): rank 0 holds the run's lock, other ranks None.
     """
     result, error, lock = None, None, None
     if world.is_root:
@@ -243,7 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     world = mpi.init_world()  # A world of one without an MPI launcher; MPI is then not imported.
     try:
-        return train(args, world)
+        with console.surviving_console():  # A closed stdout pipe does not end training.
+            return train(args, world)
     except UsageError as error:  # Under MPI, raised on every rank alike (see `World.agree`).
         if world.is_root:
             print(f"error: {error}", file=sys.stderr)

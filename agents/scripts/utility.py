@@ -108,11 +108,9 @@ def run_directory(logdir: str, config_name: str, timestamp: str | None) -> tuple
             )
         return path, True
     stamp = datetime.datetime.now().strftime("%Y%m%dT%H%M%S")
-    path = os.path.join(logdir, f"{stamp}-{config_name}")
-    if os.path.exists(path):
-        raise UsageError(f"Run {path!r} exists already: another run started this second?")
     try:
-        os.makedirs(path, exist_ok=False)
+        os.makedirs(logdir, exist_ok=True)
+        path = _new_directory(logdir, stamp, config_name)
         probe = os.path.join(path, ".write-test")
         with open(probe, "w") as handle:
             handle.write("ok")
@@ -122,13 +120,33 @@ def run_directory(logdir: str, config_name: str, timestamp: str | None) -> tuple
     return path, False
 
 
-def save_config(config: dict[str, Any], run_dir: str, name: str, world_size: int = 1) -> None:
-    """Write `config.yaml` (plain YAML): the config's name, the keys its agent reads, and the
-    number of MPI ranks the run trains with (a run resumes only with as many)."""
+def _new_directory(logdir: str, stamp: str, config_name: str) -> str:
+    """Create `<stamp>-<config>`, or `<stamp>-2-<config>`, ... when runs started that second.
+
+    `mkdir` either creates a directory or fails because it exists, so concurrent starts (several
+    seeds launched at once, several ranks' logdirs on one disk) each get their own.
+    """
+    for number in range(1, 10_000):
+        suffix = "" if number == 1 else f"-{number}"
+        path = os.path.join(logdir, f"{stamp}{suffix}-{config_name}")
+        try:
+            os.mkdir(path)
+        except FileExistsError:
+            continue
+        return path
+    raise OSError(17, f"too many runs of {config_name!r} started at {stamp}")
+
+
+def save_config(
+    config: dict[str, Any], run_dir: str, name: str, world_size: int = 1, seed: int = 0
+) -> None:
+    """Write `config.yaml` (plain YAML): the config's name, the keys its agent reads, the seed,
+    and the number of MPI ranks the run trains with (a run resumes only with as many)."""
     agent_keys = schema.keys_of(config["agent"])
     data = {
         "name": name,
         "config": {key: config[key] for key in agent_keys},
+        "seed": int(seed),
         "world_size": world_size,
     }
     with open(os.path.join(run_dir, CONFIG_FILE), "w") as handle:
@@ -192,6 +210,14 @@ def load_config(
             f"Run {run_dir!r} was trained with --config={saved_name}, not --config={name}."
         )
     return config
+
+
+def saved_seed(path: str) -> int | None:
+    """The seed a `config.yaml` records, or None (files written before it was recorded)."""
+    with open(path) as handle:
+        data = yaml.safe_load(handle)
+    seed = data.get("seed") if isinstance(data, dict) else None
+    return int(seed) if isinstance(seed, int) and not isinstance(seed, bool) else None
 
 
 def trained_world_size(run_dir: str) -> int:

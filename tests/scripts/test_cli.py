@@ -1,5 +1,6 @@
 """Tests for the training command line: help, `--set`, config files, and answers before TF loads."""
 
+import json
 import os
 import subprocess
 import sys
@@ -34,7 +35,7 @@ def test_help_lists_flags_with_defaults_configs_and_keys():
         timeout=60,
     )
     assert result.returncode == 0
-    assert "--seed SEED" in result.stdout and "(default: 0)" in result.stdout
+    assert "--seed SEED" in result.stdout and "config.yaml records, else 0)" in result.stdout
     assert "--logdir LOGDIR" in result.stdout and "(default: logdir)" in result.stdout
     assert "  pendulum       Pendulum-v1 in 100k env steps" in result.stdout
     assert "    learning_rate = 0.0003  (a float > 0)" in result.stdout
@@ -67,7 +68,7 @@ def runs(tmp_path_factory):
     argv = ["--config=debug", f"--logdir={logdir}", "--set", "learning_rate=0.001", "seed=1"]
     assert run_main(train.main, argv)[0] == 2  # seed is a flag, not a config key.
     argv[-1] = "max_episode_steps=50"
-    first = run_main(train.main, argv)
+    first = run_main(train.main, argv + ["--seed=7"])
     (first_dir,) = [os.path.join(logdir, name) for name in os.listdir(logdir)]
     second_logdir = str(tmp_path_factory.mktemp("second"))
     config_path = os.path.join(first_dir, "config.yaml")
@@ -90,6 +91,33 @@ def test_set_takes_several_pairs_and_config_yaml_holds_the_agents_keys(runs):
     config = saved["config"]
     assert config["learning_rate"] == 0.001 and config["max_episode_steps"] == 50
     assert set(config) == set(schema.keys_of("ppo"))  # No pixel-agent keys, no world_size.
+
+
+def test_the_seed_is_recorded_and_a_saved_config_yaml_brings_it_back(runs):
+    first_dir, second_dir = runs[1], runs[3]
+    assert _saved(first_dir)["seed"] == 7 and _saved(second_dir)["seed"] == 7
+    with (
+        open(os.path.join(first_dir, "metrics.jsonl")) as a,
+        open(os.path.join(second_dir, "metrics.jsonl")) as b,
+    ):
+        first, second = json.loads(a.readline()), json.loads(b.readline())
+    # The first rollout's episodes are the seed's: equal scores, where seed 0 would differ.
+    assert (first["env_steps"], first["score"]) == (second["env_steps"], second["score"])
+
+
+def test_runs_started_in_the_same_second_get_a_directory_each(tmp_path, monkeypatch):
+    import datetime
+
+    class Frozen(datetime.datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return cls(2026, 1, 2, 3, 4, 5)
+
+    monkeypatch.setattr(utility.datetime, "datetime", Frozen)
+    paths = [utility.run_directory(str(tmp_path), "debug", None)[0] for _ in range(3)]
+    names = [os.path.basename(path) for path in paths]
+    assert names == ["20260102T030405-debug", "20260102T030405-2-debug", "20260102T030405-3-debug"]
+    assert utility.run_directory(str(tmp_path), "debug", "20260102T030405-2") == (paths[1], True)
 
 
 def test_a_saved_config_yaml_starts_a_new_run(runs):
@@ -120,7 +148,8 @@ def test_resumed_run_takes_its_named_configs_values_for_keys_its_file_lacks(tmp_
     args = train.parse_args(
         ["--config=debug", f"--logdir={tmp_path}", "--timestamp=20000101T000000"]
     )
-    config, _, resumed = train.setup_config(args)
+    config, _, resumed, seed = train.setup_config(args)
+    assert seed == 0  # The file records no seed: the default.
     assert resumed and config["env_timeout"] == schema.KEYS["env_timeout"].default
     assert config["log_every"] == configs.debug()["log_every"] != schema.KEYS["log_every"].default
 

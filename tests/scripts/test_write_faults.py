@@ -1,0 +1,89 @@
+"""Writes that fail: a closed stdout pipe, a metrics file that cannot be written or was torn."""
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from agents.scripts import train
+from tests.scripts.capture import run_main
+
+_TIMESTAMP = "20000101T000000"
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    logdir = tmp_path_factory.mktemp("logdir")
+    code, _, stderr = run_main(train.main, ["--config=debug", f"--logdir={logdir}"])
+    assert code == 0, stderr
+    (run_dir,) = glob.glob(os.path.join(logdir, "*-debug"))
+    return run_dir
+
+
+@pytest.fixture
+def run_copy(finished_run, tmp_path):
+    copy = tmp_path / f"{_TIMESTAMP}-debug"
+    shutil.copytree(finished_run, copy)
+    return str(copy)
+
+
+def _resume(run_dir, *argv):
+    logdir = os.path.dirname(run_dir)
+    argv = ["--config=debug", f"--logdir={logdir}", f"--timestamp={_TIMESTAMP}", *argv]
+    return run_main(train.main, argv)
+
+
+def _checkpoint_steps(run_dir):
+    paths = glob.glob(os.path.join(run_dir, "checkpoints", "ckpt-*.index"))
+    return sorted(int(os.path.basename(p)[len("ckpt-") : -len(".index")]) for p in paths)
+
+
+def _records(run_dir):
+    with open(os.path.join(run_dir, "metrics.jsonl")) as handle:
+        return [json.loads(line) for line in handle]
+
+
+def test_training_outlives_a_closed_stdout_pipe(tmp_path):
+    command = [sys.executable, "-m", "agents.scripts.train", "--config=debug"]
+    command += [f"--logdir={tmp_path}", "--set", "train_steps=512"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = process.stdout.readline()  # As `| head -1` does: one line, then the pipe closes.
+    process.stdout.close()
+    _, stderr = process.communicate(timeout=300)
+    assert first.startswith("Starting run ")
+    assert process.returncode == 0, stderr
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr
+    assert "warning: stdout is gone (Broken pipe); training goes on" in stderr
+    (run_dir,) = glob.glob(os.path.join(tmp_path, "*-debug"))
+    assert _checkpoint_steps(run_dir)[-1] == 512
+    assert os.path.isfile(os.path.join(run_dir, "policy", "saved_model.pb"))
+    assert _records(run_dir)[-1]["env_steps"] == 512
+
+
+def test_a_metrics_file_that_cannot_be_written_saves_and_stops(run_copy):
+    path = os.path.join(run_copy, "metrics.jsonl")
+    os.remove(path)
+    os.symlink("/dev/full", path)  # Every write fails with ENOSPC, as on a full disk.
+    code, _, stderr = _resume(run_copy, "--set", "train_steps=384")
+    assert code == 1
+    (line,) = [line for line in stderr.splitlines() if line.startswith("error: ")]
+    assert line.startswith(f"error: Cannot write '{path}' (No space left on device); stopped at")
+    assert "checkpoint saved. Resume with: python -m agents.scripts.train" in line
+    assert "Traceback" not in stderr
+    assert _checkpoint_steps(run_copy)[-1] > 256  # The steps trained since are kept.
+
+
+def test_a_torn_last_record_is_removed_on_resume(run_copy):
+    path = os.path.join(run_copy, "metrics.jsonl")
+    before = _records(run_copy)
+    with open(path, "a") as handle:
+        handle.write('{"ph')  # A process that died while writing a record.
+    code, _, stderr = _resume(run_copy, "--set", "train_steps=384")
+    assert code == 0, stderr
+    assert f"warning: removed a partial last line (4 bytes) of {path}" in stderr
+    records = _records(run_copy)  # Every line parses again.
+    assert records[: len(before)] == before and records[-1]["env_steps"] == 384
