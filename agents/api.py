@@ -56,20 +56,29 @@ def train(
     seed: int | None = None,
     env: str | Callable[[], Any] | None = None,
     verbose: bool = False,
+    resume: str | None = None,
     **overrides: Any,
 ) -> TrainResult:
     """Train an agent and export its policy; returns the run directory and the final eval score.
+
+    Ctrl-C (SIGINT) or SIGTERM stops training after the current step: a checkpoint is saved, the
+    policy exported, and `KeyboardInterrupt` raised, naming the run (resume it with `resume=`). A
+    second Ctrl-C does the same; it never ends the calling process. Called from a thread other
+    than the main one, training installs no signal handlers. Environment variables that training
+    sets for TensorFlow are restored when it returns.
 
     Args:
         config: A config name (`python -m agents.scripts.train --help` lists them), the path of
             a `config.yaml`, or a dict of config keys (keys it lacks take their defaults).
         logdir: Parent directory of the run directory.
         seed: Seed of networks, action sampling and environments (default: the one a
-            `config.yaml` given as `config` records, else 0). It is saved in config.yaml.
+            `config.yaml` given as `config`, or the resumed run, records, else 0).
         env: A gymnasium id, or a callable returning a gymnasium environment (stepped in this
             process; registered with gymnasium as `agents_api/<name>-v0`).
         verbose: Show TensorFlow's log lines.
-        **overrides: Config keys to set, e.g. `learning_rate=1e-3`.
+        resume: A run directory to resume from its latest checkpoint (`config` and `logdir`
+            are then the run's own); overrides may raise `train_steps`.
+        **overrides: Config keys to set, e.g. `learning_rate=1e-3` (numpy scalars too).
 
     Returns:
         A `TrainResult`.
@@ -77,35 +86,91 @@ def train(
     Raises:
         ValueError: A config name, key or value is invalid (the message names it).
         RuntimeError: An environment failed or training met a non-finite value.
+        KeyboardInterrupt: Training was stopped by a signal (after saving and exporting).
     """
     from agents.scripts import train as script
     from agents.scripts import utility
-    from agents.scripts.metrics_log import read_metrics
     from agents.tools import mpi
 
+    overrides = {key: _plain(key, value) for key, value in overrides.items()}
     if env is not None:
         overrides["env"] = env if isinstance(env, str) else _register(env, overrides)
+    saved_environ = dict(os.environ)
     with tempfile.TemporaryDirectory() as temp:
-        name = _config_argument(config, temp)
-        argv = [f"--config={name}", f"--logdir={logdir}"]
+        argv = _argv(config, logdir, resume, temp)
         argv += [] if seed is None else [f"--seed={seed}"]
         if overrides:
             argv += ["--set", *[f"{key}={value!r}" for key, value in overrides.items()]]
         args = script.parse_args(argv + (["--verbose"] if verbose else []))
+        outcome = script.Outcome()
         try:
-            run_dirs = set(os.listdir(logdir)) if os.path.isdir(logdir) else set()
-            status = script.train(args, mpi.init_world())
+            status = script.train(args, mpi.init_world(), outcome, host=True)
         except utility.UsageError as error:
             raise ValueError(str(error)) from None
         except script.TrainingError as error:
             raise RuntimeError(str(error)) from None
-    (run,) = set(os.listdir(logdir)) - run_dirs
-    run_dir = os.path.join(logdir, run)
-    records = read_metrics(run_dir)
-    evals = [r for r in records if r["phase"] == "eval"]
+        finally:
+            _restore_environ(saved_environ)
+    return _result(outcome, status)
+
+
+def _plain(key: str, value: Any) -> Any:
+    """A config value as plain Python (numpy scalars and arrays too), checked by the schema.
+
+    Raises:
+        ValueError: An unknown key or a bad value, naming the keyword.
+    """
+    from agents.ppo import validate
+
+    if isinstance(value, np.generic):
+        value = value.item()
+    elif isinstance(value, np.ndarray):
+        value = value.tolist()
+    if callable(value) and key == "env":
+        return value
+    try:
+        return validate.check_value(key, value)
+    except ValueError as error:
+        raise ValueError(f"train(..., {key}={value!r}): {error}") from None
+
+
+def _argv(config, logdir: str, resume: str | None, temp: str) -> list[str]:
+    """The command line's --config, --logdir and --timestamp for a new or resumed run."""
+    if resume is None:
+        return [f"--config={_config_argument(config, temp)}", f"--logdir={logdir}"]
+    from agents.scripts import utility
+
+    resume = os.path.normpath(resume)
+    name = os.path.basename(resume)
+    match = re.match(r"(\d{8}T\d{6}(?:-\d+)?)-(.+)$", name)
+    if match is None or not os.path.isfile(os.path.join(resume, utility.CONFIG_FILE)):
+        raise ValueError(f"resume={resume!r} is no run directory (<timestamp>-<config>).")
+    timestamp, config_name = match.groups()
+    logdir = os.path.dirname(resume) or "."
+    return [f"--config={config_name}", f"--logdir={logdir}", f"--timestamp={timestamp}"]
+
+
+def _restore_environ(saved: Mapping[str, str]) -> None:
+    for key in set(os.environ) - set(saved):
+        del os.environ[key]
+    os.environ.update(saved)
+
+
+def _result(outcome, status: int) -> TrainResult:
+    """The `TrainResult` of a run that ended with `status`; raises KeyboardInterrupt on a signal."""
+    from agents.scripts.metrics_log import read_metrics
+
+    if outcome.env_steps is None:  # Stopped during start-up: nothing trained.
+        raise KeyboardInterrupt(f"Training stopped during start-up (exit status {status}).")
+    evals = [r for r in read_metrics(outcome.run_dir) if r["phase"] == "eval"]
     score = evals[-1]["score"] if evals and evals[-1]["score"] is not None else float("nan")
-    steps = records[-1]["env_steps"] if records else 0
-    return TrainResult(run_dir, steps, float(score), status)
+    result = TrainResult(outcome.run_dir, outcome.env_steps, float(score), status)
+    if status != 0:
+        raise KeyboardInterrupt(
+            f"Training stopped at env step {outcome.env_steps}; checkpoint saved and policy "
+            f"exported in {outcome.run_dir}. Resume with train(resume={outcome.run_dir!r})."
+        )
+    return result
 
 
 class Policy:

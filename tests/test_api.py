@@ -1,14 +1,20 @@
 """Tests for the Python API: `from agents import train, load_policy`."""
 
+import glob
 import json
 import math
 import os
+import re
+import signal
 import subprocess
 import sys
+import threading
+import time
 
 import gymnasium as gym
 import numpy as np
 import pytest
+import yaml
 
 import agents
 from agents.scripts import configs
@@ -125,3 +131,66 @@ def test_a_recurrent_policy_carries_its_state_across_calls(tmp_path):
     assert np.abs(np.array(chain) - np.array(each_alone)).max() > 1e-3  # The state matters.
     policy.reset()
     np.testing.assert_allclose(policy(observations[0]), chain[0], rtol=1e-5, atol=1e-6)
+
+
+def test_numpy_scalars_are_config_values_and_errors_name_the_keyword(tmp_path):
+    result = agents.train(
+        "debug", logdir=str(tmp_path), learning_rate=np.float64(2e-3), train_steps=np.int64(128)
+    )
+    with open(os.path.join(result.run_dir, "config.yaml")) as handle:
+        saved = yaml.safe_load(handle)
+    assert saved["config"]["learning_rate"] == 2e-3 and saved["config"]["train_steps"] == 128
+    assert saved["seed"] == 0 and result.env_steps == 128
+    with pytest.raises(ValueError, match=r"^train\(\.\.\., num_agents=0\): num_agents must be"):
+        agents.train("debug", logdir=str(tmp_path), num_agents=np.int32(0))
+
+
+def _interrupt_once_training(run_parent, signals):
+    """From a thread: once a run's config.yaml exists (signals are handled then), send SIGINTs."""
+
+    def send():
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if glob.glob(os.path.join(run_parent, "*", "config.yaml")):
+                break
+            time.sleep(0.05)
+        for _ in range(signals):
+            time.sleep(0.3)
+            os.kill(os.getpid(), signal.SIGINT)
+
+    thread = threading.Thread(target=send, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_ctrl_c_saves_exports_and_raises_and_a_second_one_spares_the_interpreter(tmp_path):
+    environ = dict(os.environ)
+    sender = _interrupt_once_training(str(tmp_path), signals=2)
+    with pytest.raises(
+        KeyboardInterrupt, match=r"Training stopped at env step \d+; checkpoint"
+    ) as caught:
+        agents.train("debug", logdir=str(tmp_path), train_steps=1_000_000)
+    steps = int(re.search(r"env step (\d+)", str(caught.value)).group(1))
+    sender.join()
+    (run_dir,) = glob.glob(os.path.join(tmp_path, "*-debug"))
+    assert os.path.isfile(os.path.join(run_dir, "policy", "saved_model.pb"))
+    assert glob.glob(os.path.join(run_dir, "checkpoints", "ckpt-*.index"))
+    assert dict(os.environ) == environ  # TensorFlow's variables set for training are gone again.
+    # The interpreter lives on: resume the run from Python, to a budget it has not reached.
+    result = agents.train(resume=run_dir, train_steps=steps + 128)
+    assert result.run_dir == run_dir and result.env_steps >= steps + 128
+
+
+def test_train_runs_from_a_worker_thread(tmp_path):
+    results, errors = [], []
+
+    def work():
+        try:
+            results.append(agents.train("debug", logdir=str(tmp_path), train_steps=128))
+        except BaseException as error:  # noqa: BLE001 (reported below)
+            errors.append(error)
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join(timeout=300)
+    assert not errors and results[0].env_steps == 128

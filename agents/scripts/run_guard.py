@@ -20,7 +20,9 @@ from collections.abc import Callable, Sequence
 
 _POLL_SECONDS = 0.2  # How often the watchdog looks at the environments.
 _SAVE_WAIT_SECONDS = 120.0  # Longest wait for a checkpoint being written, on a second signal.
-_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+# SIGHUP (the terminal closed) and SIGQUIT (Ctrl-\\) stop a run as SIGTERM does: a run that
+# trained for hours is worth a checkpoint more than SIGQUIT's core dump.
+_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 
 class RunGuard:
@@ -32,14 +34,23 @@ class RunGuard:
     the env processes are killed and `describe(reason)` tells what was kept. The previous handlers
     return on exit of the block.
 
+    In a host process (`host=True`: a notebook, a script calling `agents.train`), a second
+    signal never ends the process: training stops after the current step as on the first one. In
+    a thread other than the main one, no signal handler is installed (Python allows them in the
+    main thread only); the watchdog still ends hung environment calls.
+
     Args:
         announce: Print the signal lines (under MPI every rank gets the signal; rank 0 says so).
         describe: Called with the reason when the process is ended at once; returns the line to
             print (e.g. the reason, the latest checkpoint and how to resume).
+        host: Whether the process is someone else's, which a second signal must not end.
     """
 
-    def __init__(self, announce: bool = True, describe: Callable[[str], str] = str) -> None:
+    def __init__(
+        self, announce: bool = True, describe: Callable[[str], str] = str, host: bool = False
+    ) -> None:
         self.signum: int | None = None
+        self._host = host
         self.saving = threading.Lock()  # Held while a checkpoint is written.
         self.describe = describe
         self._announce = announce
@@ -65,15 +76,18 @@ class RunGuard:
         self._pipe = os.pipe()
         for fd in self._pipe:
             os.set_blocking(fd, False)
-        for signum in _SIGNALS:
-            self._previous[signum] = signal.signal(signum, self._handle)
-        self._previous_fd = signal.set_wakeup_fd(self._pipe[1], warn_on_full_buffer=False)
+        if threading.current_thread() is threading.main_thread():
+            signals = _SIGNALS if not self._host else (signal.SIGINT, signal.SIGTERM)
+            for signum in signals:
+                self._previous[signum] = signal.signal(signum, self._handle)
+            self._previous_fd = signal.set_wakeup_fd(self._pipe[1], warn_on_full_buffer=False)
         self._thread = threading.Thread(target=self._watch, name="run-guard", daemon=True)
         self._thread.start()
         return self
 
     def __exit__(self, *exc_info) -> None:
-        signal.set_wakeup_fd(self._previous_fd)
+        if self._previous:
+            signal.set_wakeup_fd(self._previous_fd)
         for signum, handler in self._previous.items():
             signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
         self._stop.set()
@@ -100,6 +114,11 @@ class RunGuard:
             return
         self._count += 1
         name = signal.Signals(signum).name
+        if self._host:  # Never end a host process: stop after this step, as on the first.
+            self.signum = self.signum or signum
+            if self._announce:
+                _say(f"{name}: stopping after this step.")
+            return
         if self._count == 1:
             self.signum = self.signum or signum
             if self._announce:

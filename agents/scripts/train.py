@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import math
 import os
 import shutil
@@ -70,21 +71,48 @@ def setup_config(args: argparse.Namespace, world_size: int = 1):
     return config, run_dir, resumed, resume.seed_of(args, run_dir if resumed else None)
 
 
-def train(args: argparse.Namespace, world: mpi.World | None = None) -> int:
+@dataclasses.dataclass
+class Outcome:
+    """Where a run went, filled in by `train` as it goes (for the Python API).
+
+    Attributes:
+        run_dir: The run directory (None before it is chosen, or once a start-up interrupted
+            before any training removed it).
+        env_steps: The training env steps at the end (None if training never started).
+    """
+
+    run_dir: str | None = None
+    env_steps: int | None = None
+
+
+def train(
+    args: argparse.Namespace,
+    world: mpi.World | None = None,
+    outcome: Outcome | None = None,
+    host: bool = False,
+) -> int:
     """Build everything, run the train/eval loop, and return the exit status.
 
     Under MPI every rank calls this: rank 0 chooses the run directory (and locks it) and shares
     the config, writes the files and prints; all ranks train in lockstep and stop together.
+
+    Args:
+        args: The parsed command line.
+        world: The MPI ranks (default: one process).
+        outcome: Filled in with the run directory and the env steps at the end.
+        host: The process is the caller's (e.g. a notebook): a second Ctrl-C never ends it.
 
     Raises:
         TrainingError: An environment failed, training met a non-finite value, or no checkpoint
             could be read or written.
     """
     world = world or mpi.World()
+    outcome = outcome or Outcome()
     config, run_dir, resumed, seed, lock = _shared_setup(args, world)
+    outcome.run_dir = run_dir
     status = RunStatus(args, world, run_dir, resumed)
     progress = TrainingProgress(config["train_steps"], enabled=world.is_root)
-    guarded = RunGuard(world.is_root, status.describe)
+    guarded = RunGuard(world.is_root, status.describe, host=host)
     with lock or contextlib.nullcontext(), guarded as guard, progress:
         run = _start(config, run_dir, resumed, args, world, seed)
         progress.restart_at(run.env_steps)
@@ -94,6 +122,7 @@ def train(args: argparse.Namespace, world: mpi.World | None = None) -> int:
             run.close()
             if world.is_root:
                 print(status.describe("Interrupted"), file=sys.stderr, flush=True)
+            outcome.run_dir = run_dir if resumed else None
             return 128 + signum
         from agents.scripts import summaries  # TensorFlow is imported by now.
 
@@ -122,6 +151,7 @@ def train(args: argparse.Namespace, world: mpi.World | None = None) -> int:
             if world.is_root:
                 _write_results(run)
         finally:
+            outcome.env_steps = run.env_steps
             run.close()
         return _finish(world, run, status, _agreed_signal(world, signum))
 

@@ -208,18 +208,20 @@ def test_unwritable_logdir(tmp_path):
     assert stderr.startswith("error: Cannot write to logdir") and logdir in stderr
 
 
-def test_sigterm_stops_at_a_step_and_saves(tmp_path, monkeypatch):
+# SIGHUP (a closed terminal) and SIGQUIT (Ctrl-\\) stop a run as SIGTERM does.
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT])
+def test_sigterm_stops_at_a_step_and_saves(signum, tmp_path, monkeypatch):
     format_report = train._format
 
     def format_and_terminate(report):  # Signals arrive while the loop runs.
-        signal.raise_signal(signal.SIGTERM)
+        signal.raise_signal(signum)
         return format_report(report)
 
     monkeypatch.setattr(train, "_format", format_and_terminate)
-    previous = signal.getsignal(signal.SIGTERM)
+    previous = signal.getsignal(signum)
     code, stdout, stderr = _run(["--config=debug", f"--logdir={tmp_path}"])
-    assert code == 128 + signal.SIGTERM
-    assert signal.getsignal(signal.SIGTERM) is previous
+    assert code == 128 + signum
+    assert signal.getsignal(signum) is previous
     (run_dir,) = glob.glob(os.path.join(tmp_path, "*-debug"))
     timestamp = os.path.basename(run_dir).split("-")[0]
     # Stopped before the step after the first report, at 128 env steps.
