@@ -12,12 +12,10 @@ import argparse
 import contextlib
 import dataclasses
 import math
-import os
 import shutil
 import sys
-from collections.abc import Callable
 
-from agents.scripts import cli, console, resume, shutdown, utility
+from agents.scripts import cli, console, results, resume, shutdown, utility
 from agents.scripts.metrics_log import MetricsLog
 from agents.scripts.progress import TrainingProgress, write
 from agents.scripts.run_guard import RunGuard
@@ -25,8 +23,6 @@ from agents.scripts.run_lock import RunLock
 from agents.scripts.run_status import RunStatus
 from agents.scripts.utility import UsageError
 from agents.tools import mpi
-
-POLICY_DIR = "policy"  # The exported SavedModel, in the run directory.
 
 
 class TrainingError(Exception):
@@ -127,6 +123,8 @@ def train(
         from agents.scripts import summaries  # TensorFlow is imported by now.
 
         if resumed and run.env_steps >= config["train_steps"]:
+            if world.is_root and not results.has_policy(run_dir):
+                return _write_missing_results(run, status)  # Its export had failed.
             run.close()
             raise UsageError(
                 f"Run {run_dir!r} is finished: it trained {run.env_steps} env steps of "
@@ -149,11 +147,28 @@ def train(
             if write_error is not None:  # The state is sound: saved, then stopped.
                 raise TrainingError(status.describe(write_error))
             if world.is_root:
-                _write_results(run)
+                failure = results.write_results(run)
+                if failure is not None:  # Training and its checkpoint are kept.
+                    raise TrainingError(
+                        f"{failure}; the checkpoint is saved. Write the results again with: "
+                        f"{status.resume_command()}"
+                    )
         finally:
             outcome.env_steps = run.env_steps
             run.close()
         return _finish(world, run, status, _agreed_signal(world, signum))
+
+
+def _write_missing_results(run, status: RunStatus) -> int:
+    """A finished run whose policy was never written: write its results, then exit."""
+    try:
+        failure = results.write_results(run)
+    finally:
+        run.close()
+    if failure is not None:
+        raise TrainingError(f"{failure}; the checkpoint is saved.")
+    print(f"Run {run.run_dir} was finished at env step {run.env_steps}; wrote its results.")
+    return 0
 
 
 def _start(
@@ -229,32 +244,6 @@ def _save(run) -> None:
         run.save()
     except CheckpointError as error:
         raise TrainingError(f"Stopped at env step {run.env_steps}: {error}") from error
-
-
-def _write_results(run) -> None:
-    """Draw the learning curve and export the policy into the run directory; print where.
-
-    The checkpoint is saved before: a failure here costs only that file, with a one-line warning.
-    """
-    from agents.ppo.export import export_policy
-    from agents.scripts import plot
-
-    if any(plot.has_events(run.run_dir, phase) for phase in ("train", "eval")):
-        _write_result("Learning curve", lambda: plot.plot_run(run.run_dir))
-    policy_dir = os.path.join(run.run_dir, POLICY_DIR)
-    _write_result("Policy (SavedModel)", lambda: export_policy(run.agent, policy_dir))
-
-
-def _write_result(what: str, write_file: Callable[[], str]) -> None:
-    try:
-        path = write_file()
-    except Exception as error:
-        reason = (str(error).strip().splitlines() or [""])[0]
-        if not isinstance(error, UsageError):  # A usage error's message says all.
-            reason = f"{type(error).__name__}: {reason}"
-        print(f"warning: {what} not written: {reason}", file=sys.stderr, flush=True)
-    else:
-        print(f"{what}: {path}", flush=True)
 
 
 def _shared_setup(args: argparse.Namespace, world: mpi.World):

@@ -9,6 +9,11 @@ import numpy as np
 
 _STEP_API = "(observ, reward, terminated, truncated, info)"
 
+# An observation farther outside its finite declared bounds than this many times their span is
+# refused, as a non-finite one is: one absurd value (1e30 from a faulty sensor) would otherwise
+# dominate the observation normalizer's statistics for the rest of the run.
+FAR_OUTSIDE = 1000.0
+
 
 def step_problem(result: Any, space: gym.Space) -> str | None:
     """What is wrong with `result` of `env.step` for observation space `space`, or None."""
@@ -61,6 +66,7 @@ def stacked_step(results: list, space: gym.Space) -> tuple | None:
         or truncated.dtype.kind not in "biu"
         or not np.isfinite(reward).all()
         or (observ.dtype.kind == "f" and not np.isfinite(observ).all())
+        or (observ.dtype.kind == "f" and _far_outside(observ, space).any())
     ):
         return None
     return observ, reward.astype(np.float32), terminated.astype(bool), truncated.astype(bool), infos
@@ -82,7 +88,24 @@ def observ_problem(observ: Any, space: gym.Space) -> str | None:
         return f"an observation {_describe(observ)}; expected shape {space.shape} of {space}"
     if array.dtype.kind == "f" and not np.isfinite(array).all():
         return f"a non-finite observation {array!r}; observations must be finite"
+    if array.dtype.kind == "f":
+        far = np.argwhere(_far_outside(array, space))
+        if len(far):
+            index = tuple(int(i) for i in far[0])
+            return (
+                f"an observation with {float(array[index]):g} at index {index}, far outside the "
+                f"declared bounds [{space.low[index]}, {space.high[index]}] of {space}; "
+                f"values beyond {FAR_OUTSIDE:g}x the bounds' span are refused"
+            )
     return None
+
+
+def _far_outside(observ: np.ndarray, space: gym.spaces.Box) -> np.ndarray:
+    """Where `observ` ([..., *shape]) lies beyond `FAR_OUTSIDE` spans of finite bounds."""
+    low, high = space.low.astype(np.float64), space.high.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf where bounds are infinite.
+        span = np.where(np.isfinite(high - low), np.maximum(high - low, 1.0), np.inf)
+        return (observ < low - FAR_OUTSIDE * span) | (observ > high + FAR_OUTSIDE * span)
 
 
 def _describe(value: Any) -> str:

@@ -24,6 +24,7 @@ FAULTS = (
     "step",
     "reset",
     "nan_observ",
+    "far_observ",
     "nan_reward",
     "huge_reward",
     "kill",
@@ -39,6 +40,7 @@ class FaultyEnv(gym.Env):
     """A trivial continuous-control task whose env reset with seed 1 fails as `fault` says.
 
     Faults: "step" and "reset" raise, "nan_observ" and "nan_reward" return NaN or infinity,
+    "far_observ" an observation of 1e30 in a space bounded by [-1, 1],
     "huge_reward" returns finite rewards whose sums overflow float32, "kill" ends its process with
     SIGKILL (only in an env child process, never in the test's own) after writing the time to the
     file named by the environment variable `KILL_TIME_FILE`, if set; "hang" sleeps for an hour
@@ -93,6 +95,8 @@ class FaultyEnv(gym.Env):
             return observ, reward, False, {}
         if self._due("nan_observ"):
             observ[1] = np.nan
+        if self._due("far_observ"):
+            observ[0] = 1e30
         if self._due("nan_reward"):
             reward = float("inf")
         if self._due("huge_reward"):

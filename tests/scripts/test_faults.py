@@ -119,6 +119,18 @@ def test_non_finite_env_output_stops_naming_it_and_the_step(fault, what, tmp_pat
     _assert_only_first_checkpoint(run_dir)
 
 
+def test_an_observation_far_outside_its_bounds_stops_before_it_reaches_the_normalizer(tmp_path):
+    code, stderr, run_dir = _train(tmp_path, "far_observ")
+    assert code == 1
+    assert stderr.startswith(
+        f"error: Stopped at env step {_FAILED_AT}: Train environment 1 (Faulty-far_observ-v0) "
+        "returned from step an observation with 1e+30 at index (0,), far outside the declared "
+        "bounds [-1.0, 1.0] of Box(-1.0, 1.0, (3,), float32)"
+    )
+    assert stderr.count("\n") == 1 and "Traceback" not in stderr
+    _assert_only_first_checkpoint(run_dir)
+
+
 def test_non_finite_loss_stops_before_a_checkpoint_saves_it(tmp_path):
     # Unscaled, the returns of these rewards overflow: the update at 96 env steps meets them.
     code, stderr, run_dir = _train(tmp_path, "huge_reward", "--set", "normalize_reward=False")

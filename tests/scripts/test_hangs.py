@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from agents.scripts import train
+from agents.scripts import results, train
 from tests.scripts import faulty_envs
 from tests.scripts.capture import run_main, training_process
 
@@ -148,7 +148,7 @@ def test_signal_to_the_process_group_with_env_processes_saves(signum, tmp_path):
     stderr = _stderr(tmp_path)
     assert "Environment" not in stderr and "Traceback" not in stderr
     assert "; checkpoint saved. Resume with: python -m agents.scripts.train" in stderr
-    assert os.path.isdir(os.path.join(run_dir, train.POLICY_DIR))
+    assert os.path.isdir(os.path.join(run_dir, results.POLICY_DIR))
 
 
 def test_second_process_on_a_run_is_refused_naming_the_owner(tmp_path):

@@ -12,7 +12,7 @@ import signal
 import pytest
 import yaml
 
-from agents.scripts import configs, train, utility
+from agents.scripts import configs, results, train, utility
 from tests.scripts import faulty_envs
 from tests.scripts.capture import run_main, training_process
 
@@ -93,15 +93,62 @@ def test_new_run_ends_with_learning_curve_and_policy_and_no_bar(first_run):
     assert stderr == ""  # No progress bar where stderr is no terminal.
 
 
-def test_failing_result_is_a_one_line_warning(capsys):
+def test_a_result_that_cannot_be_written_is_one_line_and_nothing_to_plot_a_warning(capsys):
     def fail():
         raise OSError("No space left on device\nsecond line")
 
-    train._write_result("Learning curve", fail)
-    train._write_result("Policy (SavedModel)", lambda: "/some/path")
+    def nothing():
+        raise utility.UsageError("No mean_score summaries")
+
+    assert results._write("Learning curve", fail) == (
+        "Learning curve not written: OSError: No space left on device"
+    )
+    assert results._write("Learning curve", nothing) is None
+    assert results._write("Policy (SavedModel)", lambda: "/some/path") is None
     output = capsys.readouterr()
-    assert output.err == "warning: Learning curve not written: OSError: No space left on device\n"
+    assert output.err == "warning: Learning curve not written: No mean_score summaries\n"
     assert output.out == "Policy (SavedModel): /some/path\n"
+
+
+def test_a_failed_export_leaves_the_previous_policy_whole(tmp_path):
+    path = tmp_path / "policy"
+    path.mkdir()
+    (path / "saved_model.pb").write_text("the previous export")
+
+    def export(agent, target):
+        os.makedirs(target)
+        with open(os.path.join(target, "saved_model.pb"), "w") as handle:
+            handle.write("half")
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError, match="No space left"):
+        results.atomic_directory(str(path), None, export)
+    assert sorted(os.listdir(tmp_path)) == ["policy"]
+    assert (path / "saved_model.pb").read_text() == "the previous export"
+    results.atomic_directory(str(path), None, lambda agent, target: os.makedirs(target))
+    assert os.listdir(path) == [] and sorted(os.listdir(tmp_path)) == ["policy"]
+
+
+def test_a_failed_export_exits_1_and_the_resume_command_writes_it(tmp_path, monkeypatch):
+    def full_disk(path, agent, export=None):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(results, "atomic_directory", full_disk)
+    code, _, stderr = _run(["--config=debug", f"--logdir={tmp_path}"])
+    assert code == 1
+    line = stderr.strip().splitlines()[-1]
+    assert line.startswith("error: Policy (SavedModel) not written: OSError: [Errno 28] No space")
+    assert "the checkpoint is saved. Write the results again with: python -m " in line
+    (run_dir,) = glob.glob(os.path.join(tmp_path, "*-debug"))
+    assert not os.path.exists(os.path.join(run_dir, "policy"))
+    monkeypatch.undo()
+    timestamp = os.path.basename(run_dir).split("-")[0]
+    code, stdout, _ = _run(["--config=debug", f"--logdir={tmp_path}", f"--timestamp={timestamp}"])
+    assert code == 0
+    assert (
+        stdout.splitlines()[-1] == f"Run {run_dir} was finished at env step 256; wrote its results."
+    )
+    assert os.path.isfile(os.path.join(run_dir, "policy", "saved_model.pb"))
 
 
 def test_session_restores_the_latest_checkpoint(first_run):

@@ -1,6 +1,7 @@
 """Tests for BatchEnv and InGraphBatchEnv."""
 
 import functools
+import re
 
 import gymnasium as gym
 import numpy as np
@@ -238,6 +239,41 @@ def test_in_graph_batch_env_catches_non_finite_observation():
     message = r"^Environment 0 returned from step a non-finite observation array\(\[inf, inf"
     with pytest.raises(tools.BatchEnvError, match=message), env.python_errors():
         tf.function(lambda: env.simulate(tf.zeros([2, 2])))()
+
+
+class _BoundedEnv(tools.MockEnvironment):
+    """Declares observations in [-1, 1] and returns `value` at index 1."""
+
+    def __init__(self, value):
+        super().__init__((3,), (2,), 5, 5)
+        self.observation_space = gym.spaces.Box(-1.0, 1.0, (3,), np.float32)
+        self._value = value
+
+    def step(self, action):
+        observ, reward, terminated, truncated, info = super().step(action)
+        observ = np.zeros(3, np.float32)
+        observ[1] = self._value
+        return observ, reward, terminated, truncated, info
+
+
+@pytest.mark.parametrize("value", [1.5, -300.0, 2000.0])
+def test_observations_somewhat_outside_their_bounds_pass(value):
+    batch = tools.BatchEnv([_BoundedEnv(value), _BoundedEnv(0.0)], blocking=True)
+    batch.reset()
+    assert batch.step(np.zeros([2, 2], np.float32))[0][0, 1] == np.float32(value)
+
+
+@pytest.mark.parametrize("value", [2003.0, -1e30])
+def test_an_observation_far_outside_its_bounds_is_refused_naming_it(value):
+    batch = tools.BatchEnv([_BoundedEnv(0.0), _BoundedEnv(value)], blocking=True)
+    batch.reset()
+    shown = re.escape(f"{value:g}")
+    message = (
+        rf"^Environment 1 returned from step an observation with {shown} at index \(1,\), far "
+        r"outside the declared bounds \[-1.0, 1.0\] of Box"
+    )
+    with pytest.raises(tools.BatchEnvError, match=message):
+        batch.step(np.zeros([2, 2], np.float32))
 
 
 def test_in_graph_batch_env_rejects_unsupported_spaces():

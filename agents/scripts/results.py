@@ -1,0 +1,69 @@
+"""What a run writes when training ends: the learning curve and the exported policy."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Callable
+
+from agents.scripts.utility import UsageError
+
+POLICY_DIR = "policy"  # The exported SavedModel, in the run directory.
+
+
+def has_policy(run_dir: str) -> bool:
+    """Whether the run holds a complete exported policy."""
+    return os.path.isfile(os.path.join(run_dir, POLICY_DIR, "saved_model.pb"))
+
+
+def write_results(run) -> str | None:
+    """Draw the learning curve and export the policy into the run directory; print where.
+
+    The checkpoint is saved before. Nothing to plot yet is a warning; a file that cannot be
+    written is returned as one line naming it and the error (the caller exits non-zero).
+    """
+    from agents.scripts import plot
+
+    failure = None
+    if any(plot.has_events(run.run_dir, phase) for phase in ("train", "eval")):
+        failure = _write("Learning curve", lambda: plot.plot_run(run.run_dir))
+    policy_dir = os.path.join(run.run_dir, POLICY_DIR)
+    export = _write("Policy (SavedModel)", lambda: atomic_directory(policy_dir, run.agent))
+    return failure or export
+
+
+def atomic_directory(path: str, agent, export: Callable | None = None) -> str:
+    """Export `agent`'s policy to `path` whole or not at all: written beside it, then swapped in.
+
+    A failed export (a full disk) leaves the previous `path`, if any, as it was.
+    """
+    if export is None:
+        from agents.ppo.export import export_policy as export
+    partial, old = f"{path}.partial", f"{path}.old"
+    for leftover in (partial, old):
+        shutil.rmtree(leftover, ignore_errors=True)
+    try:
+        export(agent, partial)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    if os.path.exists(path):
+        os.rename(path, old)
+    os.rename(partial, path)
+    shutil.rmtree(old, ignore_errors=True)
+    return path
+
+
+def _write(what: str, write_file: Callable[[], str]) -> str | None:
+    """Write one result; a failure to write is returned as a line, nothing to write warned."""
+    try:
+        path = write_file()
+    except UsageError as error:  # E.g. no episode ended yet: nothing to plot.
+        print(f"warning: {what} not written: {error}", file=sys.stderr, flush=True)
+    except Exception as error:
+        reason = (str(error).strip().splitlines() or [""])[0]
+        return f"{what} not written: {type(error).__name__}: {reason}"
+    else:
+        print(f"{what}: {path}", flush=True)
+    return None
