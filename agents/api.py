@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-API_NAMESPACE = "agents_api"  # Gymnasium namespace of environments given as callables.
+from agents.scripts.environments import API_NAMESPACE  # gymnasium, no TensorFlow
 
 
 @dataclasses.dataclass(frozen=True)

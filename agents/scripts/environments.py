@@ -10,6 +10,9 @@ import gymnasium as gym
 import numpy as np
 
 WRAPPERS = ("minigrid_pixels", "atari")
+API_NAMESPACE = (
+    "agents_api"  # Gymnasium namespace of environments given to agents.train as callables.
+)
 
 
 def make_env(

@@ -128,8 +128,6 @@ def visualize(args: argparse.Namespace) -> list[float]:
         raise UsageError("Writing videos needs imageio: pip install -e '.[video]'.") from None
     import gymnasium as gym
 
-    from agents.scripts.environments import make_env
-
     # Frames are rendered offscreen: no display or sound device is needed (or wanted).
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
@@ -137,9 +135,7 @@ def visualize(args: argparse.Namespace) -> list[float]:
     config = utility.load_config(args.logdir)
     find_checkpoint(args.logdir, args.checkpoint)  # Fail before building anything.
     render_mode = None if args.eval_only else "rgb_array"
-    env = make_env(
-        config.env, config.max_episode_steps, config.env_wrapper, render_mode=render_mode
-    )
+    env = _make_env(config, render_mode)
     fps = args.fps or env.metadata.get("render_fps") or 30
     run_name = os.path.basename(os.path.normpath(args.logdir))
     try:
@@ -155,6 +151,10 @@ def visualize(args: argparse.Namespace) -> list[float]:
                     )
                 except gym.error.DependencyNotInstalled as error:
                     raise UsageError(f"Cannot render {config.env}: {error}") from None
+                except Exception as error:
+                    if not type(error).__module__.startswith("mujoco"):
+                        raise
+                    raise UsageError(_mujoco_hint(config.env, error)) from None
                 line = f"Episode {episode}: return {score:.2f}"
                 if not args.eval_only:
                     path = _free_path(args.outdir, f"{run_name}-episode-{episode:03d}")
@@ -170,6 +170,34 @@ def visualize(args: argparse.Namespace) -> list[float]:
     std = (sum((r - mean) ** 2 for r in returns) / len(returns)) ** 0.5
     print(f"Mean return over {len(returns)} episodes: {mean:.2f} +- {std:.2f}")
     return returns
+
+
+def _make_env(config, render_mode):
+    """The run's environment, rendering as asked; an env that cannot be made is one line."""
+    from agents.scripts.environments import API_NAMESPACE, make_env
+
+    if config.env.startswith(f"{API_NAMESPACE}/"):
+        raise UsageError(
+            f"The run was trained on {config.env}, an environment given to agents.train as a "
+            "Python callable, which exists only in that process: there, evaluate it with "
+            "agents.load_policy(run_dir) on your environment."
+        )
+    try:
+        return make_env(
+            config.env, config.max_episode_steps, config.env_wrapper, render_mode=render_mode
+        )
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
+def _mujoco_hint(env_id: str, error: Exception) -> str:
+    """One line for MuJoCo's rendering errors, which mostly mean no OpenGL context here."""
+    first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+    return (
+        f"Cannot render {env_id}: {first}. Without a display, set MUJOCO_GL=egl (with a GPU) "
+        "or MUJOCO_GL=osmesa (CPU), e.g. MUJOCO_GL=egl python -m agents.scripts.visualize ..., "
+        "or pass --eval_only."
+    )
 
 
 def _free_path(outdir: str, stem: str) -> str:

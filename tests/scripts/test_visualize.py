@@ -69,3 +69,48 @@ def test_clear_error_without_checkpoint(tmp_path, capsys):
 def test_clear_error_for_directory_that_is_no_run(tmp_path, capsys):
     assert visualize.main(["--logdir", str(tmp_path), "--outdir", str(tmp_path / "v")]) == 2
     assert "No config.yaml" in capsys.readouterr().err
+
+
+def _copy_with_env(trained_run, tmp_path, env_id):
+    import shutil
+
+    import yaml
+
+    copy = str(tmp_path / "run")
+    shutil.copytree(trained_run, copy)
+    path = os.path.join(copy, "config.yaml")
+    with open(path) as handle:
+        saved = yaml.safe_load(handle)
+    saved["config"]["env"] = env_id
+    with open(path, "w") as handle:
+        yaml.safe_dump(saved, handle)
+    return copy
+
+
+@pytest.mark.parametrize(
+    "env_id, message",
+    [
+        ("agents_api/my_env-v0", "an environment given to agents.train as a Python callable"),
+        ("NoSuchEnv-v0", "Unknown environment 'NoSuchEnv-v0'"),
+    ],
+)
+def test_an_environment_that_cannot_be_made_here_is_one_line(
+    trained_run, tmp_path, capsys, env_id, message
+):
+    run = _copy_with_env(trained_run, tmp_path, env_id)
+    assert visualize.main(["--logdir", run, "--outdir", str(tmp_path / "v")]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and message in error and "Traceback" not in error
+
+
+def test_mujocos_rendering_error_names_mujoco_gl(trained_run, tmp_path, capsys, monkeypatch):
+    fatal = type("FatalError", (Exception,), {"__module__": "mujoco"})
+
+    def no_opengl(*args, **kwargs):
+        raise fatal("gladLoadGL error\nmore lines")
+
+    monkeypatch.setattr(visualize, "run_episode", no_opengl)
+    assert visualize.main(["--logdir", trained_run, "--outdir", str(tmp_path / "v")]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("error: Cannot render Pendulum-v1: gladLoadGL error. Without a display")
+    assert "MUJOCO_GL=egl" in line and "MUJOCO_GL=osmesa" in line
