@@ -36,8 +36,9 @@ def make_env(
         kwargs.setdefault("frameskip", 1)  # AtariPreprocessing skips frames itself.
     try:
         env = gym.make(env_id, max_episode_steps=max_episode_steps, **kwargs)
-    except gym.error.Error as error:
-        raise ValueError(f"Unknown environment {env_id!r}: {error}") from None
+    except (gym.error.Error, ImportError) as error:  # ImportError: an id's `module:` part.
+        first = (str(error).splitlines() or [type(error).__name__])[0]
+        raise ValueError(f"Unknown environment {env_id!r}: {first}") from None
     if wrapper == "minigrid_pixels":
         env = _minigrid_pixels(env)
     elif wrapper == "atari":

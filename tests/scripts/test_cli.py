@@ -185,3 +185,13 @@ def test_log_level_is_set_before_tensorflow_loads_unless_verbose_or_set(verbose,
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert result.stdout.strip() == str(level)
+
+
+def test_an_env_id_whose_module_cannot_be_imported_is_one_line(tmp_path):
+    code, stdout, stderr = _cli(
+        "--config=debug", f"--logdir={tmp_path}", "--set", "env=nosuchmodule:Thing-v0"
+    )
+    assert code == 2 and stdout == ""
+    error = stderr.splitlines()[0]
+    assert error.startswith("error: Unknown environment 'nosuchmodule:Thing-v0': No module named")
+    assert "Traceback" not in stderr and os.listdir(tmp_path) == []
