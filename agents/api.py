@@ -1,16 +1,17 @@
-"""The Python API: `from agents import train, load_policy`.
+"""The Python API: `from agents import train, load_policy, evaluate`.
 
 ```python
-from agents import train, load_policy
+from agents import evaluate, load_policy, train
 
 result = train("pendulum", logdir="logdir", seed=0, train_steps=20_000)
 print(result.run_dir, result.eval_score)
 policy = load_policy(result.run_dir)
 action = policy(observation)  # One observation, or a batch.
+print(evaluate(policy, "Pendulum-v1", episodes=10).mean)
 ```
 
 `train` runs what `python -m agents.scripts.train` runs, in this process, and raises instead of
-exiting; `load_policy` reads the SavedModel that training exports.
+exiting; `load_policy` reads the SavedModel that training exports (see `agents.policy`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.policy import Policy, evaluate, load_policy  # noqa: F401 (the API's names)
 from agents.scripts.environments import API_NAMESPACE  # gymnasium, no TensorFlow
 
 
@@ -171,87 +173,6 @@ def _result(outcome, status: int) -> TrainResult:
             f"exported in {outcome.run_dir}. Resume with train(resume={outcome.run_dir!r})."
         )
     return result
-
-
-class Policy:
-    """A trained policy: maps observations to deterministic actions (numpy), as deployed.
-
-    Actions are the policy's mode, clipped to a Box action space's bounds. A recurrent policy
-    carries its state from call to call, as it did in its episodes (`reset()` starts new
-    episodes; a call with another batch size starts them too); for a feed-forward policy the
-    state is empty and calls are independent.
-
-    Attributes:
-        saved_model: The loaded SavedModel (`step`, `initial_state`, `unclipped` and the
-            `serving_default` and `tflite` signatures).
-        observation_shape: The shape of one observation.
-    """
-
-    def __init__(self, saved_model: Any) -> None:
-        self.saved_model = saved_model
-        (spec,) = saved_model.signatures["serving_default"].structured_input_signature[1].values()
-        self.observation_shape = tuple(spec.shape.as_list()[1:])
-        self._state = None
-
-    def reset(self) -> None:
-        """Start new episodes: the next call begins from the initial state."""
-        self._state = None
-
-    def __call__(self, observation: Any) -> np.ndarray:
-        """Actions for `observation`: one observation `[*shape]` or a batch `[batch, *shape]`.
-
-        Raises:
-            ValueError: The observation has another shape, or an entry that is NaN or infinite.
-        """
-        import tensorflow as tf
-
-        batch, single = self._batch(observation)
-        first = self._state is None or int(self._state.shape[0]) != len(batch)
-        if first:
-            self._state = self.saved_model.initial_state(tf.constant(len(batch), tf.int32))
-        reset = tf.fill([len(batch)], first)
-        action, self._state = self.saved_model.step(tf.constant(batch), reset, self._state)
-        action = action.numpy()
-        return action[0] if single else action
-
-    def _batch(self, observation: Any) -> tuple[np.ndarray, bool]:
-        """The observation as a float32 batch, and whether it was a single one; checked."""
-        batch = np.asarray(observation, np.float32)
-        single = batch.shape == self.observation_shape
-        if single:
-            batch = batch[None]
-        if batch.shape[1:] != self.observation_shape:
-            shape = ", ".join(map(str, self.observation_shape))
-            raise ValueError(
-                f"Observation of shape {np.shape(observation)}: the policy takes "
-                f"{self.observation_shape} or a batch (batch, {shape})."
-            )
-        bad = np.argwhere(~np.isfinite(batch))
-        if len(bad):
-            index = tuple(int(i) for i in (bad[0][1:] if single else bad[0]))
-            raise ValueError(
-                f"Observation entry {index} is {batch[tuple(bad[0])]}: the policy acts on "
-                "finite observations only."
-            )
-        return batch, single
-
-
-def load_policy(run_dir: str) -> Policy:
-    """The policy a training run exported to `<run_dir>/policy` (or a SavedModel directory).
-
-    Raises:
-        FileNotFoundError: There is no exported policy there.
-    """
-    import tensorflow as tf
-
-    path = os.path.join(run_dir, "policy")
-    if not os.path.isfile(os.path.join(path, "saved_model.pb")):
-        path = run_dir
-    if not os.path.isfile(os.path.join(path, "saved_model.pb")):
-        raise FileNotFoundError(
-            f"No exported policy in {run_dir!r}: training writes <run dir>/policy when it ends."
-        )
-    return Policy(tf.saved_model.load(path))
 
 
 def _config_argument(config: str | Mapping[str, Any], temp: str) -> str:

@@ -1,0 +1,158 @@
+"""A trained policy as a user deploys and evaluates it: `load_policy` and `evaluate`."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+
+class Policy:
+    """A trained policy: maps observations to deterministic actions (numpy), as deployed.
+
+    Actions are the policy's mode, clipped to a Box action space's bounds. A recurrent policy
+    carries its state from call to call, as it did in its episodes (`reset()` starts new
+    episodes; a call with another batch size starts them too); for a feed-forward policy the
+    state is empty and calls are independent.
+
+    Attributes:
+        saved_model: The loaded SavedModel (`step`, `initial_state`, `unclipped` and the
+            `serving_default` and `tflite` signatures).
+        observation_shape: The shape of one observation.
+    """
+
+    def __init__(self, saved_model: Any) -> None:
+        self.saved_model = saved_model
+        (spec,) = saved_model.signatures["serving_default"].structured_input_signature[1].values()
+        self.observation_shape = tuple(spec.shape.as_list()[1:])
+        self._state = None
+
+    def reset(self) -> None:
+        """Start new episodes: the next call begins from the initial state."""
+        self._state = None
+
+    def __call__(self, observation: Any) -> np.ndarray:
+        """Actions for `observation`: one observation `[*shape]` or a batch `[batch, *shape]`.
+
+        Raises:
+            ValueError: The observation has another shape, or an entry that is NaN or infinite.
+        """
+        import tensorflow as tf
+
+        batch, single = self._batch(observation)
+        first = self._state is None or int(self._state.shape[0]) != len(batch)
+        if first:
+            self._state = self.saved_model.initial_state(tf.constant(len(batch), tf.int32))
+        reset = tf.fill([len(batch)], first)
+        action, self._state = self.saved_model.step(tf.constant(batch), reset, self._state)
+        action = action.numpy()
+        return action[0] if single else action
+
+    def _batch(self, observation: Any) -> tuple[np.ndarray, bool]:
+        """The observation as a float32 batch, and whether it was a single one; checked."""
+        batch = np.asarray(observation, np.float32)
+        single = batch.shape == self.observation_shape
+        if single:
+            batch = batch[None]
+        if batch.shape[1:] != self.observation_shape:
+            shape = ", ".join(map(str, self.observation_shape))
+            raise ValueError(
+                f"Observation of shape {np.shape(observation)}: the policy takes "
+                f"{self.observation_shape} or a batch (batch, {shape})."
+            )
+        bad = np.argwhere(~np.isfinite(batch))
+        if len(bad):
+            index = tuple(int(i) for i in (bad[0][1:] if single else bad[0]))
+            raise ValueError(
+                f"Observation entry {index} is {batch[tuple(bad[0])]}: the policy acts on "
+                "finite observations only."
+            )
+        return batch, single
+
+
+def load_policy(run_dir: str) -> Policy:
+    """The policy a training run exported to `<run_dir>/policy` (or a SavedModel directory).
+
+    Raises:
+        FileNotFoundError: There is no exported policy there.
+    """
+    import tensorflow as tf
+
+    path = os.path.join(run_dir, "policy")
+    if not os.path.isfile(os.path.join(path, "saved_model.pb")):
+        path = run_dir
+    if not os.path.isfile(os.path.join(path, "saved_model.pb")):
+        raise FileNotFoundError(
+            f"No exported policy in {run_dir!r}: training writes <run dir>/policy when it ends."
+        )
+    return Policy(tf.saved_model.load(path))
+
+
+@dataclasses.dataclass(frozen=True)
+class Evaluation:
+    """What `evaluate` returns.
+
+    Attributes:
+        returns: Each episode's undiscounted return, in order.
+        lengths: Each episode's number of steps.
+    """
+
+    returns: list[float]
+    lengths: list[int]
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.returns))
+
+    @property
+    def std(self) -> float:
+        return float(np.std(self.returns))
+
+
+def evaluate(
+    policy: Policy | str,
+    env: str | Any | Callable[[], Any],
+    episodes: int = 10,
+    seed: int = 0,
+) -> Evaluation:
+    """Run `episodes` episodes of the deterministic policy on a gymnasium environment.
+
+    Args:
+        policy: A `Policy`, or a run directory (or SavedModel directory) to load one from.
+        env: A gymnasium id, a gymnasium environment, or a callable that builds one.
+        episodes: Number of episodes, each reset with seed `seed + index`.
+        seed: Seed of the first episode.
+
+    Returns:
+        An `Evaluation` with the returns and lengths of the episodes.
+
+    Raises:
+        ValueError: `episodes` is below 1, or the env's observations do not fit the policy.
+    """
+    import gymnasium as gym
+
+    if episodes < 1:
+        raise ValueError(f"episodes must be at least 1, got {episodes}.")
+    if not isinstance(policy, Policy):
+        policy = load_policy(policy)
+    made = isinstance(env, str) or (callable(env) and not isinstance(env, gym.Env))
+    env = gym.make(env) if isinstance(env, str) else env() if made else env
+    returns, lengths = [], []
+    try:
+        for index in range(episodes):
+            observation, _ = env.reset(seed=seed + index)
+            policy.reset()
+            total, steps, done = 0.0, 0, False
+            while not done:
+                observation, reward, terminated, truncated, _ = env.step(policy(observation))
+                total, steps = total + float(reward), steps + 1
+                done = terminated or truncated
+            returns.append(total)
+            lengths.append(steps)
+    finally:
+        if made:
+            env.close()
+    return Evaluation(returns, lengths)
