@@ -33,11 +33,11 @@ class RunLock:
         try:
             fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            owner = os.read(self._fd, 32).decode(errors="replace").strip() or "unknown"
+            owner = os.read(self._fd, 32).decode(errors="replace").strip()
             os.close(self._fd)
             raise UsageError(
-                f"Run {run_dir!r} is in use by process {owner} (it holds {LOCK_FILE}); wait for "
-                "it to end or stop it, then resume."
+                f"Run {run_dir!r} is in use by {_describe_owner(owner, path)}; wait for it to "
+                "end or stop it, then resume."
             ) from None
         os.ftruncate(self._fd, 0)
         os.write(self._fd, f"{os.getpid()}\n".encode())
@@ -54,3 +54,23 @@ class RunLock:
 
     def __exit__(self, *exc_info) -> None:
         self.release()
+
+
+def _describe_owner(recorded: str, path: str) -> str:
+    """Who holds the lock: the process the file names if it runs, else another one.
+
+    A process that locked the file without writing its id (not a trainer) leaves the previous
+    trainer's id there, which may have ended long ago.
+    """
+    if recorded.isdigit():
+        try:
+            os.kill(int(recorded), 0)
+        except ProcessLookupError:
+            return (
+                f"another process (it holds {LOCK_FILE}, which names process {recorded}, no "
+                f"longer running; `fuser {path}` shows the holder)"
+            )
+        except PermissionError:  # Runs, under another user.
+            pass
+        return f"process {recorded} (it holds {LOCK_FILE})"
+    return f"another process (it holds {LOCK_FILE}; `fuser {path}` shows which)"
