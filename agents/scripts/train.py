@@ -120,7 +120,6 @@ def train(
                 print(status.describe("Interrupted"), file=sys.stderr, flush=True)
             outcome.run_dir = run_dir if resumed else None
             return 128 + signum
-        from agents.scripts import summaries  # TensorFlow is imported by now.
 
         if resumed and run.env_steps >= config["train_steps"]:
             if world.is_root and not results.has_policy(run_dir):
@@ -136,9 +135,7 @@ def train(
         guard.watch(run.batch_envs, run.config.env_timeout)
         try:
             if world.is_root:
-                name = utility.config_name(args.config)
-                utility.save_config(config, run_dir, name, world.size, seed)
-                summaries.write_hparams(run_dir, dict(config, seed=seed))
+                _record_config(args, config, run_dir, resumed, world, seed)
                 action = "Resuming" if resumed else "Starting"
                 print(f"{action} run {run_dir} at env step {run.env_steps}.", flush=True)
             signum, write_error = _run_loop(run, world, guard, status, progress)
@@ -157,6 +154,21 @@ def train(
             outcome.env_steps = run.env_steps
             run.close()
         return _finish(world, run, status, _agreed_signal(world, signum))
+
+
+def _record_config(args, config, run_dir: str, resumed: bool, world: mpi.World, seed: int):
+    """Write config.yaml and the hparams; a new run that cannot is removed again (full disk)."""
+    from agents.scripts import summaries  # TensorFlow is imported by now.
+
+    try:
+        utility.save_config(config, run_dir, utility.config_name(args.config), world.size, seed)
+        summaries.write_hparams(run_dir, dict(config, seed=seed))
+    except OSError as error:
+        where = error.filename or run_dir
+        kept = "the run is unchanged" if resumed else "removed the new run directory"
+        if not resumed:
+            shutil.rmtree(run_dir, ignore_errors=True)
+        raise TrainingError(f"Cannot write {where!r} ({error.strerror}); {kept}.") from None
 
 
 def _write_missing_results(run, status: RunStatus) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import datetime
 import difflib
 import os
@@ -149,8 +150,15 @@ def save_config(
         "seed": int(seed),
         "world_size": world_size,
     }
-    with open(os.path.join(run_dir, CONFIG_FILE), "w") as handle:
-        yaml.safe_dump(data, handle, sort_keys=True)
+    path = os.path.join(run_dir, CONFIG_FILE)
+    try:  # Written beside, then renamed: a failed write never truncates a run's config.
+        with open(f"{path}.partial", "w") as handle:
+            yaml.safe_dump(data, handle, sort_keys=True)
+        os.replace(f"{path}.partial", path)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            os.remove(f"{path}.partial")
+        raise OSError(error.errno, error.strerror, path) from None
 
 
 def read_config_file(

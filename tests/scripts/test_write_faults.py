@@ -87,3 +87,31 @@ def test_a_torn_last_record_is_removed_on_resume(run_copy):
     assert f"warning: removed a partial last line (4 bytes) of {path}" in stderr
     records = _records(run_copy)  # Every line parses again.
     assert records[: len(before)] == before and records[-1]["env_steps"] == 384
+
+
+def test_a_config_that_cannot_be_written_leaves_a_resumed_runs_config_whole(run_copy):
+    path = os.path.join(run_copy, "config.yaml")
+    with open(path) as handle:
+        before = handle.read()
+    os.symlink("/dev/full", path + ".partial")  # Written beside config.yaml: the disk is full.
+    code, _, stderr = _resume(run_copy, "--set", "train_steps=384")
+    assert code == 1
+    assert stderr.splitlines()[-1] == (
+        f"error: Cannot write '{path}' (No space left on device); the run is unchanged."
+    )
+    with open(path) as handle:
+        assert handle.read() == before
+    assert not os.path.lexists(path + ".partial")
+
+
+def test_a_new_run_that_cannot_write_its_config_leaves_no_directory(tmp_path, monkeypatch):
+    from agents.scripts import utility
+
+    def full_disk(config, run_dir, *args):
+        raise OSError(28, "No space left on device", os.path.join(run_dir, "config.yaml"))
+
+    monkeypatch.setattr(utility, "save_config", full_disk)
+    code, _, stderr = run_main(train.main, ["--config=debug", f"--logdir={tmp_path}"])
+    assert code == 1
+    assert "(No space left on device); removed the new run directory." in stderr.splitlines()[-1]
+    assert os.listdir(tmp_path) == []
