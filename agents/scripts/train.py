@@ -110,7 +110,15 @@ def train(
     progress = TrainingProgress(config["train_steps"], enabled=world.is_root)
     guarded = RunGuard(world.is_root, status.describe, host=host)
     with lock or contextlib.nullcontext(), guarded as guard, progress:
-        run = _start(config, run_dir, resumed, args, world, seed)
+        try:
+            run = _start(config, run_dir, resumed, args, world, seed)
+        except Exception:
+            if guard.signum is None or world.size > 1:
+                raise
+            # A signal to the whole process group killed the env processes being started.
+            print(status.describe("Interrupted"), file=sys.stderr, flush=True)
+            outcome.run_dir = run_dir if resumed else None
+            return 128 + guard.signum
         progress.restart_at(run.env_steps)
         progress.stage("compiling")
         signum = _agreed_signal(world, guard.signum)

@@ -115,3 +115,31 @@ def test_a_new_run_that_cannot_write_its_config_leaves_no_directory(tmp_path, mo
     assert code == 1
     assert "(No space left on device); removed the new run directory." in stderr.splitlines()[-1]
     assert os.listdir(tmp_path) == []
+
+
+def _children(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as handle:
+            return handle.read().split()
+    except OSError:
+        return []
+
+
+def test_a_process_group_sigterm_while_env_processes_start_exits_143(tmp_path):
+    import signal
+    import time
+
+    command = [sys.executable, "-m", "agents.scripts.train", "--config=debug", "--env_processes"]
+    command += [f"--logdir={tmp_path}", "--set", "num_agents=8", "train_steps=100000"]
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    deadline = time.monotonic() + 120
+    while len(_children(process.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)  # Until env processes are being started.
+    os.killpg(process.pid, signal.SIGTERM)  # As `timeout` or systemd stop a whole group.
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 128 + signal.SIGTERM, stderr
+    assert "Traceback" not in stderr
+    assert "Interrupted" in stderr.splitlines()[-1]
+    assert not glob.glob(os.path.join(tmp_path, "*", "metrics.jsonl"))  # Killed before training.
