@@ -16,7 +16,9 @@ exiting; `load_policy` reads the SavedModel that training exports (see `agents.p
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 import os
 import re
 import tempfile
@@ -57,7 +59,7 @@ def train(
     logdir: str = "logdir",
     seed: int | None = None,
     env: str | Callable[[], Any] | None = None,
-    verbose: bool = False,
+    verbose: int = 1,
     resume: str | None = None,
     **overrides: Any,
 ) -> TrainResult:
@@ -77,7 +79,8 @@ def train(
             `config.yaml` given as `config`, or the resumed run, records, else 0).
         env: A gymnasium id, or a callable returning a gymnasium environment (stepped in this
             process; registered with gymnasium as `agents_api/<name>-v0`).
-        verbose: Show TensorFlow's log lines.
+        verbose: 0: print nothing but warnings and errors; 1: the report lines and where the
+            results went (as the command line prints them); 2: TensorFlow's log lines too.
         resume: A run directory to resume from its latest checkpoint (`config` and `logdir`
             are then the run's own); overrides may raise `train_steps`.
         **overrides: Config keys to set, e.g. `learning_rate=1e-3` (numpy scalars too).
@@ -103,10 +106,12 @@ def train(
         argv += [] if seed is None else [f"--seed={seed}"]
         if overrides:
             argv += ["--set", *[f"{key}={value!r}" for key, value in overrides.items()]]
-        args = script.parse_args(argv + (["--verbose"] if verbose else []))
+        args = script.parse_args(argv + (["--verbose"] if verbose >= 2 else []))
         outcome = script.Outcome()
+        silence = contextlib.redirect_stdout(io.StringIO()) if verbose <= 0 else None
         try:
-            status = script.train(args, mpi.init_world(), outcome, host=True)
+            with silence or contextlib.nullcontext():
+                status = script.train(args, mpi.init_world(), outcome, host=True)
         except utility.UsageError as error:
             raise ValueError(str(error)) from None
         except script.TrainingError as error:

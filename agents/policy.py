@@ -79,6 +79,9 @@ def load_policy(run_dir: str) -> Policy:
     Raises:
         FileNotFoundError: There is no exported policy there.
     """
+    from agents.scripts import console
+
+    console.import_tensorflow()  # Quietly: no TensorFlow log lines in the caller's output.
     import tensorflow as tf
 
     path = os.path.join(run_dir, "policy")

@@ -194,3 +194,12 @@ def test_train_runs_from_a_worker_thread(tmp_path):
     thread.start()
     thread.join(timeout=300)
     assert not errors and results[0].env_steps == 128
+
+
+def test_verbose_0_prints_nothing_and_1_the_report_lines(tmp_path, capfd):
+    agents.train("debug", logdir=str(tmp_path / "quiet"), train_steps=128, verbose=0)
+    quiet = capfd.readouterr()
+    agents.train("debug", logdir=str(tmp_path / "told"), train_steps=128)
+    told = capfd.readouterr()
+    assert quiet.out == "" and "I0000" not in quiet.err
+    assert told.out.startswith("Starting run ") and "train  env step       128" in told.out
