@@ -10,7 +10,7 @@ import tensorflow as tf
 from agents.ppo import advantages, compilation, losses, minibatch, streams, update
 from agents.ppo.evaluator import Evaluator  # noqa: F401 (re-exported)
 from agents.ppo.memory import RolloutBuffer, transition_specs
-from agents.ppo.networks import make_network
+from agents.ppo.networks import act, make_network
 from agents.ppo.nonfinite import FINITE, NonfiniteFlag, nonfinite_code
 from agents.ppo.normalize import RewardScaler, StreamingNormalize
 from agents.ppo.optimizers import make_optimizer
@@ -54,6 +54,8 @@ class PPO(tf.Module):
         observ_space, action_space = batch_env.observation_space, batch_env.action_space
         self.observation_space, self.action_space = observ_space, action_space
         self.network = self._make_network(observ_space, action_space, config)
+        # Parts that learn beside the network (e.g. RND's predictor), by name.
+        self.components = self._make_components(observ_space, config)
         self.optimizer = make_optimizer(config.optimizer, config.learning_rate)
         self.observ_normalizer = None
         if config.normalize_observ:
@@ -110,13 +112,15 @@ class PPO(tf.Module):
     def _make_network(self, observ_space, action_space, config):
         return make_network(observ_space, action_space, config)
 
+    def _make_components(self, observ_space, config) -> dict[str, tf.Module]:
+        """Modules beside the network: their `trainable_variables` train with it, and their
+        `checkpointables()` are saved as `<name>_<key>`."""
+        del observ_space, config
+        return {}
+
     def _value_streams(self, config) -> tuple[ValueStream, ...]:
         """The value streams: plain PPO has one, the environment's reward."""
         return (streams.extrinsic(config.discount),)
-
-    def _stream_values(self, output) -> dict[str, tf.Tensor]:
-        """The network output's value prediction of each stream, by stream key."""
-        return {"": output.value}
 
     def _stream_rewards(self, data: dict, next_observ: tf.Tensor) -> tuple[dict, dict]:
         """Rewards of each stream for a [T, B] rollout, and diagnostics of them."""
@@ -133,27 +137,27 @@ class PPO(tf.Module):
         del frames
 
     def _trainable_variables(self) -> list:
-        return list(self.network.trainable_variables)
+        variables = list(self.network.trainable_variables)
+        for component in self.components.values():
+            variables += list(component.trainable_variables)
+        return variables
 
     def _act(self, observ: tf.Tensor, seed: tf.Tensor):
         """Sample actions; returns (action, fields to store, new recurrent state)."""
-        output = self.network(
-            observ[:, None], self._recurrent.reset[:, None], self._recurrent.state
-        )
+        output = act(self.network, observ, self._recurrent.reset, self._recurrent.state)
         if self._sde is None:
             action = output.policy.sample(seed=seed)
         else:
-            noise = self._sde(output.features[:, 0], self._buffer.index.read_value(), self.rng)
+            noise = self._sde(output.features, self._buffer.index.read_value(), self.rng)
             action = output.policy.mean() + noise[:, None]
         fields = {"log_prob": output.policy.log_prob(action)[:, 0]}
-        fields.update({f"value{key}": v[:, 0] for key, v in self._stream_values(output).items()})
+        fields.update({f"value{key}": value for key, value in output.values.items()})
         return action[:, 0], fields, output.state
 
     def _bootstrap(self, observ: tf.Tensor) -> dict[str, tf.Tensor]:
         """Each stream's value of observations that follow the current step (current state)."""
-        reset = tf.zeros([self._size, 1], tf.bool)
-        output = self.network(self.normalize(observ)[:, None], reset, self._recurrent.state)
-        return {key: value[:, 0] for key, value in self._stream_values(output).items()}
+        reset = tf.zeros([self._size], tf.bool)
+        return act(self.network, self.normalize(observ), reset, self._recurrent.state).values
 
     def _targets(self, data: dict, next_observ: tf.Tensor) -> tuple[dict, dict]:
         """Adds `advantage` and each stream's return to the rollout; returns it and diagnostics."""
@@ -179,7 +183,6 @@ class PPO(tf.Module):
             self.kl_beta,
             self._config,
             self.streams,
-            self._stream_values,
             self._extra_losses(batch),
         )
 
@@ -198,6 +201,8 @@ class PPO(tf.Module):
         )
         if self.reward_scaler is not None:
             items["reward_scaler"] = self.reward_scaler
+        for name, component in self.components.items():
+            items.update({f"{name}_{key}": v for key, v in component.checkpointables().items()})
         return items
 
     def normalize(self, observ: tf.Tensor) -> tf.Tensor:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import NamedTuple
 
 import gymnasium as gym
 import keras
@@ -13,6 +12,7 @@ import tensorflow_probability as tfp
 
 from agents.ppo import conv, recurrence
 from agents.ppo.distributions import make_policy_head, orthogonal, orthogonal_dense, unflatten
+from agents.ppo.networks import NetworkOutput
 
 tfd = tfp.distributions
 
@@ -30,41 +30,14 @@ MIN_FRAME_SIZE = conv.min_input_size(_CONVS)
 _HIDDEN_GAIN = math.sqrt(2.0)
 
 
-class CnnGruOutput(NamedTuple):
-    """What `CnnGruPolicy.opt` returns for observations of shape [B, T, H, W, C].
-
-    Attributes:
-        policy: Categorical over the actions with batch shape [B, T] and int32 samples.
-        vpred_int: Intrinsic-reward value estimates, [B, T] float32.
-        vpred_ext: Extrinsic-reward value estimates, [B, T] float32.
-        state: GRU state after the last step, [B, state_size] float32.
-    """
-
-    policy: tfd.Distribution
-    vpred_int: tf.Tensor
-    vpred_ext: tf.Tensor
-    state: tf.Tensor
-
-
-class RolloutOutput(NamedTuple):
-    """What `CnnGruPolicy.rollout` returns for one step of B environments; all tensors are [B]."""
-
-    action: tf.Tensor
-    vpred_int: tf.Tensor
-    vpred_ext: tf.Tensor
-    log_prob: tf.Tensor
-    entropy: tf.Tensor
-    state: tf.Tensor
-
-
 class CnnGruPolicy(keras.Model):
     """Recurrent Atari policy of Burda et al. (2018), "Exploration by Random Network Distillation".
 
     uint8 frames / 255 -> conv 32x8/4, 64x4/2, 64x4/1 (ReLU, 'valid') -> dense `hidsize` (ReLU) ->
     GRU of `memsize` units -> optional residual layers `x + relu(dense(x))` (one on the policy
-    path, one on the value path) -> categorical logits and the `vpred_int`, `vpred_ext` heads.
-    `rollout` (one step of B environments) and `opt` (B sequences of T steps, for the loss) share
-    all weights; calling the model is `opt`.
+    path, one on the value path) -> categorical logits and two value heads: "" (the extrinsic
+    reward's, RND's `vpred_ext`) and "_int" (the intrinsic reward's, `vpred_int`). Like every
+    network it maps B sequences of T steps to a `NetworkOutput`; `networks.act` runs one step.
 
     The GRU is the RND code's: with h zeroed where `reset` is set, [m, r] = sigmoid(W [h, x] + b)
     and h' = m * h + (1 - m) * tanh(U [r * h, x] + c). `rec_gate_init` initializes the bias b of
@@ -174,11 +147,7 @@ class CnnGruPolicy(keras.Model):
         """Returns the zero GRU state, [batch_size, state_size] float32."""
         return tf.zeros([batch_size, self._memsize])
 
-    def call(self, observ: tf.Tensor, reset: tf.Tensor, state: tf.Tensor) -> CnnGruOutput:
-        """Same as `opt`, so that the model is used as `model(observ, reset, state)`."""
-        return self.opt(observ, reset, state)
-
-    def opt(self, observ: tf.Tensor, reset: tf.Tensor, state: tf.Tensor) -> CnnGruOutput:
+    def call(self, observ: tf.Tensor, reset: tf.Tensor, state: tf.Tensor) -> NetworkOutput:
         """Evaluates B sequences of T steps, carrying the GRU state through time.
 
         Args:
@@ -188,7 +157,8 @@ class CnnGruPolicy(keras.Model):
             state: [B, state_size] state before the first step.
 
         Returns:
-            CnnGruOutput with a policy of batch shape [B, T], values [B, T] and the last state.
+            NetworkOutput with a policy of batch shape [B, T] (int32 samples), the values "" and
+            "_int" [B, T] and the last state.
         """
         outer_shape = tf.shape(observ)[:2]
         frames = tf.reshape(observ, [-1, *self._observation_shape])  # Convs see B*T images.
@@ -206,42 +176,11 @@ class CnnGruPolicy(keras.Model):
         if self._policy_extra is not None:
             policy_features = memory + self._policy_extra(memory)
             value_features = memory + self._value_extra(memory)
-        return CnnGruOutput(
-            policy=self._policy_head(policy_features, outer_shape),
-            vpred_int=tf.reshape(self._vpred_int(value_features), outer_shape),
-            vpred_ext=tf.reshape(self._vpred_ext(value_features), outer_shape),
-            state=state,
-        )
-
-    def rollout(
-        self,
-        observ: tf.Tensor,
-        reset: tf.Tensor,
-        state: tf.Tensor,
-        seed: tf.Tensor | None = None,
-    ) -> RolloutOutput:
-        """Acts for one step of B environments.
-
-        Args:
-            observ: [B, H, W, C] frames with values in 0..255.
-            reset: [B] bool or 0/1 numbers, set where an episode starts at this step.
-            state: [B, state_size] state from `initial_state` or the previous step.
-            seed: Optional stateless seed, [2] int32, for reproducible sampling.
-
-        Returns:
-            RolloutOutput with the sampled int32 action, both values, the action's
-            log-probability, the policy's entropy (all [B]) and the next state.
-        """
-        out = self.opt(observ[:, None], reset[:, None], state)
-        action = out.policy.sample(seed=seed)
-        return RolloutOutput(
-            action=action[:, 0],
-            vpred_int=out.vpred_int[:, 0],
-            vpred_ext=out.vpred_ext[:, 0],
-            log_prob=out.policy.log_prob(action)[:, 0],
-            entropy=out.policy.entropy()[:, 0],
-            state=out.state,
-        )
+        values = {
+            "": tf.reshape(self._vpred_ext(value_features), outer_shape),
+            "_int": tf.reshape(self._vpred_int(value_features), outer_shape),
+        }
+        return NetworkOutput(self._policy_head(policy_features, outer_shape), values, state)
 
     def _step(self, state: tf.Tensor, inputs: tuple[tf.Tensor, tf.Tensor]) -> tf.Tensor:
         """One GRU step; its output is its new state."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from agents.ppo.networks import act
 from agents.ppo.recurrent_state import RecurrentState
 
 
@@ -26,7 +27,7 @@ class Evaluator(tf.Module):
         del agent_indices
         observ = self._agent.normalize(observ)
         recurrent = self._recurrent
-        output = self._agent.network(observ[:, None], recurrent.reset[:, None], recurrent.state)
+        output = act(self._agent.network, observ, recurrent.reset, recurrent.state)
         recurrent.advance(output.state)
         return output.policy.mode()[:, 0]
 

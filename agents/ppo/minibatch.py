@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import tensorflow as tf
@@ -66,7 +66,6 @@ def minibatch_loss(
     kl_beta: tf.Tensor,
     config: Any,
     streams: Sequence[ValueStream] | None = None,
-    stream_values: Callable[[Any], Mapping[str, tf.Tensor]] | None = None,
     extra_losses: Mapping[str, tf.Tensor] | None = None,
 ):
     """Total loss and diagnostics of one minibatch of sequences.
@@ -76,14 +75,12 @@ def minibatch_loss(
     of the negated entropy) and any `extra_losses` (1 each, e.g. RND's predictor).
 
     Args:
-        network: Maps (observ, reset, state) to an output with a `policy` distribution.
+        network: Maps (observ, reset, state) to a `NetworkOutput` (a policy, values by stream).
         batch: The minibatch: `observ`, `reset`, `state`, `action`, `log_prob`, `advantage`, and
             `value{key}` and `return{key}` per stream.
         kl_beta: The KL penalty coefficient (for `policy_loss: kl_penalty`).
         config: `policy_loss`, `clip_ratio`, `value_clip`, `value_coef`, `entropy_coef`, ...
         streams: The value streams (default: one extrinsic stream).
-        stream_values: Maps the network's output to the value prediction of each stream key
-            (default: `{"": output.value}`).
         extra_losses: Further named losses of the agent, added with weight 1.
 
     Returns:
@@ -92,7 +89,7 @@ def minibatch_loss(
     """
     streams = streams or (extrinsic(config.discount),)
     output = network(batch["observ"], batch["reset"], batch["state"])
-    values = stream_values(output) if stream_values else {"": output.value}
+    values = output.values
     log_prob = output.policy.log_prob(batch["action"])
     policy_loss, clipfrac, kl = policy_objective(log_prob, batch, kl_beta, config)
     value_loss = sum(

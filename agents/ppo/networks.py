@@ -25,16 +25,42 @@ class NetworkOutput(NamedTuple):
 
     Attributes:
         policy: Action distribution with batch shape [B, T]; its event shape is the action shape.
-        value: State-value estimates, [B, T] float32.
+        values: State-value estimates by value stream, each [B, T] float32: "" for the
+            environment's reward, and one per further stream (e.g. "_int" for an exploration
+            bonus).
         state: Recurrent state after the last step, [B, ...]; [B, 0] for feed-forward networks.
         features: What the policy head saw, [B, T, F] (gSDE's noise is a function of them);
             None where a network does not say.
     """
 
     policy: tfd.Distribution
-    value: tf.Tensor
+    values: dict[str, tf.Tensor]
     state: Any
     features: tf.Tensor | None = None
+
+    @property
+    def value(self) -> tf.Tensor:
+        """The value of the environment's reward stream, [B, T]."""
+        return self.values[""]
+
+
+def act(network, observ: tf.Tensor, reset: tf.Tensor, state: Any) -> NetworkOutput:
+    """One step of B environments: `network` on [B, 1, ...] observations.
+
+    Args:
+        network: A network returning `NetworkOutput`.
+        observ: [B, ...] observations as the network reads them.
+        reset: [B] bool, set where an episode starts at this step.
+        state: The recurrent state before the step.
+
+    Returns:
+        The output with its time axis dropped from values and features ([B]); the policy keeps
+        batch shape [B, 1] (slice its samples and log-probs with `[:, 0]`).
+    """
+    output = network(observ[:, None], reset[:, None], state)
+    features = None if output.features is None else output.features[:, 0]
+    values = {key: value[:, 0] for key, value in output.values.items()}
+    return NetworkOutput(output.policy, values, output.state, features)
 
 
 def _mlp(sizes: Sequence[int], activation: str, name: str) -> list[keras.layers.Dense]:
@@ -110,7 +136,7 @@ class FeedForwardNetwork(keras.Model):
         policy = self._policy_head(features, outer_shape)
         value = tf.reshape(self._value_head(_apply(self._value_torso, flat)), outer_shape)
         features = unflatten(features, outer_shape, [features.shape[-1]])
-        return NetworkOutput(policy, value, state, features)
+        return NetworkOutput(policy, {"": value}, state, features)
 
 
 class RecurrentNetwork(keras.Model):
@@ -169,7 +195,8 @@ class RecurrentNetwork(keras.Model):
         hidden = tf.reshape(hidden, [-1, self._units])
         policy = self._policy_head(hidden, outer_shape)
         value = tf.reshape(self._value_head(_apply(self._value_torso, hidden)), outer_shape)
-        return NetworkOutput(policy, value, state, unflatten(hidden, outer_shape, [self._units]))
+        features = unflatten(hidden, outer_shape, [self._units])
+        return NetworkOutput(policy, {"": value}, state, features)
 
     def _step(self, state: tf.Tensor, inputs: tuple[tf.Tensor, tf.Tensor]) -> tf.Tensor:
         features, reset = inputs

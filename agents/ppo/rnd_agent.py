@@ -14,9 +14,10 @@ from agents.ppo.rnd import RND
 class RNDPPO(PPO):
     """PPO for pixel observations with an exploration bonus (Burda et al., 2018).
 
-    The policy is a `CnnGruPolicy`: its rollout head acts one step at a time, its opt head scores
-    `chunk_length`-step sequences for the loss. After each rollout, RND's prediction error on the
-    next frames is the intrinsic reward, scaled by the running std of its discounted return.
+    The policy is a `CnnGruPolicy` with a value head per stream; it acts one step at a time and
+    scores `chunk_length`-step sequences for the loss, as every network does. RND is a component
+    of the agent (`components["rnd"]`): after each rollout, its prediction error on the next
+    frames is the intrinsic reward, scaled by the running std of its discounted return.
     Two GAE streams follow: intrinsic (`gamma_int`, non-episodic: episode ends do not cut it)
     and extrinsic (`discount`, episodic, truncated episodes bootstrapped). The advantage is
     `int_coef * A_int + ext_coef * A_ext`; the loss adds both value heads' errors and the RND
@@ -44,18 +45,24 @@ class RNDPPO(PPO):
 
     def checkpointables(self) -> dict:
         items = super().checkpointables()
-        items.update({f"rnd_{key}": value for key, value in self.rnd.checkpointables().items()})
         items["intrinsic"] = self.intrinsic_scaler
         return items
 
-    def _make_network(self, observ_space, action_space, config):
-        # Built here so that it exists when the optimizer is built for the trainable variables.
-        self.rnd = RND(
+    @property
+    def rnd(self) -> RND:
+        """The exploration bonus: a fixed target network and a trained predictor."""
+        return self.components["rnd"]
+
+    def _make_components(self, observ_space, config):
+        rnd = RND(
             observ_space.shape,
             feature_size=config.rnd_feature_size,
             cross_replica_sum=self._sum,
             proportion_of_exp_used_for_predictor_update=config.rnd_predictor_proportion,
         )
+        return {"rnd": rnd}
+
+    def _make_network(self, observ_space, action_space, config):
         return CnnGruPolicy(
             observ_space.shape,
             action_space,
@@ -71,18 +78,6 @@ class RNDPPO(PPO):
             streams.extrinsic(config.discount, config.ext_coef),
             streams.ValueStream("_int", config.gamma_int, episodic=False, coef=config.int_coef),
         )
-
-    def _stream_values(self, output):
-        return {"": output.vpred_ext, "_int": output.vpred_int}
-
-    def _trainable_variables(self) -> list:
-        return list(self.network.trainable_variables) + list(self.rnd.trainable_variables)
-
-    def _act(self, observ, seed):
-        recurrent = self._recurrent
-        output = self.network.rollout(observ, recurrent.reset, recurrent.state, seed=seed)
-        fields = dict(log_prob=output.log_prob, value=output.vpred_ext, value_int=output.vpred_int)
-        return output.action, fields, output.state
 
     def _stream_rewards(self, data, next_observ):
         """The intrinsic reward: RND's error on the next frames, scaled by its return's std."""

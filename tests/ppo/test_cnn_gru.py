@@ -1,4 +1,4 @@
-"""Tests for the RND CNN+GRU policy."""
+"""Tests for the RND CNN+GRU policy: the network contract with a value head per stream."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from agents.ppo.cnn_gru import MIN_FRAME_SIZE, CnnGruOutput, CnnGruPolicy, RolloutOutput
+from agents.ppo.cnn_gru import MIN_FRAME_SIZE, CnnGruPolicy
+from agents.ppo.networks import NetworkOutput, act
 
 SHAPE = (MIN_FRAME_SIZE, MIN_FRAME_SIZE, 4)
 ACTIONS = gym.spaces.Discrete(5)
@@ -47,54 +48,51 @@ def _state(seed=0):
 
 def _summary(out):
     """Log-probs of actions 0 and 3, entropy and both values side by side: [B, T, 5]."""
-    policy = out.policy
-    columns = [policy.log_prob(tf.fill(tf.shape(out.vpred_int), a)) for a in (0, 3)]
-    columns += [policy.entropy(), out.vpred_int, out.vpred_ext]
+    policy, values = out.policy, out.values
+    columns = [policy.log_prob(tf.fill(tf.shape(values["_int"]), a)) for a in (0, 3)]
+    columns += [policy.entropy(), values["_int"], values[""]]
     return tf.stack(columns, axis=-1).numpy()
 
 
-def test_opt_shapes_and_dtypes():
+def test_output_is_the_network_contract_with_a_value_per_stream():
     net = _policy()
     out = net(_frames(), _new(), net.initial_state(B))
-    assert isinstance(out, CnnGruOutput)
+    assert isinstance(out, NetworkOutput) and sorted(out.values) == ["", "_int"]
     action = out.policy.sample()
     assert action.shape == (B, T) and action.dtype == tf.int32
     assert np.all((action.numpy() >= 0) & (action.numpy() < ACTIONS.n))
     assert out.policy.logits_parameter().shape == (B, T, ACTIONS.n)
-    for value in (out.vpred_int, out.vpred_ext):
+    for value in out.values.values():
         assert value.shape == (B, T) and value.dtype == tf.float32
+    assert out.value is out.values[""]
     assert out.state.shape == (B, MEM) and out.state.dtype == tf.float32
 
 
-def test_rollout_shapes_dtypes_and_seeded_sampling():
+def test_one_step_shapes_dtypes_and_seeded_sampling():
     net = _randomized()
-    frames, new, state = _frames(time=1)[:, 0], tf.zeros(B), net.initial_state(B)
-    out = net.rollout(frames, new, state, seed=tf.constant([1, 2]))
-    assert isinstance(out, RolloutOutput)
-    assert out.action.shape == (B,) and out.action.dtype == tf.int32
-    assert np.all((out.action.numpy() >= 0) & (out.action.numpy() < ACTIONS.n))
-    for name in ("vpred_int", "vpred_ext", "log_prob", "entropy"):
-        tensor = getattr(out, name)
-        assert tensor.shape == (B,) and tensor.dtype == tf.float32, name
-    assert np.all(out.log_prob.numpy() < 0) and np.all(out.entropy.numpy() > 0)
+    frames, new, state = _frames(time=1)[:, 0], tf.zeros(B, tf.bool), net.initial_state(B)
+    out = act(net, frames, new, state)
+    action = out.policy.sample(seed=tf.constant([1, 2]))
+    assert action.shape == (B, 1) and action.dtype == tf.int32
+    for value in out.values.values():
+        assert value.shape == (B,) and value.dtype == tf.float32
+    assert np.all(out.policy.log_prob(action).numpy() < 0)
     assert out.state.shape == (B, MEM)
-    again = net.rollout(frames, new, state, seed=tf.constant([1, 2]))
-    np.testing.assert_array_equal(out.action, again.action)
+    again = act(net, frames, new, state).policy.sample(seed=tf.constant([1, 2]))
+    np.testing.assert_array_equal(action, again)
 
 
-def test_opt_equals_rollout_steps_carrying_the_state():
+def test_an_unrolled_sequence_equals_single_steps_carrying_the_state():
     net = _randomized()
     frames, new, initial = _frames(), _new(start=2), _state()
-    unrolled = net.opt(frames, new, initial)
+    unrolled = net(frames, new, initial)
     state, steps = initial, []
     for t in range(T):
-        out = net.rollout(frames[:, t], new[:, t], state, seed=tf.constant([t, 0]))
-        step = net.opt(frames[:, t : t + 1], new[:, t : t + 1], state)
-        np.testing.assert_allclose(out.log_prob, step.policy.log_prob(out.action[:, None])[:, 0])
+        out = act(net, frames[:, t], new[:, t], state)
+        step = net(frames[:, t : t + 1], new[:, t : t + 1], state)
         steps.append(_summary(step))
-        np.testing.assert_allclose(out.entropy, steps[-1][:, 0, 2])
-        np.testing.assert_allclose(out.vpred_int, steps[-1][:, 0, 3])
-        np.testing.assert_allclose(out.vpred_ext, steps[-1][:, 0, 4])
+        np.testing.assert_allclose(out.values["_int"], steps[-1][:, 0, 3])
+        np.testing.assert_allclose(out.values[""], steps[-1][:, 0, 4])
         state = out.state
     np.testing.assert_allclose(_summary(unrolled), np.concatenate(steps, axis=1), atol=1e-5)
     np.testing.assert_allclose(unrolled.state, state, atol=1e-5)
@@ -103,13 +101,13 @@ def test_opt_equals_rollout_steps_carrying_the_state():
 def test_new_resets_the_state_before_its_step():
     net = _randomized()
     frames = _frames()
-    carried = net.opt(frames, _new(start=2), _state(seed=1))
-    fresh = net.opt(frames[:, 2:], _new(time=T - 2), net.initial_state(B))
+    carried = net(frames, _new(start=2), _state(seed=1))
+    fresh = net(frames[:, 2:], _new(time=T - 2), net.initial_state(B))
     np.testing.assert_allclose(_summary(carried)[:, 2:], _summary(fresh), atol=1e-5)
     np.testing.assert_allclose(carried.state, fresh.state, atol=1e-5)
-    kept = net.opt(frames, _new(), _state(seed=1))
+    kept = net(frames, _new(), _state(seed=1))
     assert not np.allclose(_summary(kept)[:, 2], _summary(fresh)[:, 0], atol=1e-3)
-    as_float = net.opt(frames, tf.cast(_new(start=2), tf.float32), _state(seed=1))
+    as_float = net(frames, tf.cast(_new(start=2), tf.float32), _state(seed=1))
     np.testing.assert_allclose(_summary(as_float), _summary(carried), atol=1e-6)
 
 
@@ -123,11 +121,12 @@ def test_rec_gate_init_sets_the_gate_bias_and_keeps_the_state():
     np.testing.assert_array_equal(biases["gru_candidate/bias"], np.zeros(MEM))
     np.testing.assert_array_equal(_variables(_policy())["gru_gates/bias"], np.zeros(2 * MEM))
     frames, state = _frames(time=1)[:, 0], _state()
-    keep = _policy(rec_gate_init=30.0).rollout(frames, tf.zeros(B), state).state
+    no_reset = tf.zeros(B, tf.bool)
+    keep = act(_policy(rec_gate_init=30.0), frames, no_reset, state).state
     np.testing.assert_allclose(keep, state, atol=1e-6)
     forget = _policy(rec_gate_init=-30.0)
-    other = forget.rollout(frames, tf.zeros(B), _state(seed=5)).state
-    np.testing.assert_allclose(forget.rollout(frames, tf.zeros(B), state).state, other, atol=1e-6)
+    other = act(forget, frames, no_reset, _state(seed=5)).state
+    np.testing.assert_allclose(act(forget, frames, no_reset, state).state, other, atol=1e-6)
 
 
 def test_extrahid_adds_residual_layers():
@@ -169,11 +168,11 @@ def test_frames_are_scaled_to_unit_range(monkeypatch):
     monkeypatch.setattr(net._convs[0], "call", lambda x: seen.append(x) or conv_call(x))
     frames = _frames(time=2)
     frames = tf.concat([frames[:, :1] * 0, frames[:, 1:] * 0 + 255], axis=1)  # All 0, all 255.
-    uint8 = net.opt(frames, _new(time=2), net.initial_state(B))
+    uint8 = net(frames, _new(time=2), net.initial_state(B))
     inputs = seen[0].numpy().reshape(B, 2, -1)
     assert seen[0].dtype == tf.float32
     assert np.all(inputs[:, 0] == 0.0) and np.all(inputs[:, 1] == 1.0)
-    as_float = net.opt(tf.cast(frames, tf.float32), _new(time=2), net.initial_state(B))
+    as_float = net(tf.cast(frames, tf.float32), _new(time=2), net.initial_state(B))
     np.testing.assert_array_equal(_summary(uint8), _summary(as_float))
 
 
@@ -182,24 +181,24 @@ def test_tf_function_traces_once_for_the_same_shapes():
     traces = []
 
     @tf.function
-    def act(observ, new, state, seed):
-        traces.append("rollout")
-        return net.rollout(observ, new, state, seed)
+    def step(observ, new, state, seed):
+        traces.append("step")
+        out = act(net, observ, new, state)
+        return out.policy.sample(seed=seed)[:, 0], out.state
 
     @tf.function
     def evaluate(observ, new, state):
-        traces.append("opt")
+        traces.append("sequence")
         out = net(observ, new, state)
-        return out.policy.log_prob(tf.zeros_like(new, tf.int32)), out.vpred_int, out.state
+        return out.policy.log_prob(tf.zeros_like(new, tf.int32)), out.values["_int"], out.state
 
     state = net.initial_state(B)
     for seed in range(3):
         frames, seed_tensor = _frames(time=1, seed=seed)[:, 0], tf.constant([seed, 0])
-        out = act(frames, tf.zeros(B, tf.bool), state, seed_tensor)
-        state = out.state
+        action, state = step(frames, tf.zeros(B, tf.bool), state, seed_tensor)
         log_prob, _, _ = evaluate(_frames(seed=seed), _new(start=seed), state)
-        assert out.action.shape == (B,) and log_prob.shape == (B, T)
-    assert traces == ["rollout", "opt"]
+        assert action.shape == (B,) and log_prob.shape == (B, T)
+    assert traces == ["step", "sequence"]
 
 
 def test_gradients_reach_every_variable():
@@ -207,7 +206,7 @@ def test_gradients_reach_every_variable():
     with tf.GradientTape() as tape:
         out = net(_frames(), _new(start=1), _state())
         loss = tf.reduce_sum(out.policy.log_prob(tf.ones((B, T), tf.int32)))
-        loss += tf.reduce_sum(out.vpred_int) + tf.reduce_sum(out.vpred_ext)
+        loss += tf.reduce_sum(out.values["_int"]) + tf.reduce_sum(out.values[""])
     grads = tape.gradient(loss, net.trainable_variables)
     assert len(net.trainable_variables) == len(net.variables) == 22
     assert all(grad is not None for grad in grads)
@@ -217,11 +216,11 @@ def test_checkpoint_of_variables_restores_outputs_exactly(tmp_path):
     source, target = _randomized(), _policy()
     assert [v.path for v in source.variables] == [v.path for v in target.variables]
     frames, new, state = _frames(), _new(start=3), _state()
-    expected = source.opt(frames, new, state)
-    assert not np.allclose(_summary(target.opt(frames, new, state)), _summary(expected))
+    expected = source(frames, new, state)
+    assert not np.allclose(_summary(target(frames, new, state)), _summary(expected))
     path = tf.train.Checkpoint(weights=list(source.variables)).save(str(tmp_path / "ckpt"))
     tf.train.Checkpoint(weights=list(target.variables)).restore(path).assert_consumed()
-    restored = target.opt(frames, new, state)
+    restored = target(frames, new, state)
     np.testing.assert_array_equal(_summary(restored), _summary(expected))
     np.testing.assert_array_equal(restored.state, expected.state)
 

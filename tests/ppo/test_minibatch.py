@@ -91,7 +91,7 @@ class _FixedNetwork:
 
     def __call__(self, observ, reset, state):
         del observ, reset
-        return NetworkOutput(tfd.Normal(self.loc, self.scale), self.value, state)
+        return NetworkOutput(tfd.Normal(self.loc, self.scale), {"": self.value}, state)
 
 
 def _minibatch():
