@@ -20,6 +20,7 @@ import types
 import numpy as np
 import tensorflow as tf
 
+from agents.ppo.networks import act
 from agents.ppo.weights import Weights
 
 SIGNATURE_INPUT = "observation"
@@ -106,7 +107,7 @@ class _ExportedPolicy(tf.Module):
         return self._clip_action(action), state
 
     def _mode_step(self, observ: tf.Tensor, reset: tf.Tensor, state: tf.Tensor):
-        output = self._network.model(self._normalize(observ)[:, None], reset[:, None], state)
+        output = act(self._network.model, self._normalize(observ), reset, state)
         return output.policy.mode()[:, 0], output.state
 
     @staticmethod
