@@ -5,6 +5,7 @@ import pytest
 import tensorflow as tf
 
 from agents.ppo import advantages
+from tests.floats import assert_float32_close
 
 _CONTINUE, _TERMINATED, _TRUNCATED = 0, 1, 2
 
@@ -218,7 +219,7 @@ def test_functions_work_in_tf_function_with_unknown_time():
         args = (r["reward"], r["value"], r["next_value"], r["terminated"], r["done"], 0.9, 0.7)
         np.testing.assert_allclose(gae(*args), _naive_gae(*args), rtol=1e-5, atol=1e-5)
         args = (r["reward"], r["next_value"], r["terminated"], r["done"], 0.9)
-        np.testing.assert_allclose(returns(*args), _naive_discounted_return(*args), rtol=1e-5)
+        assert_float32_close(returns(*args), _naive_discounted_return(*args))
         args = (r["value"], r["bootstrap_value"], r["final_value"], r["truncated"])
         np.testing.assert_allclose(shift(*args), _naive_next_values(*args))
     for fn in (gae, returns, shift):
@@ -244,7 +245,7 @@ def test_explained_variance():
     # 1 - 0.5 / 5 = 0.9.
     target = np.array([0.0, 2.0, 4.0, 6.0], np.float32)
     prediction = np.array([1.0, 2.0, 3.0, 6.0], np.float32)
-    np.testing.assert_allclose(advantages.explained_variance(prediction, target), 0.9, rtol=1e-6)
+    assert_float32_close(advantages.explained_variance(prediction, target), 0.9)
     np.testing.assert_allclose(advantages.explained_variance(target, target), 1.0)
     np.testing.assert_allclose(advantages.explained_variance(np.full(4, 3.0), target), 0.0)
     rng = np.random.default_rng(6)

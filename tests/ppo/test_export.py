@@ -12,6 +12,7 @@ import tensorflow as tf
 from agents import tools
 from agents.ppo.algorithm import Evaluator
 from agents.ppo.export import export_policy
+from tests.floats import assert_float32_close
 from tests.ppo.test_algorithm import PPO, _config, _env, _run
 
 _LOADER = """
@@ -72,10 +73,10 @@ def test_serving_signature_is_named_float32_and_takes_single_or_batched_observat
     assert (spec.name, spec.dtype, spec.shape.as_list()) == ("observation", tf.float32, [None, 3])
     assert list(serve.structured_outputs) == ["action"]
     batch = serve(observation=tf.constant(observ))["action"].numpy()
-    np.testing.assert_allclose(policy(observ).numpy(), batch, rtol=1e-6)
+    assert_float32_close(policy(observ).numpy(), batch)
     single = policy(observ[1]).numpy()
     assert single.shape == batch.shape[1:]
-    np.testing.assert_allclose(single, batch[1], rtol=1e-6)
+    assert_float32_close(single, batch[1])
     graph_dtypes = {tensor.dtype for op in serve.graph.get_operations() for tensor in op.outputs}
     assert tf.float64 not in graph_dtypes  # The normalizer's statistics are float32 inside.
 
@@ -97,14 +98,14 @@ def test_actions_are_clipped_to_the_action_space_and_the_mode_stays_available(tm
     unclipped = policy.unclipped(observ).numpy()
     assert np.abs(unclipped).max() > 0.01
     expected = np.clip(unclipped, -0.01, 0.01)
-    np.testing.assert_allclose(policy(observ).numpy(), expected, rtol=1e-6)
+    assert_float32_close(policy(observ).numpy(), expected)
     serve = policy.signatures["serving_default"]
-    np.testing.assert_allclose(serve(observation=observ)["action"].numpy(), expected, rtol=1e-6)
+    assert_float32_close(serve(observation=observ)["action"].numpy(), expected)
     state = policy.initial_state(tf.constant(4))
     stepped, _ = policy.step(observ, tf.ones([4], tf.bool), state)
-    np.testing.assert_allclose(stepped.numpy(), expected, rtol=1e-6)
+    assert_float32_close(stepped.numpy(), expected)
     tflite = _tflite_runner(path)
-    np.testing.assert_allclose(tflite(observation=observ)["action"], expected, rtol=1e-5)
+    assert_float32_close(tflite(observation=observ)["action"], expected)
 
 
 def test_non_finite_observations_are_refused_by_every_function_and_flagged_in_tflite(tmp_path):
@@ -127,7 +128,7 @@ def test_non_finite_observations_are_refused_by_every_function_and_flagged_in_tf
     result = _tflite_runner(path)(observation=bad)
     assert result["finite"].tolist() == [False, True, False, True]
     assert np.isfinite(result["action"]).all()
-    np.testing.assert_allclose(result["action"][1], policy(observ[1]).numpy(), rtol=1e-5)
+    assert_float32_close(result["action"][1], policy(observ[1]).numpy())
 
 
 def _tflite_runner(path):

@@ -7,6 +7,7 @@ import pytest
 import tensorflow as tf
 
 from agents.ppo import losses
+from tests.floats import assert_float32_close
 
 
 def _random_batch(seed: int, size: int = 32) -> dict:
@@ -71,13 +72,13 @@ def _log(*ratios):
 def test_approx_kl_matches_naive_reference():
     b = _random_batch(seed=0)
     kl = losses.approx_kl(b["old_log_prob"], b["log_prob"])
-    np.testing.assert_allclose(kl, _naive_approx_kl(b["old_log_prob"], b["log_prob"]), rtol=1e-5)
+    assert_float32_close(kl, _naive_approx_kl(b["old_log_prob"], b["log_prob"]))
 
 
 def test_approx_kl_hand_computed():
     # ratios [2, 1]: k3 terms (2 - 1) - ln 2 = 0.3068528 and (1 - 1) - 0 = 0; mean 0.1534264.
     kl = losses.approx_kl(np.zeros(2, np.float32), _log(2.0, 1.0))
-    np.testing.assert_allclose(kl, 0.1534264, rtol=1e-5)
+    assert_float32_close(kl, 0.1534264)
 
 
 def test_approx_kl_is_non_negative_and_zero_for_equal_policies():
@@ -92,7 +93,7 @@ def test_clip_policy_loss_matches_naive_reference():
     loss, clipfrac = losses.clip_policy_loss(**b, clip_ratio=0.2)
     expected_loss, expected_clipfrac = _naive_clip_loss(**b, clip_ratio=0.2)
     assert 0.0 < expected_clipfrac < 1.0
-    np.testing.assert_allclose(loss, expected_loss, rtol=1e-5)
+    assert_float32_close(loss, expected_loss)
     np.testing.assert_allclose(clipfrac, expected_clipfrac)
 
 
@@ -110,7 +111,7 @@ def test_clip_policy_loss_hand_computed():
         np.array([1.0, -1.0, -1.0, 1.0, 2.0], np.float32),
         0.2,
     )
-    np.testing.assert_allclose(loss, -0.32, rtol=1e-5)
+    assert_float32_close(loss, -0.32)
     np.testing.assert_allclose(clipfrac, 0.8)
 
 
@@ -119,7 +120,7 @@ def test_dual_clip_policy_loss_matches_naive_reference():
     b["log_prob"] = b["old_log_prob"] + np.linspace(-2.0, 2.0, 32, dtype=np.float32)
     loss, clipfrac = losses.dual_clip_policy_loss(**b, clip_ratio=0.2, dual_clip=3.0)
     expected_loss, expected_clipfrac = _naive_clip_loss(**b, clip_ratio=0.2, dual_clip=3.0)
-    np.testing.assert_allclose(loss, expected_loss, rtol=1e-5)
+    assert_float32_close(loss, expected_loss)
     np.testing.assert_allclose(clipfrac, expected_clipfrac)
 
 
@@ -140,8 +141,8 @@ def test_dual_clip_bounds_negative_advantages_with_huge_ratio():
     args = (_log(10.0, 0.5), np.zeros(2, np.float32), np.array([-1.0, -1.0], np.float32), 0.2)
     plain_loss, _ = losses.clip_policy_loss(*args)
     dual_loss, clipfrac = losses.dual_clip_policy_loss(*args, dual_clip=3.0)
-    np.testing.assert_allclose(plain_loss, 5.4, rtol=1e-5)
-    np.testing.assert_allclose(dual_loss, 1.9, rtol=1e-5)
+    assert_float32_close(plain_loss, 5.4)
+    assert_float32_close(dual_loss, 1.9)
     np.testing.assert_allclose(clipfrac, 1.0)
 
 
@@ -158,7 +159,7 @@ def test_kl_penalty_policy_loss_matches_naive_reference(kl, factor):
     params = dict(kl=kl, beta=0.5, kl_target=0.01, kl_cutoff_factor=factor, kl_cutoff_coef=1000.0)
     loss = losses.kl_penalty_policy_loss(**b, **params)
     expected = _naive_kl_penalty_loss(*b.values(), *params.values())
-    np.testing.assert_allclose(loss, expected, rtol=1e-5)
+    assert_float32_close(loss, expected)
 
 
 def test_kl_penalty_policy_loss_hand_computed():
@@ -167,11 +168,11 @@ def test_kl_penalty_policy_loss_hand_computed():
     # Cutoff factor 20: threshold 0.2 > kl, no extra term -> -1.45.
     args = (_log(2.0, 0.5), np.zeros(2, np.float32), np.array([1.0, 2.0], np.float32))
     params = dict(kl=tf.constant(0.1), beta=0.5, kl_target=0.01)
-    np.testing.assert_allclose(losses.kl_penalty_policy_loss(*args, **params), -1.45, rtol=1e-5)
+    assert_float32_close(losses.kl_penalty_policy_loss(*args, **params), -1.45)
     cut = losses.kl_penalty_policy_loss(*args, **params, kl_cutoff_factor=2.0)
-    np.testing.assert_allclose(cut, 4.95, rtol=1e-5)
+    assert_float32_close(cut, 4.95)
     not_cut = losses.kl_penalty_policy_loss(*args, **params, kl_cutoff_factor=20.0)
-    np.testing.assert_allclose(not_cut, -1.45, rtol=1e-5)
+    assert_float32_close(not_cut, -1.45)
 
 
 @pytest.mark.parametrize(
@@ -186,7 +187,7 @@ def test_kl_penalty_policy_loss_hand_computed():
 )
 def test_adapt_kl_beta_branches(kl, expected):
     beta = losses.adapt_kl_beta(tf.constant(1.0), tf.constant(kl), 0.01)
-    np.testing.assert_allclose(beta, expected, rtol=1e-6)
+    assert_float32_close(beta, expected)
 
 
 def test_adapt_kl_beta_accepts_python_floats():
@@ -199,7 +200,7 @@ def test_value_loss_matches_naive_reference(clip_range):
     value, old_value, returns = rng.normal(size=(3, 32)).astype(np.float32)
     loss = losses.value_loss(value, old_value, returns, clip_range)
     expected = _naive_value_loss(value, old_value, returns, clip_range)
-    np.testing.assert_allclose(loss, expected, rtol=1e-6)
+    assert_float32_close(loss, expected)
 
 
 def test_value_loss_hand_computed():
@@ -212,7 +213,7 @@ def test_value_loss_hand_computed():
     old_value = np.array([0.0, 2.9], np.float32)
     returns = np.array([2.0, 2.0], np.float32)
     np.testing.assert_allclose(losses.value_loss(value, old_value, returns), 0.5)
-    np.testing.assert_allclose(losses.value_loss(value, old_value, returns, 0.5), 0.8125, rtol=1e-6)
+    assert_float32_close(losses.value_loss(value, old_value, returns, 0.5), 0.8125)
 
 
 def test_value_clipping_is_inactive_within_clip_range():
@@ -246,13 +247,13 @@ def test_losses_work_in_tf_function_with_unknown_size():
         b = _random_batch(seed=size, size=size)
         result = all_losses(*b.values(), 1.0, 0.01, 0.2)
         kl = _naive_approx_kl(b["old_log_prob"], b["log_prob"])
-        np.testing.assert_allclose(result["kl"], kl, rtol=1e-5)
-        np.testing.assert_allclose(result["clip"], _naive_clip_loss(*b.values(), 0.2)[0], rtol=1e-5)
+        assert_float32_close(result["kl"], kl)
+        assert_float32_close(result["clip"], _naive_clip_loss(*b.values(), 0.2)[0])
         np.testing.assert_allclose(
             result["dual"], _naive_clip_loss(*b.values(), 0.2, 3.0)[0], rtol=1e-5
         )
         expected = _naive_kl_penalty_loss(*b.values(), kl, 1.0, 0.01, 2.0, 1000.0)
         np.testing.assert_allclose(result["penalty"], expected, rtol=1e-4)
         expected = _naive_value_loss(*b.values(), 0.2)
-        np.testing.assert_allclose(result["value"], expected, rtol=1e-5)
+        assert_float32_close(result["value"], expected)
     assert all_losses.experimental_get_tracing_count() == 1

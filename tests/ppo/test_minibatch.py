@@ -14,6 +14,7 @@ from agents.ppo import losses, minibatch
 from agents.ppo.algorithm import PPO
 from agents.ppo.networks import NetworkOutput
 from agents.scripts import configs
+from tests.floats import assert_float32_close
 
 tfd = tfp.distributions
 
@@ -36,7 +37,7 @@ def _policy_batch():
 
 
 def _close(actual, expected):
-    np.testing.assert_allclose(float(actual), float(expected), rtol=1e-6)
+    assert_float32_close(float(actual), float(expected))
 
 
 @pytest.mark.parametrize("loss", ["clip", "dual_clip"])

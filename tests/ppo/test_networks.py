@@ -11,6 +11,7 @@ import tensorflow as tf
 import tensorflow_probability as tfp
 
 from agents.ppo.networks import NetworkOutput, make_network
+from tests.floats import assert_float32_close
 
 tfd = tfp.distributions
 
@@ -106,7 +107,7 @@ def test_multi_discrete_samples_every_valid_entry_at_init():
 @pytest.mark.parametrize("network", ["feed_forward_gaussian", "recurrent_gaussian"])
 def test_init_std_and_small_initial_mean(network):
     out = _call(_network(BOX, network=network))
-    np.testing.assert_allclose(out.policy.stddev(), np.full((B, T, 2), 0.5), rtol=1e-6)
+    assert_float32_close(out.policy.stddev(), np.full((B, T, 2), 0.5))
     assert np.max(np.abs(out.policy.mean())) < 0.1
 
 

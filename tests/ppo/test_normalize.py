@@ -6,6 +6,7 @@ import tensorflow as tf
 
 from agents.ppo.normalize import RewardScaler, StreamingNormalize
 from tests import moments
+from tests.floats import assert_float32_close
 
 SHAPES = moments.SHAPES
 
@@ -47,12 +48,12 @@ def test_streaming_normalize_rejects_wrong_sample_shape():
 def test_transform_is_identity_before_update_and_clips():
     normalizer = StreamingNormalize((2,))
     value = np.array([[0.5, -3.0], [7.0, -8.0]], np.float32)
-    np.testing.assert_allclose(normalizer.transform(value), [[0.5, -3.0], [5.0, -5.0]], rtol=1e-6)
+    assert_float32_close(normalizer.transform(value), [[0.5, -3.0], [5.0, -5.0]])
     normalizer.update(np.array([[0.0, 0.0], [2.0, 2.0]]))  # mean 1, std 1
-    np.testing.assert_allclose(normalizer.transform([[4.0, 100.0]]), [[3.0, 5.0]], rtol=1e-6)
+    assert_float32_close(normalizer.transform([[4.0, 100.0]]), [[3.0, 5.0]])
     unclipped = StreamingNormalize((2,), center=False, clip=None)
     unclipped.update(np.array([[0.0, 0.0], [2.0, 2.0]]))
-    np.testing.assert_allclose(unclipped.transform([[4.0, 100.0]]), [[4.0, 100.0]], rtol=1e-6)
+    assert_float32_close(unclipped.transform([[4.0, 100.0]]), [[4.0, 100.0]])
 
 
 def test_summary_reports_average_mean_and_std():
@@ -102,7 +103,7 @@ def test_reward_scaler_matches_naive_reference():
     scale = tf.function(scaler.scale)
     scaled = np.array([scale(r.astype(np.float32), d) for r, d in zip(rewards, dones, strict=True)])
     expected = _naive_scaled_rewards(rewards.astype(np.float32), dones, gamma=0.9, clip=10.0)
-    np.testing.assert_allclose(scaled, expected, rtol=1e-5)
+    assert_float32_close(scaled, expected)
     np.testing.assert_allclose(scaled[0], [10.0, 10.0, 10.0])
     assert np.abs(scaled[1:]).max() < 10.0
 
@@ -111,12 +112,12 @@ def test_reward_scaler_two_steps_by_hand():
     scaler = RewardScaler(num_envs=2, gamma=0.5)
     # Step 1: returns [1, 3], of variance 1, so the rewards pass unchanged; env 1 is done.
     first = scaler.scale([1.0, 3.0], [False, True])
-    np.testing.assert_allclose(first, [1.0, 3.0], rtol=1e-6)
+    assert_float32_close(first, [1.0, 3.0])
     np.testing.assert_array_equal(scaler.returns, [1.0, 0.0])
     # Step 2: returns [0.5 * 1 + 2, 0.5 * 0 - 2] = [2.5, -2]. The returns seen, {1, 3, 2.5, -2},
     # have mean 9/8 and variance 81/16 - 81/64 = 243/64: rewards are divided by sqrt(243) / 8.
     second = scaler.scale([2.0, -2.0], [False, False])
-    np.testing.assert_allclose(second, [16 / np.sqrt(243), -16 / np.sqrt(243)], rtol=1e-6)
+    assert_float32_close(second, [16 / np.sqrt(243), -16 / np.sqrt(243)])
     np.testing.assert_array_equal(scaler.returns, [2.5, -2.0])
     assert second.dtype == tf.float32
 

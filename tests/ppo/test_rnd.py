@@ -7,6 +7,7 @@ import tensorflow as tf
 
 from agents.ppo.normalize import RewardScaler
 from agents.ppo.rnd import RND
+from tests.floats import assert_float32_close
 
 SHAPE = (36, 36, 4)  # The smallest frames the conv stack accepts.
 
@@ -92,7 +93,7 @@ def test_only_the_last_frame_is_used(trained):
 def test_intrinsic_reward_keeps_leading_dimensions(trained):
     rnd, frames, *_ = trained
     rewards = rnd.intrinsic_reward(frames.reshape(4, 8, *SHAPE)).numpy()
-    np.testing.assert_allclose(rewards.reshape(-1), rnd.intrinsic_reward(frames), rtol=1e-5)
+    assert_float32_close(rewards.reshape(-1), rnd.intrinsic_reward(frames))
 
 
 def test_observation_stats_are_per_pixel_of_the_last_frame():
@@ -156,5 +157,5 @@ def test_non_episodic_rollout_scaling_matches_naive_reference():
     expected = _naive_scaled_intrinsic([r.astype(np.float32) for r in rollouts], gamma=0.9)
     for actual, reference in zip(scaled, expected, strict=True):
         assert actual.dtype == np.float32
-        np.testing.assert_allclose(actual, reference, rtol=1e-5)
+        assert_float32_close(actual, reference)
     assert scaler.return_stats.count.numpy() == 4 * 5 * 3

@@ -11,6 +11,7 @@ from agents.ppo.export import export_policy
 from agents.ppo.networks import make_network
 from agents.ppo.sde import EPSILON, ExplorationNoise, sde_std
 from agents.scripts import configs
+from tests.floats import assert_float32_close
 
 OBS = gym.spaces.Box(-np.inf, np.inf, (3,), np.float32)
 BOX = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
@@ -36,7 +37,7 @@ def test_sde_std_by_hand():
     # Features (1, 2) with entry stds 1 and 0.5: variance 1 * 1 + 4 * 0.25 = 2.
     log_std = np.log([[1.0], [0.5]]).astype(np.float32)
     std = sde_std(tf.constant([[1.0, 2.0]]), tf.constant(log_std))
-    np.testing.assert_allclose(std.numpy(), [[np.sqrt(2.0 + EPSILON)]], rtol=1e-6)
+    assert_float32_close(std.numpy(), [[np.sqrt(2.0 + EPSILON)]])
 
 
 def test_sde_std_matches_naive_reference():
@@ -44,7 +45,7 @@ def test_sde_std_matches_naive_reference():
     features = rng.normal(size=(6, 4)).astype(np.float32)
     log_std = rng.normal(scale=0.5, size=(4, 3)).astype(np.float32)
     std = sde_std(tf.constant(features), tf.constant(log_std)).numpy()
-    np.testing.assert_allclose(std, _naive_std(features, log_std), rtol=1e-5)
+    assert_float32_close(std, _naive_std(features, log_std))
 
 
 def test_noise_has_the_std_the_head_assumes():
@@ -73,7 +74,7 @@ def test_matrices_are_redrawn_every_sample_freq_rollout_steps(sample_freq, redra
         matrices = noise.matrices.numpy().copy()
         seen.append(not np.array_equal(matrices, previous))
         # The noise of a step is drawn from the matrices in force at that step.
-        np.testing.assert_allclose(value, np.einsum("bf,bfa->ba", features, matrices), rtol=1e-6)
+        assert_float32_close(value, np.einsum("bf,bfa->ba", features, matrices))
         previous = matrices
     assert seen == redraws
     assert not np.array_equal(matrices[0], matrices[1])  # One matrix per environment.
@@ -93,7 +94,7 @@ def test_network_with_sde_has_a_feature_by_action_log_std():
     network = make_network(OBS, BOX, _network_config())
     assert network.policy_head.state_dependent
     assert tuple(network.policy_head.log_std.shape) == (5, 2)
-    np.testing.assert_allclose(network.policy_head.log_std.numpy(), np.log(0.5), rtol=1e-6)
+    assert_float32_close(network.policy_head.log_std.numpy(), np.log(0.5))
     plain = make_network(OBS, BOX, _network_config(sde_sample_freq=None))
     assert not plain.policy_head.state_dependent
     assert tuple(plain.policy_head.log_std.shape) == (2,)
@@ -107,13 +108,13 @@ def test_sde_distribution_is_normal_with_the_feature_std(network):
     output = model(observ, reset, model.initial_state(3))
     features = output.features.numpy().reshape(12, -1)
     std = _naive_std(features, model.policy_head.log_std.numpy()).reshape(3, 4, 2)
-    np.testing.assert_allclose(output.policy.stddev().numpy(), std, rtol=1e-5)
+    assert_float32_close(output.policy.stddev().numpy(), std)
     action = np.zeros([3, 4, 2], np.float32) + 0.3
     mean = output.policy.mean().numpy()
     expected = np.sum(
         -0.5 * ((action - mean) / std) ** 2 - np.log(std) - 0.5 * np.log(2 * np.pi), axis=-1
     )
-    np.testing.assert_allclose(output.policy.log_prob(action).numpy(), expected, rtol=1e-5)
+    assert_float32_close(output.policy.log_prob(action).numpy(), expected)
 
 
 def test_std_trains_only_log_std_not_the_features():
@@ -169,6 +170,6 @@ def test_exported_sde_policy_acts_with_the_mean(tmp_path):
     evaluator.begin_episode(tf.range(3))
     expected = evaluator.perform(tf.range(3), tf.constant(observ)).numpy()
     output = ppo.network(ppo.normalize(observ)[:, None], tf.ones([3, 1], tf.bool), tf.zeros([3, 0]))
-    np.testing.assert_allclose(expected, output.policy.mean().numpy()[:, 0], rtol=1e-6)
+    assert_float32_close(expected, output.policy.mean().numpy()[:, 0])
     loaded = tf.saved_model.load(export_policy(ppo, str(tmp_path / "policy")))
     np.testing.assert_allclose(loaded(observ).numpy(), expected, rtol=1e-5, atol=1e-6)

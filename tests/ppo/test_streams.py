@@ -4,6 +4,7 @@ import numpy as np
 import tensorflow as tf
 
 from agents.ppo import streams
+from tests.floats import assert_float32_close
 
 
 def _naive_gae(reward, value, next_value, terminated, done, discount, lambda_):
@@ -45,8 +46,8 @@ def test_one_extrinsic_stream_is_plain_gae_with_truncation_bootstrapped():
     terminated = data["terminated"].numpy().astype(float)
     done = terminated + data["truncated"].numpy()
     expected = _naive_gae(reward, value, next_value, terminated, done, 0.9, 0.8)
-    np.testing.assert_allclose(advantage, expected, rtol=1e-6)
-    np.testing.assert_allclose(returns["return"], expected + value, rtol=1e-6)
+    assert_float32_close(advantage, expected)
+    assert_float32_close(returns["return"], expected + value)
     # Hand-computed: env 0's terminal step, A = r - V = 1 - 1.
     assert float(advantage[0, 0]) == 0.0
 
@@ -69,7 +70,7 @@ def test_a_non_episodic_stream_ignores_episode_ends_and_streams_are_weighted():
     next_int = np.concatenate([value_int[1:], [[0.6, 0.7]]])
     never = np.zeros_like(reward)
     intrinsic = _naive_gae(reward_int, value_int, next_int, never, never, 0.99, 0.8)
-    np.testing.assert_allclose(returns["return_int"], intrinsic + value_int, rtol=1e-6)
-    np.testing.assert_allclose(advantage, extrinsic + 0.5 * intrinsic, rtol=1e-6)
+    assert_float32_close(returns["return_int"], intrinsic + value_int)
+    assert_float32_close(advantage, extrinsic + 0.5 * intrinsic)
     # Hand-computed last step of env 0: R_int = A_int + V_int = (0 + 0.99 * 0.6 - 0.1) + 0.1.
-    np.testing.assert_allclose(returns["return_int"][2, 0], 0.99 * 0.6, rtol=1e-6)
+    assert_float32_close(returns["return_int"][2, 0], 0.99 * 0.6)
