@@ -8,36 +8,19 @@ last evaluation phase rewrites the 256 saved before it).
 import errno
 import glob
 import os
-import shutil
 
 import pytest
 import tensorflow as tf
 
-from agents.scripts import train, visualize
+from agents.scripts import visualize
 from agents.scripts.environments import make_env
 from agents.scripts.utility import UsageError
-from tests.scripts.capture import run_main
-
-_TIMESTAMP = "20000101T000000"
+from tests.scripts import runs
 
 
 @pytest.fixture(scope="module")
-def finished_run(tmp_path_factory):
-    logdir = tmp_path_factory.mktemp("logdir")
-    code, _, stderr = run_main(
-        train.main, ["--config=debug", f"--logdir={logdir}", "--set", "checkpoint_every=64"]
-    )
-    assert code == 0, stderr
-    (run_dir,) = glob.glob(os.path.join(logdir, "*-debug"))
-    assert _checkpoints(run_dir) == ["ckpt-128", "ckpt-192", "ckpt-256"]
-    return run_dir
-
-
-@pytest.fixture
-def run_copy(finished_run, tmp_path):
-    copy = tmp_path / f"{_TIMESTAMP}-debug"
-    shutil.copytree(finished_run, copy)
-    return str(copy)
+def finished_run(tmp_path_factory):  # Checkpoints every 64 steps; `run_copy` copies this one.
+    return runs.finished_run(tmp_path_factory.mktemp("logdir"), "checkpoint_every=64")
 
 
 def _checkpoints(run_dir):
@@ -45,12 +28,6 @@ def _checkpoints(run_dir):
     return sorted(
         (os.path.basename(p)[: -len(".index")] for p in paths), key=lambda n: int(n.split("-")[1])
     )
-
-
-def _resume(run_dir, *argv):
-    logdir = os.path.dirname(run_dir)
-    argv = ["--config=debug", f"--logdir={logdir}", f"--timestamp={_TIMESTAMP}", *argv]
-    return run_main(train.main, argv)
 
 
 def _truncate(run_dir, name):
@@ -67,7 +44,7 @@ def test_resume_without_a_readable_index_finds_the_latest_checkpoint(index, run_
     else:
         with open(path, "w") as handle:
             handle.write("model_checkpoint_path: {{{ garbled")
-    code, stdout, stderr = _resume(run_copy, "--set", "train_steps=320")
+    code, stdout, stderr = runs.resume(run_copy, "--set", "train_steps=320")
     assert code == 0, stderr
     assert stdout.startswith(f"Resuming run {run_copy} at env step 256.\n")
     # The index lists the checkpoints again: for TensorFlow, and for the rotation that keeps the
@@ -80,7 +57,7 @@ def test_resume_without_a_readable_index_finds_the_latest_checkpoint(index, run_
 def test_resume_falls_back_past_corrupt_checkpoints_and_keeps_them(run_copy):
     _truncate(run_copy, "ckpt-256")
     _truncate(run_copy, "ckpt-192")
-    code, stdout, stderr = _resume(run_copy)
+    code, stdout, stderr = runs.resume(run_copy)
     assert code == 0, stderr
     assert stdout.startswith(f"Resuming run {run_copy} at env step 128.\n")
     directory = os.path.join(run_copy, "checkpoints")
@@ -97,7 +74,7 @@ def test_resume_with_no_readable_checkpoint_stops_with_one_line(run_copy):
     for name in _checkpoints(run_copy):
         _truncate(run_copy, name)
     before = sorted(os.listdir(os.path.join(run_copy, "checkpoints")))
-    code, stdout, stderr = _resume(run_copy)
+    code, stdout, stderr = runs.resume(run_copy)
     assert code == 1 and stdout == ""
     assert stderr.splitlines()[-1] == (
         f"error: No checkpoint of '{run_copy}/checkpoints' can be read (ckpt-256, ckpt-192, "
@@ -132,7 +109,7 @@ def test_full_disk_while_saving_is_one_line_and_keeps_the_last_checkpoint(run_co
     _truncate(run_copy, "ckpt-256")  # So that the resumed run trains from 128, and saves.
     _truncate(run_copy, "ckpt-192")
     monkeypatch.setattr(tf.train.CheckpointManager, "save", full_disk)
-    code, stdout, stderr = _resume(run_copy)
+    code, stdout, stderr = runs.resume(run_copy)
     assert code == 1
     directory = os.path.join(run_copy, "checkpoints")
     assert stderr.splitlines()[-1] == (

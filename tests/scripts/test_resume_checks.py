@@ -1,37 +1,11 @@
 """Resume compares before it restores: changed keys, finished runs, runs without checkpoints."""
 
-import glob
 import os
 import shutil
 
 import pytest
 
-from agents.scripts import train
-from tests.scripts.capture import run_main
-
-_TIMESTAMP = "20000101T000000"
-
-
-@pytest.fixture(scope="module")
-def finished_run(tmp_path_factory):
-    logdir = tmp_path_factory.mktemp("logdir")
-    code, _, stderr = run_main(train.main, ["--config=debug", f"--logdir={logdir}"])
-    assert code == 0, stderr
-    (run_dir,) = glob.glob(os.path.join(logdir, "*-debug"))
-    return run_dir
-
-
-@pytest.fixture
-def run_copy(finished_run, tmp_path):
-    copy = tmp_path / f"{_TIMESTAMP}-debug"
-    shutil.copytree(finished_run, copy)
-    return str(copy)
-
-
-def _resume(run_dir, *argv):
-    logdir = os.path.dirname(run_dir)
-    argv = ["--config=debug", f"--logdir={logdir}", f"--timestamp={_TIMESTAMP}", *argv]
-    return run_main(train.main, argv)
+from tests.scripts import runs
 
 
 def _snapshot(run_dir):
@@ -58,7 +32,7 @@ def test_a_changed_key_that_shapes_the_weights_is_named_before_anything_loads(
     run_copy, override, old, new
 ):
     before = _snapshot(run_copy)
-    code, stdout, stderr = _resume(run_copy, "--set", override, "train_steps=512")
+    code, stdout, stderr = runs.resume(run_copy, "--set", override, "train_steps=512")
     key = override.split("=")[0]
     assert code == 2 and stdout == ""
     (line,) = stderr.splitlines()
@@ -69,7 +43,7 @@ def test_a_changed_key_that_shapes_the_weights_is_named_before_anything_loads(
 
 def test_resuming_a_finished_run_says_so_and_which_key_continues_it(run_copy):
     before = _snapshot(run_copy)
-    code, stdout, stderr = _resume(run_copy)
+    code, stdout, stderr = runs.resume(run_copy)
     assert code == 2 and stdout == ""
     assert stderr.splitlines()[-1] == (
         f"error: Run '{run_copy}' is finished: it trained 256 env steps of train_steps=256. "
@@ -81,7 +55,7 @@ def test_resuming_a_finished_run_says_so_and_which_key_continues_it(run_copy):
 def test_a_run_with_progress_but_no_checkpoints_is_refused(run_copy):
     shutil.rmtree(os.path.join(run_copy, "checkpoints"))
     before = _snapshot(run_copy)
-    code, stdout, stderr = _resume(run_copy, "--set", "train_steps=512")
+    code, stdout, stderr = runs.resume(run_copy, "--set", "train_steps=512")
     assert code == 2 and stdout == ""
     assert stderr.splitlines()[-1] == (
         f"error: Run '{run_copy}' trained to env step 256 but holds no checkpoint: resuming "

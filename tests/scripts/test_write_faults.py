@@ -3,38 +3,12 @@
 import glob
 import json
 import os
-import shutil
 import subprocess
 import sys
 
-import pytest
-
 from agents.scripts import train
+from tests.scripts import runs
 from tests.scripts.capture import run_main
-
-_TIMESTAMP = "20000101T000000"
-
-
-@pytest.fixture(scope="module")
-def finished_run(tmp_path_factory):
-    logdir = tmp_path_factory.mktemp("logdir")
-    code, _, stderr = run_main(train.main, ["--config=debug", f"--logdir={logdir}"])
-    assert code == 0, stderr
-    (run_dir,) = glob.glob(os.path.join(logdir, "*-debug"))
-    return run_dir
-
-
-@pytest.fixture
-def run_copy(finished_run, tmp_path):
-    copy = tmp_path / f"{_TIMESTAMP}-debug"
-    shutil.copytree(finished_run, copy)
-    return str(copy)
-
-
-def _resume(run_dir, *argv):
-    logdir = os.path.dirname(run_dir)
-    argv = ["--config=debug", f"--logdir={logdir}", f"--timestamp={_TIMESTAMP}", *argv]
-    return run_main(train.main, argv)
 
 
 def _checkpoint_steps(run_dir):
@@ -68,7 +42,7 @@ def test_a_metrics_file_that_cannot_be_written_saves_and_stops(run_copy):
     path = os.path.join(run_copy, "metrics.jsonl")
     os.remove(path)
     os.symlink("/dev/full", path)  # Every write fails with ENOSPC, as on a full disk.
-    code, _, stderr = _resume(run_copy, "--set", "train_steps=384")
+    code, _, stderr = runs.resume(run_copy, "--set", "train_steps=384")
     assert code == 1
     (line,) = [line for line in stderr.splitlines() if line.startswith("error: ")]
     assert line.startswith(f"error: Cannot write '{path}' (No space left on device); stopped at")
@@ -82,7 +56,7 @@ def test_a_torn_last_record_is_removed_on_resume(run_copy):
     before = _records(run_copy)
     with open(path, "a") as handle:
         handle.write('{"ph')  # A process that died while writing a record.
-    code, _, stderr = _resume(run_copy, "--set", "train_steps=384")
+    code, _, stderr = runs.resume(run_copy, "--set", "train_steps=384")
     assert code == 0, stderr
     assert f"warning: removed a partial last line (4 bytes) of {path}" in stderr
     records = _records(run_copy)  # Every line parses again.
@@ -94,7 +68,7 @@ def test_a_config_that_cannot_be_written_leaves_a_resumed_runs_config_whole(run_
     with open(path) as handle:
         before = handle.read()
     os.symlink("/dev/full", path + ".partial")  # Written beside config.yaml: the disk is full.
-    code, _, stderr = _resume(run_copy, "--set", "train_steps=384")
+    code, _, stderr = runs.resume(run_copy, "--set", "train_steps=384")
     assert code == 1
     assert stderr.splitlines()[-1] == (
         f"error: Cannot write '{path}' (No space left on device); the run is unchanged."
