@@ -115,5 +115,6 @@ def test_a_process_group_sigterm_while_env_processes_start_exits_143(tmp_path):
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 128 + signal.SIGTERM, stderr
     assert "Traceback" not in stderr
-    assert "Interrupted" in stderr.splitlines()[-1]
+    # The watchdog thread announces the signal; the main thread may say how it ended first.
+    assert any(line.startswith("Interrupted") for line in stderr.splitlines()[-2:]), stderr
     assert not glob.glob(os.path.join(tmp_path, "*", "metrics.jsonl"))  # Killed before training.
