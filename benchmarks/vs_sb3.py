@@ -36,7 +36,7 @@ from learning import DEFAULT_OUT, EVAL_EPISODES, run_child, table  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUDGETS = {"pendulum": 100_000, "cartpole": 100_000, "cheetah": 200_000}
-# The issue's targets of the wall-time ratio, at their budget.
+# The project's targets of the wall-time ratio (SB3 / ours), at their budget.
 TARGET_RATIOS = {"pendulum": (4.0, 100_000), "cartpole": (3.0, 100_000)}
 HEADER = [
     "task",
@@ -143,7 +143,7 @@ def median_run(runs: list[dict]) -> dict:
 def report(
     results: dict[str, list[dict]], budgets: dict[str, int], seconds: float
 ) -> tuple[str, bool]:
-    """The markdown report (machine line, table, the issue's ratio targets); whether none failed.
+    """The markdown report (machine line, table, the ratio targets); whether none failed.
 
     A median row holds the medians over rounds of each side's wall time and mean eval; its ratio is
     that of the median wall times.
