@@ -100,8 +100,7 @@ class PPO(tf.Module):
         # XLA fuses the whole update (targets, epochs, minibatches, optimizer) into few kernels:
         # 5x faster per gradient step on a CPU for dense networks (see `compilation`). MPI's
         # collectives are Python calls, which XLA cannot compile, so under MPI the update runs in
-        # graph mode (compiling each minibatch's gradients and optimizer step as two XLA programs
-        # around the collective made 2 ranks slower: 4,954 against 8,200 env steps/s).
+        # graph mode (two XLA programs per minibatch around the collective were slower still).
         xla = compilation.xla_update(config) and cross_replica_sum is None
         self._train = tf.function(self._train, jit_compile=xla, autograph=False)
 
@@ -316,20 +315,12 @@ class PPO(tf.Module):
         return kl
 
     def _gradient_step(self, batch: dict) -> dict:
-        loss, metrics, gradients = self._gradients(batch)
-        if self._sum is not None:
-            gradients = update.average_over_ranks(gradients, self._sum)
-        return self._apply_step(loss, metrics, gradients)
-
-    def _gradients(self, batch: dict) -> tuple[tf.Tensor, dict, list]:
-        """The minibatch's loss, its metrics and the gradients of the trainable variables."""
+        variables = self._trainable_variables()
         with tf.GradientTape() as tape:
             loss, metrics = self._loss(batch)
-        return loss, metrics, tape.gradient(loss, self._trainable_variables())
-
-    def _apply_step(self, loss: tf.Tensor, metrics: dict, gradients: list) -> dict:
-        """Clip and apply the (rank-averaged) gradients; the metrics with `grad_norm`."""
-        variables = self._trainable_variables()
+        gradients = tape.gradient(loss, variables)
+        if self._sum is not None:
+            gradients = update.average_over_ranks(gradients, self._sum)
         gradients, norm = tf.clip_by_global_norm(gradients, self._config.max_grad_norm or 1e10)
         # A non-finite loss or gradient never reaches the weights: the step is skipped and
         # recorded, and the caller stops training (so no checkpoint holds non-finite values).
