@@ -11,8 +11,9 @@ over it. `--parallel N` runs N children at once, each with its share of the core
 Targets (at 1M env steps, at or above the best published PPO scores): the mean over seeds at
 least HalfCheetah-v5 4,200, Hopper-v5 2,500, Walker2d-v5 3,000, Ant-v5 1,500, Reacher-v5 -6, and
 no seed collapsed (each at least half the target: -12 for Reacher). Humanoid-v5 has none.
-Prints a table per run, a summary per task and PASS/FAIL lines; writes `<out>/mujoco.md`, `<out>/mujoco_<task>.png` (mean and
-min-max over seeds of the eval curve) and keeps the runs under `<out>/runs`. Exits 1 on FAIL.
+Prints a table per run, a summary per task and PASS/FAIL lines; writes `<out>/mujoco.md`,
+`<out>/mujoco_<task>.png` (mean and min-max over seeds of the eval curve) and keeps the runs under
+`<out>/runs`. Exits 1 on FAIL.
 
 Not called `mujoco.py`: a script's folder is first on `sys.path`, and a
 `benchmarks/mujoco.py` would shadow the `mujoco` package for every benchmark and child process that
