@@ -1,0 +1,22 @@
+"""Environments written as TensorFlow ops: gymnasium's classic control tasks and a base class.
+
+`NativeEnv` is the protocol (batched pure functions of a state tensor), `NativeBatchEnv` steps one
+inside the compiled training call with the interface of `tools.InGraphBatchEnv`, and
+`make_native(env_id)` builds the native implementation of a gymnasium id.
+"""
+
+from agents.envs.registry import check_native, make_native, native_ids, register
+
+__all__ = ["NativeBatchEnv", "NativeEnv", "check_native", "make_native", "native_ids", "register"]
+
+
+def __getattr__(name):  # TensorFlow loads only when a native env is used.
+    if name == "NativeEnv":
+        from agents.envs.native_env import NativeEnv
+
+        return NativeEnv
+    if name == "NativeBatchEnv":
+        from agents.envs.native_batch_env import NativeBatchEnv
+
+        return NativeBatchEnv
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

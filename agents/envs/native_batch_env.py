@@ -1,0 +1,187 @@
+"""NativeBatchEnv: a batch of a `NativeEnv`, stepped inside the compiled training call."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import gymnasium as gym
+import numpy as np
+import tensorflow as tf
+
+from agents.envs.native_env import NativeEnv
+
+
+class NativeBatchEnv(tf.Module):
+    """`size` copies of a native environment, with the interface of `tools.InGraphBatchEnv`.
+
+    The states live in a variable; `simulate(action)` and `reset(indices)` are TensorFlow ops,
+    so a whole rollout (and the update after it) compiles into one program. Box actions are
+    clipped to the action space, episodes are truncated at `env.max_episode_steps` as gymnasium's
+    `TimeLimit` does (`truncated` is True at the limit, also when the episode terminated there).
+    Initial states are drawn with stateless ops from (`seed`, a counter of draws), so runs
+    reproduce; `draws` belongs in the run's checkpoint, so a resumed run draws fresh states.
+
+    The environment is checked when the batch is built (shapes and dtypes of its states,
+    observations, rewards and terminations); a non-finite observation or reward is recorded in
+    the graph and raised by `raise_if_nonfinite` after the call.
+
+    Args:
+        env: The `NativeEnv`.
+        size: Number of environments.
+        seed: Seed of the initial states.
+
+    Raises:
+        ValueError: One line naming what the environment returned wrongly.
+    """
+
+    def __init__(self, env: NativeEnv, size: int, seed: int = 0) -> None:
+        super().__init__(name="native_batch_env")
+        if size < 1:
+            raise ValueError(f"A batch needs at least one environment, got {size}.")
+        self.env, self._size = env, size
+        self.observation_space, self.action_space = _spaces(env)
+        self._seed = int(seed)
+        self._limit = env.max_episode_steps
+        action_dtype = tf.float32 if isinstance(self.action_space, gym.spaces.Box) else tf.int32
+        variable = lambda value, name: tf.Variable(value, trainable=False, name=name)  # noqa: E731
+        self.draws = variable(tf.constant(0, tf.int64), "draws")
+        initial = _check(env, size, self._draw(size, 0), self.action_space, action_dtype)
+        self.state = variable(initial, "state")
+        self.observ = variable(tf.zeros((size,) + self.observation_space.shape), "observ")
+        self.action = variable(tf.zeros((size,) + self.action_space.shape, action_dtype), "action")
+        self.reward = variable(tf.zeros([size]), "reward")
+        self.terminated = variable(tf.zeros([size], tf.bool), "terminated")
+        self.truncated = variable(tf.zeros([size], tf.bool), "truncated")
+        self.done = variable(tf.ones([size], tf.bool), "done")
+        self.score = variable(tf.zeros([size]), "score")
+        self.length = variable(tf.zeros([size], tf.int32), "length")
+        self.steps = variable(tf.constant(0, tf.int64), "steps")  # Batch steps, for messages.
+        self.nonfinite_step = variable(tf.constant(-1, tf.int64), "nonfinite_step")
+
+    def __len__(self) -> int:
+        return self._size
+
+    def simulate(self, action: tf.Tensor) -> None:
+        """Step all environments and store the transition in the variables."""
+        if isinstance(self.action_space, gym.spaces.Box):
+            action = tf.clip_by_value(action, self.action_space.low, self.action_space.high)
+        state, reward, terminated = self.env.step(self.state.read_value(), action)
+        observ = self.env.observe(state)
+        length = self.length + 1
+        if self._limit is None:
+            truncated = tf.zeros([self._size], tf.bool)
+        else:
+            truncated = length >= self._limit
+        finite = tf.reduce_all(tf.math.is_finite(observ)) & tf.reduce_all(tf.math.is_finite(reward))
+        first = tf.logical_not(finite) & (self.nonfinite_step < 0)
+        self.nonfinite_step.assign(tf.where(first, self.steps, self.nonfinite_step))
+        self.steps.assign_add(1)
+        self.state.assign(state)
+        self.action.assign(action)
+        self.observ.assign(observ)
+        self.reward.assign(reward)
+        self.terminated.assign(terminated)
+        self.truncated.assign(truncated)
+        self.done.assign(terminated | truncated)
+        self.score.assign_add(reward)
+        self.length.assign(length)
+
+    def reset(self, indices: tf.Tensor | None = None) -> tf.Tensor:
+        """Start new episodes at `indices` (all when None); returns their observations."""
+        if indices is None:
+            indices = tf.range(self._size)
+        indices = tf.convert_to_tensor(indices, tf.int32)
+        states = tf.gather(self._draw(self._size, self.draws), indices)
+        self.draws.assign_add(1)
+        observ = self.env.observe(states)
+        rows = indices[:, None]
+        count = tf.shape(indices)[0]
+        self.state.scatter_nd_update(rows, states)
+        self.observ.scatter_nd_update(rows, observ)
+        for value in (self.reward, self.score):
+            value.scatter_nd_update(rows, tf.zeros([count]))
+        self.length.scatter_nd_update(rows, tf.zeros([count], tf.int32))
+        for flag in (self.terminated, self.truncated, self.done):
+            flag.scatter_nd_update(rows, tf.zeros([count], tf.bool))
+        return observ
+
+    def raise_if_nonfinite(self) -> None:
+        """Raise FloatingPointError if the environment returned a non-finite value."""
+        step = int(self.nonfinite_step.numpy())
+        if step >= 0:
+            raise FloatingPointError(
+                f"Native env {self.env.name} returned a non-finite observation or reward at its "
+                f"batch step {step}."
+            )
+
+    def close(self) -> None:
+        """Nothing to close: the environments are variables."""
+
+    @contextlib.contextmanager
+    def python_errors(self) -> Iterator[None]:
+        """No Python runs inside a native env's step (the interface of `InGraphBatchEnv`)."""
+        yield
+
+    def _draw(self, count: int, draw) -> tf.Tensor:
+        seed = tf.stack([tf.constant(self._seed, tf.int64), tf.cast(draw, tf.int64)])
+        return self.env.initial_state(count, seed)
+
+
+def _spaces(env: NativeEnv) -> tuple[gym.spaces.Box, gym.Space]:
+    observ_space, action_space = env.observation_space, env.action_space
+    if not (isinstance(observ_space, gym.spaces.Box) and observ_space.dtype == np.float32):
+        raise ValueError(
+            f"Native env {env.name}: observation_space must be a float32 Box, got {observ_space}."
+        )
+    accepted = (gym.spaces.Box, gym.spaces.Discrete, gym.spaces.MultiDiscrete)
+    if not isinstance(action_space, accepted):
+        raise ValueError(
+            f"Native env {env.name}: action_space must be Box, Discrete or MultiDiscrete, got "
+            f"{action_space}."
+        )
+    return observ_space, action_space
+
+
+def _check(env: NativeEnv, size: int, state, action_space, action_dtype) -> tf.Tensor:
+    """`state` once checked: one step from it must give what the spaces promise."""
+    name, expected_state = env.name, tuple(env.state_shape)
+
+    def require(ok: bool, what: str) -> None:
+        if not ok:
+            raise ValueError(f"Native env {name}: {what}.")
+
+    state = tf.convert_to_tensor(state)
+    require(
+        tuple(state.shape) == (size,) + expected_state and state.dtype == env.state_dtype,
+        f"initial_state gave {state.dtype.name}{list(state.shape)}, expected "
+        f"{env.state_dtype.name}{[size, *expected_state]}",
+    )
+    observ = tf.convert_to_tensor(env.observe(state))
+    observ_shape = (size,) + env.observation_space.shape
+    require(
+        tuple(observ.shape) == observ_shape and observ.dtype == tf.float32,
+        f"observe gave {observ.dtype.name}{list(observ.shape)}, expected "
+        f"float32{list(observ_shape)}",
+    )
+    action = tf.constant(np.stack([action_space.sample() for _ in range(size)]), action_dtype)
+    next_state, reward, terminated = env.step(state, action)
+    require(
+        tuple(next_state.shape) == tuple(state.shape) and next_state.dtype == state.dtype,
+        f"step gave states {next_state.dtype.name}{list(next_state.shape)}, expected "
+        f"{state.dtype.name}{list(state.shape)}",
+    )
+    require(
+        tuple(reward.shape) == (size,) and reward.dtype == tf.float32,
+        f"step gave rewards {reward.dtype.name}{list(reward.shape)}, expected float32[{size}]",
+    )
+    require(
+        tuple(terminated.shape) == (size,) and terminated.dtype == tf.bool,
+        f"step gave terminations {terminated.dtype.name}{list(terminated.shape)}, expected "
+        f"bool[{size}]",
+    )
+    require(
+        bool(tf.reduce_all(tf.math.is_finite(observ))),
+        "observe gave a non-finite observation of an initial state",
+    )
+    return state

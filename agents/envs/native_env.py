@@ -1,0 +1,53 @@
+"""NativeEnv: an environment written as TensorFlow operations over a batch of states."""
+
+from __future__ import annotations
+
+import abc
+
+import gymnasium as gym
+import tensorflow as tf
+
+
+class NativeEnv(abc.ABC):
+    """The protocol of an environment whose dynamics are TensorFlow ops.
+
+    A native environment holds no state of its own: it maps a batch of states [B, *state_shape]
+    and actions to the next states, rewards and terminations, so that stepping it is part of the
+    compiled training call (`NativeBatchEnv` keeps the states in variables, counts episode lengths,
+    truncates at `max_episode_steps` and resets finished episodes). Methods must be traceable
+    TensorFlow (no Python side effects, no `numpy()`); random initial states come from stateless
+    ops with the given seed, so runs reproduce.
+
+    Attributes:
+        observation_space: A float32 `gym.spaces.Box`.
+        action_space: A `Discrete`, `MultiDiscrete` or `Box` space. Box actions reach `step`
+            clipped to the space's bounds, as `tools.BatchEnv` clips them for Python envs.
+        max_episode_steps: The time limit (None: no limit; the config's `max_episode_steps`
+            overrides it).
+        state_shape: Shape of one environment's state.
+        state_dtype: Its dtype (float64 computes as gymnasium's NumPy code does).
+    """
+
+    observation_space: gym.spaces.Box
+    action_space: gym.Space
+    max_episode_steps: int | None = None
+    state_shape: tuple[int, ...] = ()
+    state_dtype: tf.DType = tf.float64
+
+    @abc.abstractmethod
+    def initial_state(self, count: int, seed: tf.Tensor) -> tf.Tensor:
+        """`count` initial states [count, *state_shape], drawn with stateless ops from `seed`
+        (an int32 [2] tensor that differs for every call)."""
+
+    @abc.abstractmethod
+    def step(self, state: tf.Tensor, action: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+        """The next states, the rewards [B] and whether each episode terminated [B] (bool)."""
+
+    @abc.abstractmethod
+    def observe(self, state: tf.Tensor) -> tf.Tensor:
+        """The observations [B, *observation_space.shape] of a batch of states."""
+
+    @property
+    def name(self) -> str:
+        """The environment's name in messages."""
+        return type(self).__name__

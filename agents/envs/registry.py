@@ -1,0 +1,59 @@
+"""Which gymnasium ids have a native implementation; plain Python (read before TensorFlow loads)."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+# gymnasium id -> (module in this package, class, keyword arguments); the registered time limits.
+BUILTIN: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "CartPole-v0": ("cartpole", "CartPole", {"max_episode_steps": 200}),
+    "CartPole-v1": ("cartpole", "CartPole", {"max_episode_steps": 500}),
+    "Pendulum-v1": ("pendulum", "Pendulum", {"max_episode_steps": 200}),
+    "Acrobot-v1": ("acrobot", "Acrobot", {"max_episode_steps": 500}),
+    "MountainCar-v0": ("mountain_car", "MountainCar", {"max_episode_steps": 200}),
+    "MountainCarContinuous-v0": (
+        "mountain_car",
+        "MountainCarContinuous",
+        {"max_episode_steps": 999},
+    ),
+}
+# Ids registered in this process (e.g. an env class given to `agents.train`): id -> constructor.
+_REGISTERED: dict[str, Callable[[], Any]] = {}
+
+
+def native_ids() -> tuple[str, ...]:
+    """The env ids that `native_env=True` accepts."""
+    return tuple(BUILTIN) + tuple(_REGISTERED)
+
+
+def register(env_id: str, constructor: Callable[[], Any]) -> None:
+    """Make `constructor` (returning a `NativeEnv`) the native implementation of `env_id`."""
+    _REGISTERED[env_id] = constructor
+
+
+def check_native(env_id: str) -> None:
+    """Raise ValueError naming the native ids if `env_id` has no native implementation."""
+    if env_id not in native_ids():
+        raise ValueError(
+            f"env {env_id!r} has no native implementation (native_env=True); native envs: "
+            f"{', '.join(native_ids())}."
+        )
+
+
+def make_native(env_id: str, max_episode_steps: int | None = None):
+    """The native environment of `env_id`, with `max_episode_steps` overriding its time limit.
+
+    Raises:
+        ValueError: If `env_id` has no native implementation.
+    """
+    check_native(env_id)
+    if env_id in _REGISTERED:
+        env = _REGISTERED[env_id]()
+    else:
+        module, name, kwargs = BUILTIN[env_id]
+        env = getattr(importlib.import_module(f"agents.envs.{module}"), name)(**kwargs)
+    if max_episode_steps is not None:
+        env.max_episode_steps = max_episode_steps
+    return env
