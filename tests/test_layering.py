@@ -22,7 +22,11 @@ def _imported_modules(path: pathlib.Path) -> set[str]:
 
 @pytest.mark.parametrize(
     "layer, forbidden",
-    [("tools", ("agents.ppo", "agents.scripts", "agents.api")), ("ppo", ("agents.scripts",))],
+    [
+        ("tools", ("agents.ppo", "agents.scripts", "agents.api", "agents.envs")),
+        ("envs", ("agents.ppo", "agents.scripts", "agents.api")),
+        ("ppo", ("agents.scripts",)),
+    ],
 )
 def test_lower_layers_never_import_higher_ones(layer, forbidden):
     files = sorted((PACKAGE / layer).glob("*.py"))

@@ -29,6 +29,12 @@ def xla_update(config: Mapping[str, Any]) -> bool:
     return choice == "xla"
 
 
+def whole_call(config: Mapping[str, Any], ranks: int = 1) -> bool:
+    """Whether XLA compiles a whole training call (rollout and update) as one program: with a
+    native env (no Python step), an XLA update, and one process (MPI's collectives are Python)."""
+    return bool(config.get("native_env")) and xla_update(config) and ranks == 1
+
+
 def onednn(agent: str) -> bool:
     """Whether oneDNN's custom TensorFlow ops serve `agent` best."""
     return ONEDNN.get(agent, False)

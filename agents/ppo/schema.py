@@ -83,6 +83,11 @@ GROUPS: dict[str, tuple[Key, ...]] = {
             True,
             choices=("minigrid_pixels", "atari"),
         ),
+        Key(
+            "native_env",
+            False,
+            "Step the env id's TensorFlow implementation (agents.envs) in the compiled call.",
+        ),
         Key("max_episode_steps", None, "Time limit; None keeps the registered one.", int, True, 1),
         _positive("num_agents", 16, "Training environments per process, stepped as one batch."),
         _positive("eval_agents", 8, "Evaluation environments per process."),
@@ -163,6 +168,11 @@ GROUPS: dict[str, tuple[Key, ...]] = {
             open_low=True,
         ),
         _positive("rollout_length", 128, "Steps per environment between updates."),
+        _positive(
+            "rollouts_per_call",
+            1,
+            "Rollouts (each with its update) per compiled training call; more amortize the call.",
+        ),
         _positive("chunk_length", 1, "Sequence length of recurrent minibatches; 1: none."),
         _positive("update_epochs", 10, "Passes over each rollout."),
         _positive("num_minibatches", 32, "Minibatches per pass."),

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agents.envs import registry
 from agents.ppo import schema
 from agents.ppo.schema import Key
 
@@ -71,12 +72,31 @@ def validate_config(config: Mapping[str, Any]) -> None:
             f"rollout_length {config['rollout_length']} must be a multiple of chunk_length "
             f"{config['chunk_length']}."
         )
+    if config.get("native_env"):
+        _check_native(config)
     sequences = config["rollout_length"] // config["chunk_length"] * config["num_agents"]
     if config["num_minibatches"] > sequences:
         raise ValueError(
             f"num_minibatches {config['num_minibatches']} exceeds the {sequences} sequences of a "
             "rollout (rollout_length / chunk_length x num_agents)."
         )
+
+
+def _check_native(config: Mapping[str, Any]) -> None:
+    """A native env runs in the graph: it needs an id with a native implementation, and no
+    Python-side setting (env processes, pixel wrappers)."""
+    registry.check_native(config["env"])
+    if config.get("agent", "ppo") != "ppo":
+        raise ValueError(
+            f"agent={config['agent']!r} learns from pixels of Python envs; native envs "
+            "(native_env=True) train the ppo agent."
+        )
+    for key in ("env_processes", "env_wrapper"):
+        if config.get(key):
+            raise ValueError(
+                f"{key}={config[key]!r} applies to Python environments; a native env "
+                "(native_env=True) runs inside the compiled call: leave it unset."
+            )
 
 
 def _in_range(key: Key, value: float) -> bool:

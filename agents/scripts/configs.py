@@ -276,6 +276,96 @@ def humanoid() -> dict[str, Any]:
     return _mujoco("Humanoid-v5", train_steps=5_000_000, policy_layers=[256, 256], **_LINEAR)
 
 
+# Native environments (`agents.envs`, native_env=True): the env is TensorFlow ops, so each training
+# call (rollout and update) is one XLA program; envs are cheap, so batches are wide and the
+# update's epochs few. Scored on gymnasium's env of the same id (`benchmarks/native.py`).
+# Several rollouts per call and rare checkpoints keep Python's share of the time small.
+_NATIVE = dict(native_env=True, rollouts_per_call=8, checkpoint_every=100_000, eval_agents=20)
+
+
+@_task(cartpole)
+def cartpole_native() -> dict[str, Any]:
+    """CartPole-v1 as TensorFlow ops, 500k env steps."""
+    return dict(
+        **_NATIVE,
+        train_steps=491_520,  # 60 calls of 8 x 16 x 64 steps, within 500k.
+        train_every=98_304,
+        eval_steps=10_000,
+        num_agents=64,
+        rollout_length=16,
+        update_epochs=4,
+        num_minibatches=2,
+    )
+
+
+@_task(pendulum)
+def pendulum_native() -> dict[str, Any]:
+    """Pendulum-v1 as TensorFlow ops, 100k env steps."""
+    return dict(_NATIVE, rollouts_per_call=4, train_every=25_000, eval_steps=4_000)
+
+
+@_task()
+def acrobot_native() -> dict[str, Any]:
+    """Acrobot-v1 as TensorFlow ops, 1M env steps (RL-Zoo's PPO settings, wider batch)."""
+    return dict(
+        env="Acrobot-v1",
+        **_NATIVE,
+        train_steps=1_000_000,
+        train_every=200_000,
+        eval_steps=10_000,
+        num_agents=64,
+        rollout_length=64,
+        update_epochs=4,
+        num_minibatches=16,
+        gae_lambda=0.94,
+        normalize_reward=False,
+    )
+
+
+@_task()
+def mountaincar_native() -> dict[str, Any]:
+    """MountainCar-v0 as TensorFlow ops, 1M env steps (RL-Zoo's PPO settings, wider batch)."""
+    return dict(
+        env="MountainCar-v0",
+        **_NATIVE,
+        train_steps=1_000_000,
+        train_every=200_000,
+        eval_steps=10_000,
+        num_agents=64,
+        rollout_length=16,
+        update_epochs=4,
+        num_minibatches=4,
+        gae_lambda=0.98,
+        normalize_reward=False,
+    )
+
+
+@_task()
+def mountaincar_continuous_native() -> dict[str, Any]:
+    """MountainCarContinuous-v0 as TensorFlow ops, 100k env steps (gSDE, as RL-Zoo's PPO)."""
+    return dict(
+        env="MountainCarContinuous-v0",
+        **_NATIVE,
+        train_steps=100_000,
+        train_every=20_000,
+        eval_steps=10_000,
+        num_agents=16,
+        rollout_length=16,
+        update_epochs=10,
+        num_minibatches=4,
+        discount=0.9999,
+        gae_lambda=0.9,
+        learning_rate=7.77e-5,
+        entropy_coef=0.00429,
+        clip_ratio=0.1,
+        max_grad_norm=5.0,
+        value_coef=0.19,
+        sde_sample_freq=8,
+        init_std=0.05,
+        normalize_reward=False,
+    )
+
+
 CONFIGS = {
     fn.__name__: fn
     for fn in (
@@ -293,5 +383,10 @@ CONFIGS = {
         hopper,
         ant,
         humanoid,
+        cartpole_native,
+        pendulum_native,
+        acrobot_native,
+        mountaincar_native,
+        mountaincar_continuous_native,
     )
 }

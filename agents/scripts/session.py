@@ -12,7 +12,8 @@ import numpy as np
 import tensorflow as tf
 
 from agents import tools
-from agents.ppo import schema
+from agents.envs import NativeBatchEnv, make_native
+from agents.ppo import compilation, schema
 from agents.ppo.algorithm import Evaluator
 from agents.ppo.factory import make_agent
 from agents.scripts import exploration, summaries, utility
@@ -69,15 +70,20 @@ class Session:
         except BaseException:
             self.close()
             raise
+        # With a native env the calls have no Python in them: XLA compiles each whole call,
+        # rollout and update, into one program (see `compilation.whole_call`).
+        whole = compilation.whole_call(self.config, self.world.size)
         self._train_fn = tf.function(
-            lambda: tools.simulate_steps(self.train_env, self.agent, self.config.rollout_length),
+            lambda: tools.simulate_steps(self.train_env, self.agent, self._call_steps),
             autograph=False,
+            jit_compile=whole,
         )
         self._eval_fn = tf.function(
             lambda reset: tools.simulate_steps(
                 self.eval_env, self.evaluator, EVAL_CALL_STEPS, reset
             ),
             autograph=False,
+            jit_compile=whole,
         )
 
     def _build(self, seed: int) -> None:
@@ -96,7 +102,10 @@ class Session:
             raise UsageError(str(error)) from None
         self.evaluator = Evaluator(self.agent, self.eval_env)
         self.step = tf.Variable(0, dtype=tf.int64, trainable=False)
-        self._checkpoint = tf.train.Checkpoint(step=self.step, **self.agent.checkpointables())
+        items = self.agent.checkpointables()
+        if config.native_env:  # A resumed run draws fresh initial states.
+            items["env_draws"] = self.train_env.draws
+        self._checkpoint = tf.train.Checkpoint(step=self.step, **items)
         try:
             logdir = self.run_dir if world.is_root else None
             self._loop = tools.Loop(
@@ -141,6 +150,11 @@ class Session:
                 self.agent.warm_up(frames)
 
     @property
+    def _call_steps(self) -> int:
+        """Steps per environment in one training call."""
+        return self.config.rollout_length * self.config.rollouts_per_call
+
+    @property
     def env_steps(self) -> int:
         """Training env steps so far, over all ranks."""
         return int(self.agent.env_steps.numpy()) * self.world.size
@@ -156,7 +170,7 @@ class Session:
                 Under MPI, True on any rank stops every rank at the same step.
         """
         config, world = self.config, self.world
-        train_call = config.rollout_length * config.num_agents * world.size
+        train_call = self._call_steps * config.num_agents * world.size
         eval_call = EVAL_CALL_STEPS * config.eval_agents * world.size
         train_phase = _round_up(config.train_every, train_call)
         eval_phase = _round_up(config.eval_steps, eval_call)
@@ -214,13 +228,15 @@ class Session:
         del reset  # Training rollouts continue across phases.
         start = time.perf_counter()
         done, score, length = self._gather(*self._train_fn())
+        if self.config.native_env:
+            self.train_env.raise_if_nonfinite()
         self.agent.raise_if_nonfinite()  # Before the loop can save this step's checkpoint.
         metrics = {key: value.numpy() for key, value in self.agent.metrics.items()}
         metrics["length"] = length  # Episode lengths, for the loop's mean_length.
         metrics["env_steps_per_second"] = done.size / (time.perf_counter() - start)
         metrics["env_steps"] = float(self.env_steps)
         metrics.update(summaries.histograms(self.rollout(), self._log_std()))
-        visited = exploration.visited_states(self._envs[0])
+        visited = exploration.visited_states(self._envs[0]) if self._envs else None
         if visited is not None:  # Distinct cells of all envs of all ranks.
             union = set().union(*self.world.allgather(visited))
             metrics["visited_cells"] = float(len(union))
@@ -249,8 +265,15 @@ class Session:
 
     def _make_batch_env(self, count: int, seed: int, name: str) -> tools.InGraphBatchEnv:
         config = self.config
+        if config.native_env:
+            try:
+                return NativeBatchEnv(
+                    make_native(config.env, config.max_episode_steps), count, seed
+                )
+            except ValueError as error:
+                raise UsageError(str(error)) from None
         try:
-            envs = make_envs(
+            python_envs = make_envs(
                 config.env,
                 count,
                 config.max_episode_steps,
@@ -258,13 +281,13 @@ class Session:
                 config.env_wrapper,
             )
             batch_env = tools.BatchEnv(
-                envs, blocking=not config.env_processes, name=name, clip_actions=True
+                python_envs, blocking=not config.env_processes, name=name, clip_actions=True
             )
         except ValueError as error:  # E.g. an unknown env id, or num_agents=0.
             raise UsageError(str(error)) from None
         self._envs.append(batch_env)
         batch_env.reset(seed=seed)
-        for index, env in enumerate(envs):
+        for index, env in enumerate(python_envs):
             env.action_space.seed(seed + index)
         try:
             return tools.InGraphBatchEnv(batch_env)
