@@ -1,0 +1,123 @@
+"""Native environments: whole-process wall time and the score on gymnasium's own env.
+
+Per config and seed, `python -m agents.scripts.train --config=<config> --seed=<seed>` runs in a
+fresh process, timed from spawn to exit as a user meets it (import, XLA compile or cache load,
+training, evaluation phases, checkpoints, the curve and the policy export). Then, untimed, the
+exported policy plays 20 deterministic episodes of gymnasium's env of the same id (`agents.
+evaluate`), so the score is the real env's, not the native one's. `--gym` adds the same configs
+with `native_env=False` (gymnasium envs in Python) beside them, alternating.
+
+Published reference points: CleanRL/PureJaxRL solve CartPole-v1 within 500k env steps; RL-Zoo's
+tuned PPO scores Acrobot-v1 -73.5 (1M steps), MountainCar-v0 -110.4 (1M),
+MountainCarContinuous-v0 88.3 (20k), Pendulum-v1 about -200 (100k, gSDE).
+
+Run: `python benchmarks/native.py [--configs cartpole_native pendulum_native] [--seeds 3]
+[--gym] [--out benchmarks/out]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import machine_line, timed_process  # noqa: E402
+
+DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out")
+EPISODES = 20
+CONFIGS = (
+    "cartpole_native",
+    "pendulum_native",
+    "acrobot_native",
+    "mountaincar_native",
+    "mountaincar_continuous_native",
+)
+# Published scores of tuned PPO on gymnasium's env, by source.
+REFERENCE = {
+    "CartPole-v1": "475 (solved; CleanRL, PureJaxRL)",
+    "Pendulum-v1": "-200 (RL-Zoo, gSDE)",
+    "Acrobot-v1": "-73.5 (RL-Zoo, 1M)",
+    "MountainCar-v0": "-110.4 (RL-Zoo, 1M)",
+    "MountainCarContinuous-v0": "88.3 (RL-Zoo, 20k)",
+}
+
+
+def run(config: str, seed: int, native: bool, runs_dir: str) -> dict:
+    """Train one run in its own process; returns its figures."""
+    logdir = os.path.join(runs_dir, f"{config}-{'native' if native else 'gym'}-{seed}")
+    shutil.rmtree(logdir, ignore_errors=True)
+    command = [sys.executable, "-m", "agents.scripts.train", f"--config={config}"]
+    command += [f"--seed={seed}", f"--logdir={logdir}", "--set", f"native_env={native}"]
+    os.makedirs(logdir)
+    _, seconds = timed_process(command, os.path.join(logdir, "stderr.log"))
+    (run_dir,) = [os.path.join(logdir, name) for name in os.listdir(logdir) if name != "stderr.log"]
+    return dict(run_dir=run_dir, seconds=seconds)
+
+
+def score(run_dir: str, seed: int) -> dict:
+    """The policy's deterministic episodes on gymnasium's env of the run's id."""
+    import agents
+    from agents.scripts.metrics_log import read_metrics
+    from agents.scripts.utility import read_config_file
+
+    _, config, _ = read_config_file(os.path.join(run_dir, "config.yaml"))
+    evaluation = agents.evaluate(run_dir, config["env"], episodes=EPISODES, seed=10_000 + seed)
+    steps = max(record["env_steps"] for record in read_metrics(run_dir))
+    return dict(env=config["env"], mean=evaluation.mean, std=evaluation.std, env_steps=steps)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--configs", nargs="+", default=list(CONFIGS))
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--gym", action="store_true", help="also train on gymnasium's envs")
+    parser.add_argument("--out", default=DEFAULT_OUT)
+    args = parser.parse_args()
+    runs_dir = os.path.join(args.out, "native")
+    rows = []
+    print(machine_line(), flush=True)
+    for config in args.configs:
+        for seed in range(args.seeds):
+            for native in (True, False) if args.gym else (True,):
+                figures = run(config, seed, native, runs_dir)
+                figures.update(score(figures["run_dir"], seed))
+                figures.update(config=config, seed=seed, native=native)
+                rows.append(figures)
+                print(
+                    f"{config} seed {seed} {'native' if native else 'gymnasium'}: "
+                    f"{figures['seconds']:.1f} s, {figures['env_steps']:,} env steps, "
+                    f"eval {figures['mean']:.1f} ± {figures['std']:.1f}",
+                    flush=True,
+                )
+    lines = [
+        "| config | envs | seed | env steps | process s | eval on gymnasium (20 ep.) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {row['config']} | {'native' if row['native'] else 'gymnasium'} | {row['seed']} | "
+            f"{row['env_steps']:,} | {row['seconds']:.1f} | {row['mean']:.1f} ± {row['std']:.1f} |"
+        )
+    lines += ["", "| config | envs | median process s | median eval | worst eval | reference |"]
+    lines.append("|---|---|---|---|---|---|")
+    for config in args.configs:
+        for native in (True, False) if args.gym else (True,):
+            group = [r for r in rows if r["config"] == config and r["native"] == native]
+            lines.append(
+                f"| {config} | {'native' if native else 'gymnasium'} | "
+                f"{statistics.median(r['seconds'] for r in group):.1f} | "
+                f"{statistics.median(r['mean'] for r in group):.1f} | "
+                f"{min(r['mean'] for r in group):.1f} | {REFERENCE.get(group[0]['env'], '')} |"
+            )
+    text = "\n".join([machine_line(), "", *lines])
+    print(text)
+    with open(os.path.join(args.out, "native.md"), "w") as handle:
+        handle.write(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
