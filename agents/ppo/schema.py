@@ -1,6 +1,6 @@
 """The config schema: every key of a training config, with its type, accepted values and doc.
 
-The one place that says what a config may hold. Validation, `--set` parsing, `--help` and README's
+The one place that says what a config may hold. Validation, `--set` parsing, `--help` and the docs'
 config table are generated from it; task configs in `agents/scripts/configs.py` state only what
 differs from these defaults. Plain Python, so a bad value is reported before TensorFlow loads.
 """
