@@ -2,6 +2,7 @@
 
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -44,3 +45,11 @@ def test_ruff_check_passes():
         timeout=300,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_readme_links_into_the_docs_resolve():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = re.findall(r"\]\((docs/[^)#]+)(?:#[^)]*)?\)", text)
+    assert targets, "README links into docs/"
+    missing = [target for target in targets if not (ROOT / target).exists()]
+    assert not missing, missing
