@@ -294,8 +294,6 @@ FIXED_ON_RESUME = (
 
 KEYS: dict[str, Key] = {key.name: key for keys in GROUPS.values() for key in keys}
 GROUP_OF: dict[str, str] = {key.name: group for group, keys in GROUPS.items() for key in keys}
-# Keys of older config.yaml files that are no config values any more: read and dropped.
-RETIRED = ("world_size",)
 
 
 def defaults() -> dict[str, Any]:

@@ -12,7 +12,6 @@ import numpy as np
 import tensorflow as tf
 
 from agents import tools
-from agents.ppo import schema
 from agents.ppo.algorithm import Evaluator
 from agents.ppo.factory import make_agent
 from agents.scripts import exploration, summaries, utility
@@ -44,10 +43,7 @@ class Session:
     """
 
     def __init__(self, config, run_dir: str, seed: int = 0, world: World | None = None) -> None:
-        # The number of ranks is no config value: older config.yaml files held it as world_size.
-        self.config = tools.AttrDict(
-            {key: value for key, value in dict(config).items() if key not in schema.RETIRED}
-        )
+        self.config = tools.AttrDict(dict(config))
         self.run_dir = run_dir
         self.world = world or World()
         self._envs = []
