@@ -63,20 +63,13 @@ def read_scalars(run_dir: str, phase: str, tag: str) -> Curve:
 def read_curve(run_dir: str, phase: str, name: str = "mean_score") -> Curve:
     """The scalar `<phase>/<name>` of one phase against training env steps.
 
-    Summaries are numbered by training env steps. Runs of version 0.1 wrote the untagged `name`
-    at a per-phase step and an `env_steps` scalar beside it, which then gives the x values.
+    Summaries are numbered by training env steps.
 
     Returns:
         `(env_steps, values)` float64 arrays.
     """
     steps, values = read_scalars(run_dir, phase, f"{phase}/{name}")
-    if len(steps):
-        return steps.astype(np.float64), values
-    steps, values = read_scalars(run_dir, phase, name)
-    x_steps, env_steps = read_scalars(run_dir, phase, "env_steps")
-    index = np.searchsorted(x_steps, steps)
-    found = (index < len(x_steps)) & (x_steps[np.minimum(index, len(x_steps) - 1)] == steps)
-    return env_steps[index[found]], values[found]
+    return steps.astype(np.float64), values
 
 
 def plot_runs(
