@@ -1,4 +1,4 @@
-"""Plot a run's learning curve: `python -m agents.scripts.plot --logdir <run dir> [--out path]`.
+"""Plot a run's learning curve: `python -m agents.scripts.plot --run_dir <run dir> [--out path]`.
 
 Reads the `train/mean_score` and `eval/mean_score` summaries that training writes under
 `<run dir>/train` and `<run dir>/eval`, and saves them as a PNG against training env steps.
@@ -126,10 +126,7 @@ def plot_run(run_dir: str, path: str | None = None) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--run_dir", "--logdir", dest="run_dir", required=True,
-        help="Run directory of a training run (--logdir is its older name), as in visualize.",
-    )  # fmt: skip
+    parser.add_argument("--run_dir", required=True, help="Run directory of a training run.")
     parser.add_argument("--out", help="Output PNG (default: <run_dir>/learning_curve.png).")
     args = parser.parse_args(argv)
     try:

@@ -91,14 +91,14 @@ def test_main_saves_the_curve_in_the_run_dir_by_default(run_dir, capsys):
 
 def test_main_writes_to_out(run_dir, tmp_path, capsys):
     out = str(tmp_path / "out.png")
-    assert plot.main(["--logdir", run_dir, "--out", out]) == 0
+    assert plot.main(["--run_dir", run_dir, "--out", out]) == 0
     assert capsys.readouterr().out == out + "\n"
     _png_size(out)
 
 
 def test_a_dir_without_event_files_is_a_one_line_error(tmp_path, capsys):
     (tmp_path / "train").mkdir()
-    assert plot.main(["--logdir", str(tmp_path)]) == 2
+    assert plot.main(["--run_dir", str(tmp_path)]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.startswith("error: No TensorBoard event files in")
