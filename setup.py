@@ -39,7 +39,12 @@ setuptools.setup(
             "minigrid>=2.3",
             "ale-py>=0.9",
             "opencv-python-headless>=4",
+            # The docs build in strict mode as a test (tests/test_docs.py).
+            "mkdocs-material>=9.5,<10",
+            "mkdocstrings[python]>=1.0,<2",
         ],
+        # The documentation site: `mkdocs serve`, `mkdocs build --strict` (mkdocs.yml).
+        "docs": ["mkdocs-material>=9.5,<10", "mkdocstrings[python]>=1.0,<2"],
         "mujoco": ["gymnasium[mujoco]>=1.0,<2"],
         # AtariPreprocessing needs cv2; the headless build avoids GUI libraries on servers.
         "atari": ["ale-py>=0.9", "opencv-python-headless>=4"],

@@ -1,7 +1,7 @@
 """MPI scaling: training env steps/s with 1 and 2 ranks on an env-heavy task, and the final return.
 
 The task is `SlowPendulum-v0`: Pendulum-v1 whose step also spins the CPU for `--env_cost_us`
-(default 200 µs, about a MuJoCo locomotion step with its frame skip). MuJoCo is not installed here,
+(default 200 µs, about a MuJoCo locomotion step with its frame skip). MuJoCo need not be installed,
 and plain Pendulum (~20 µs a step) would leave the time to TensorFlow's per-step overhead, which
 is no test of environment-bound scaling. Every rank runs the `pendulum` config unchanged (16 envs
 in-process, rollouts of 128 steps, 10 epochs of 32 minibatches), TensorFlow limited to its share of

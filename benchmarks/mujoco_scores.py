@@ -8,9 +8,10 @@ is the training loop's, its eval phases and tracing included; env steps/s is tra
 over it. `--parallel N` runs N children at once, each with its share of the cores for TensorFlow
 (wall times then depend on N: say which was used).
 
-Targets (at 1M env steps, at or above the best published PPO scores): the mean over seeds at
-least HalfCheetah-v5 4,200, Hopper-v5 2,500, Walker2d-v5 3,000, Ant-v5 1,500, Reacher-v5 -6, and
-no seed collapsed (each at least half the target: -12 for Reacher). Humanoid-v5 has none.
+Reference points, published PPO scores named by their source: the mean over seeds reaches
+TF-Agents' HalfCheetah 4,239, Hopper 2,530, Walker2d 2,971 and Reacher -7.71, and RL-Zoo's Ant
+1,327 (TF-Agents publishes none), and no seed collapsed (each at least half its reference: -15.42
+for Reacher). Humanoid-v5 is reported only.
 Prints a table per run, a summary per task and PASS/FAIL lines; writes `<out>/mujoco.md`,
 `<out>/mujoco_<task>.png` (mean and min-max over seeds of the eval curve) and keeps the runs under
 `<out>/runs`. Exits 1 on FAIL.
@@ -47,22 +48,25 @@ from learning import (  # noqa: E402
 )
 
 
-class Target(NamedTuple):
+class Reference(NamedTuple):
+    """A published PPO score that the mean eval over seeds must reach, and its source."""
+
     env: str
-    mean_eval: float | None  # Over seeds; None: no target, report only.
+    source: str | None  # CleanRL, TF-Agents or RL-Zoo; None: no reference, report only.
+    mean_eval: float | None
 
     def collapse(self) -> float:
-        """The score each seed must reach: half the target (twice it, for a negative one)."""
+        """The score each seed must reach: half the reference (twice it, for a negative one)."""
         return self.mean_eval / 2 if self.mean_eval > 0 else self.mean_eval * 2
 
 
-TARGETS = {
-    "cheetah": Target("HalfCheetah-v5", 4_200.0),
-    "hopper": Target("Hopper-v5", 2_500.0),
-    "walker": Target("Walker2d-v5", 3_000.0),
-    "ant": Target("Ant-v5", 1_500.0),
-    "reacher": Target("Reacher-v5", -6.0),
-    "humanoid": Target("Humanoid-v5", None),
+REFERENCES = {
+    "cheetah": Reference("HalfCheetah-v5", "TF-Agents", 4_239.0),
+    "hopper": Reference("Hopper-v5", "TF-Agents", 2_530.0),
+    "walker": Reference("Walker2d-v5", "TF-Agents", 2_971.0),
+    "ant": Reference("Ant-v5", "RL-Zoo", 1_327.0),
+    "reacher": Reference("Reacher-v5", "TF-Agents", -7.71),
+    "humanoid": Reference("Humanoid-v5", None, None),
 }
 DEFAULT_TASKS = ["cheetah", "hopper", "walker", "ant", "reacher"]
 TASK_COLUMNS = (
@@ -102,16 +106,17 @@ def summarize(runs: list[dict[str, float]]) -> dict[str, float]:
 
 
 def checks(task: str, summary: dict[str, float]) -> list[tuple[bool, str]]:
-    """(passed, description) of each target of `task`."""
-    target = TARGETS[task]
-    if target.mean_eval is None:
+    """(passed, description) of each check of `task` against its reference."""
+    ref = REFERENCES[task]
+    if ref.mean_eval is None:
         return []
     mean, worst, steps = summary["mean_eval"], summary["worst_eval"], summary["env_steps"]
+    reference = f"{ref.source} {ref.mean_eval:g}"
     return [
-        (mean >= target.mean_eval, f"{target.env} mean eval {mean:.1f} >= {target.mean_eval:g}"),
+        (mean >= ref.mean_eval, f"{ref.env} mean eval {mean:.1f} >= {reference}"),
         (
-            worst >= target.collapse(),
-            f"{target.env} worst seed {worst:.1f} >= {target.collapse():g} (at {steps:,} steps)",
+            worst >= ref.collapse(),
+            f"{ref.env} worst seed {worst:.1f} >= {ref.collapse():g} (at {steps:,} steps)",
         ),
     ]
 
@@ -140,11 +145,12 @@ def save_curves(task: str, run_dirs: dict[int, str], runs: dict[int, dict], out:
     axes = figure.add_subplot()
     axes.plot(grid, values.mean(0), marker="." if len(grid) < 30 else None, label="mean")
     axes.fill_between(grid, values.min(0), values.max(0), alpha=0.25, label="min-max")
-    target = TARGETS[task].mean_eval
-    if target is not None:
-        axes.axhline(target, color="gray", linestyle="--", linewidth=1, label=f"target {target:g}")
+    ref = REFERENCES[task]
+    if ref.mean_eval is not None:
+        label = f"{ref.source} {ref.mean_eval:g}"
+        axes.axhline(ref.mean_eval, color="gray", linestyle="--", linewidth=1, label=label)
     seeds = f"{len(curves)} seed{'s' if len(curves) > 1 else ''}"
-    title = f"{TARGETS[task].env}, {seeds}: deterministic eval return"
+    title = f"{ref.env}, {seeds}: deterministic eval return"
     axes.set(title=title, xlabel="env steps", ylabel="eval return")
     axes.grid(alpha=0.3)
     axes.legend()
@@ -154,7 +160,7 @@ def save_curves(task: str, run_dirs: dict[int, str], runs: dict[int, dict], out:
 
 
 def report(results: dict[str, dict[int, dict]], seconds: float, parallel: int) -> tuple[str, bool]:
-    """The markdown report of all runs, and whether every target passed."""
+    """The markdown report of all runs, and whether every check passed."""
     runs, tasks, lines = [], [], []
     for task, by_seed in results.items():
         for seed, run in sorted(by_seed.items()):
@@ -205,9 +211,9 @@ def run_all(args: argparse.Namespace) -> dict[str, dict[int, dict]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Runs the benchmark, prints and saves the report; returns 1 if a target fails."""
+    """Runs the benchmark, prints and saves the report; returns 1 if a check fails."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", nargs="+", choices=list(TARGETS), default=DEFAULT_TASKS)
+    parser.add_argument("--tasks", nargs="+", choices=list(REFERENCES), default=DEFAULT_TASKS)
     parser.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 per task")
     parser.add_argument("--steps", type=int, default=0, help="env steps (default: the config's)")
     parser.add_argument("--parallel", type=int, default=1, help="children running at once")

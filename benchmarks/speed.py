@@ -8,7 +8,7 @@ steps and M minibatches per epoch, a call costs R * rollout + E * M * gradient +
 
     gradient step = (T(E) - T(1)) / ((E - 1) * M)
 
-A third Session, in a second fresh child (as a training run has one Session per process), has a
+A third `Session` object, in a second fresh child (as a training run has one per process), has a
 rollout longer than the calls timed and runs R simulation steps per call without an update: its
 time per step is the rollout step. What remains of T(1) is the fixed cost of an update (GAE
 targets, the XLA call, metrics):

@@ -1,6 +1,6 @@
 """The config schema: every key of a training config, with its type, accepted values and doc.
 
-The one place that says what a config may hold. Validation, `--set` parsing, `--help` and README's
+The one place that says what a config may hold. Validation, `--set` parsing, `--help` and the docs'
 config table are generated from it; task configs in `agents/scripts/configs.py` state only what
 differs from these defaults. Plain Python, so a bad value is reported before TensorFlow loads.
 """
@@ -304,8 +304,6 @@ FIXED_ON_RESUME = (
 
 KEYS: dict[str, Key] = {key.name: key for keys in GROUPS.values() for key in keys}
 GROUP_OF: dict[str, str] = {key.name: group for group, keys in GROUPS.items() for key in keys}
-# Keys of older config.yaml files that are no config values any more: read and dropped.
-RETIRED = ("world_size",)
 
 
 def defaults() -> dict[str, Any]:

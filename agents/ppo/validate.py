@@ -59,7 +59,7 @@ def check_value(name: str, value: Any) -> Any:
 def validate_config(config: Mapping[str, Any]) -> None:
     """Check every schema key of `config`, then the rules that tie keys together.
 
-    Keys outside the schema are left alone (e.g. `world_size` in config files of older runs).
+    Keys outside the schema are left alone.
 
     Raises:
         ValueError: For the first invalid setting, naming it.

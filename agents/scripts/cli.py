@@ -76,12 +76,13 @@ def keys_help() -> str:
     return "\n".join(lines)
 
 
-README_BEGIN = "<!-- config table: python -m agents.scripts.cli -->"
-README_END = "<!-- end of config table -->"
+# The generated table sits between these lines of docs/training.md.
+TABLE_BEGIN = "<!-- config table: python -m agents.scripts.cli -->"
+TABLE_END = "<!-- end of config table -->"
 
 
 def markdown_table() -> str:
-    """README's config table: one row per key, grouped, generated from the schema."""
+    """The docs' config table: one row per key, grouped, generated from the schema."""
     rows = ["| group | key | default | accepted | meaning |", "| --- | --- | --- | --- | --- |"]
     for group, keys in schema.GROUPS.items():
         for key in keys:
@@ -93,4 +94,4 @@ def markdown_table() -> str:
 
 
 if __name__ == "__main__":
-    print(markdown_table())  # README's config table, between README_BEGIN and README_END.
+    print(markdown_table())  # docs/training.md's table, between TABLE_BEGIN and TABLE_END.

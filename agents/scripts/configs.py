@@ -58,16 +58,10 @@ def debug() -> dict[str, Any]:
 @_task()
 def pendulum() -> dict[str, Any]:
     """Pendulum-v1 in 100k env steps (about 15 s of training on a 2-core CPU)."""
-    # gSDE (Stable-Baselines3's use_sde), its noise redrawn every 2 steps. 20-episode evals at
-    # 99,328 env steps, seeds 0-9, median / mean: fresh noise every step (the config before:
-    # init std 0.5, lr 2e-3; no single change of 20 tried reached -200) -265 / -255; gSDE every
-    # 2 steps, matrix std 0.7, lr 1e-3 -184 / -192; its neighbours (std 0.5-1.0, lr 7e-4 to
-    # 1.5e-3) -189 to -201; every 4 steps (RL-Zoo's; std 1.0) -211 / -238; every step -226 and
-    # once per rollout -418 (seeds 0-4). README *Learning* has the table.
+    # gSDE redrawn every 2 steps: a better ten-seed median than per-step noise or every 4 steps.
     return dict(
         discount=0.9,
-        # Twice the updates of 16 x 128 steps, each of 16 minibatches of 64: with 128 steps one
-        # seed in three did not swing up (-626 at 100k steps).
+        # Rollouts of 64 steps make twice the updates of 128; with 128 some seeds never swing up.
         rollout_length=64,
         num_minibatches=16,
         learning_rate=1e-3,
@@ -80,9 +74,7 @@ def pendulum() -> dict[str, Any]:
 @_task()
 def cartpole() -> dict[str, Any]:
     """CartPole-v1 in 60k env steps."""
-    # Two minibatches of 256 per epoch, RL-Zoo's batch size. With one of 512, 20-episode evals
-    # of seeds 0-9 ended below 500 in 4 of 10 runs at 60k steps (121 to 493) and in 2 of 10 at
-    # 100k (238, 476); with two, all 20 runs end at 500.
+    # Two minibatches of 256 per epoch (RL-Zoo's batch size): one of 512 left some seeds short.
     return dict(
         env="CartPole-v1",
         train_steps=60_000,
@@ -105,9 +97,7 @@ def minigrid_rnd() -> dict[str, Any]:
 
     MiniGrid's partial view (7x7 cells) as 56x56 grayscale frames of a 14x14-cell room; the only
     reward is for reaching the goal in the far corner, and episodes are cut at 100 steps, so a
-    random walk almost never finds it. In the 6x6-cell room of `MiniGrid-Empty-8x8-v0` (40
-    steps) the control found the goal too, by chance, within 40k steps: too easy to tell
-    exploration from none.
+    random walk almost never finds it (in a smaller room the control finds it by chance too).
     """
     return dict(
         agent="rnd_ppo",
@@ -163,7 +153,7 @@ def montezuma_rnd() -> dict[str, Any]:
     """Montezuma's Revenge in the spirit of the RND paper (`pip install -e .[atari]`).
 
     84x84 grayscale, 4 stacked frames, frame skip 4, sticky actions (ALE v5). Real runs need far
-    more than this machine: the paper used 128 envs x 128 steps per update, 4 epochs, 4
+    more than a laptop: the paper used 128 envs x 128 steps per update, 4 epochs, 4
     minibatches, lr 1e-4, gamma_ext 0.999, gamma_int 0.99, policy_size "normal" (hidsize and
     memsize 256 after scaling), rnd_init_steps 128 x 50, and about 2 billion frames; scale
     num_agents, train_steps and policy_size up for that.
@@ -246,7 +236,7 @@ _ZOO_CHEETAH = dict(
 @_task()
 def cheetah() -> dict[str, Any]:
     """HalfCheetah-v5, 1M env steps, RL-Zoo's tuned settings (`pip install -e .[mujoco]`)."""
-    # Seed 0 reached 5,282 at 1M steps, against 1,844 with the untuned _mujoco settings.
+    # RL-Zoo's tuning: the untuned settings reach less than half its score at 1M env steps.
     return _mujoco("HalfCheetah-v5", **_ZOO_CHEETAH)
 
 
@@ -265,8 +255,7 @@ def hopper() -> dict[str, Any]:
 @_task()
 def ant() -> dict[str, Any]:
     """Ant-v5, 1M env steps, the cheetah's tuned settings (`pip install -e .[mujoco]`)."""
-    # Seed 0 at 1M steps (20-episode eval): 610 with the untuned _mujoco settings, 2,750 with
-    # these, 1,843 with these at gamma 0.99 and lambda 0.95.
+    # The cheetah's tuning carries over: several times the untuned settings' score at 1M steps.
     return _mujoco("Ant-v5", **_ZOO_CHEETAH)
 
 

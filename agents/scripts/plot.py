@@ -1,4 +1,4 @@
-"""Plot a run's learning curve: `python -m agents.scripts.plot --logdir <run dir> [--out path]`.
+"""Plot a run's learning curve: `python -m agents.scripts.plot --run_dir <run dir> [--out path]`.
 
 Reads the `train/mean_score` and `eval/mean_score` summaries that training writes under
 `<run dir>/train` and `<run dir>/eval`, and saves them as a PNG against training env steps.
@@ -63,20 +63,13 @@ def read_scalars(run_dir: str, phase: str, tag: str) -> Curve:
 def read_curve(run_dir: str, phase: str, name: str = "mean_score") -> Curve:
     """The scalar `<phase>/<name>` of one phase against training env steps.
 
-    Summaries are numbered by training env steps. Runs of version 0.1 wrote the untagged `name`
-    at a per-phase step and an `env_steps` scalar beside it, which then gives the x values.
+    Summaries are numbered by training env steps.
 
     Returns:
         `(env_steps, values)` float64 arrays.
     """
     steps, values = read_scalars(run_dir, phase, f"{phase}/{name}")
-    if len(steps):
-        return steps.astype(np.float64), values
-    steps, values = read_scalars(run_dir, phase, name)
-    x_steps, env_steps = read_scalars(run_dir, phase, "env_steps")
-    index = np.searchsorted(x_steps, steps)
-    found = (index < len(x_steps)) & (x_steps[np.minimum(index, len(x_steps) - 1)] == steps)
-    return env_steps[index[found]], values[found]
+    return steps.astype(np.float64), values
 
 
 def plot_runs(
@@ -133,10 +126,7 @@ def plot_run(run_dir: str, path: str | None = None) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--run_dir", "--logdir", dest="run_dir", required=True,
-        help="Run directory of a training run (--logdir is its older name), as in visualize.",
-    )  # fmt: skip
+    parser.add_argument("--run_dir", required=True, help="Run directory of a training run.")
     parser.add_argument("--out", help="Output PNG (default: <run_dir>/learning_curve.png).")
     args = parser.parse_args(argv)
     try:

@@ -13,7 +13,7 @@ import tensorflow as tf
 
 from agents import tools
 from agents.envs import NativeBatchEnv, make_native
-from agents.ppo import compilation, schema
+from agents.ppo import compilation
 from agents.ppo.algorithm import Evaluator
 from agents.ppo.factory import make_agent
 from agents.scripts import exploration, summaries, utility
@@ -45,10 +45,7 @@ class Session:
     """
 
     def __init__(self, config, run_dir: str, seed: int = 0, world: World | None = None) -> None:
-        # The number of ranks is no config value: older config.yaml files held it as world_size.
-        self.config = tools.AttrDict(
-            {key: value for key, value in dict(config).items() if key not in schema.RETIRED}
-        )
+        self.config = tools.AttrDict(dict(config))
         self.run_dir = run_dir
         self.world = world or World()
         self._envs = []

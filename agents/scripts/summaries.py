@@ -77,7 +77,7 @@ def hparams(config: Mapping[str, Any]) -> dict[str, bool | int | float | str]:
 def write_hparams(run_dir: str, config: Mapping[str, Any]) -> None:
     """Record the run's config in TensorBoard's hparams plugin, in the run directory itself.
 
-    The run's metrics live under `train/` and `eval/`, the plugin's groups of this session.
+    The plugin shows the config beside the run's metrics (`train/` and `eval/`), one trial per run.
     """
     import tensorflow as tf
     from tensorboard.plugins.hparams import api as hp

@@ -1,6 +1,6 @@
 """Train a PPO agent: `python -m agents.scripts.train --config=pendulum [--set key=value ...]`.
 
-`mpirun -n K python -m agents.scripts.train ...` trains data-parallel on K ranks (see README).
+`mpirun -n K python -m agents.scripts.train ...` trains data-parallel on K ranks (see docs/mpi.md).
 
 TensorFlow is imported inside `train()`, not at module level: environment processes are
 spawned, and a spawned child re-imports the main module.

@@ -167,9 +167,7 @@ def read_config_file(
     """`(name, config, world_size)` of a `config.yaml`, read with the safe loader.
 
     Keys the file lacks (those of another agent, or newer than the file) take their values in
-    `defaults` (default: `schema.defaults()`); keys that are no config values any more
-    (`world_size` inside the config, as older files hold it) are dropped, and unknown keys are an
-    error.
+    `defaults` (default: `schema.defaults()`); unknown keys are an error.
 
     Raises:
         UsageError: If the file is missing, not YAML, incomplete (a truncated file lacks `name`,
@@ -190,9 +188,7 @@ def read_config_file(
         what = "empty" if data is None else f"incomplete (no {', '.join(missing) or 'config'})"
         raise UsageError(f"{path!r} is {what}: restore it from a backup.")
     saved = dict(data["config"])
-    world_size = data.get("world_size", saved.get("world_size", 1))
-    for key in schema.RETIRED:
-        saved.pop(key, None)
+    world_size = data.get("world_size", 1)
     unknown = sorted(set(saved) - set(schema.KEYS))
     if unknown:
         raise UsageError(f"Unknown config keys in {path!r}: {', '.join(unknown)}.")

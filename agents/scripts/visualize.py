@@ -1,4 +1,4 @@
-"""Render a trained policy: `python -m agents.scripts.visualize --logdir <run dir> --outdir <dir>`.
+"""Render a trained policy: `python -m agents.scripts.visualize --run_dir <run dir> --outdir <dir>`.
 
 Restores the network and observation normalizer from the run's checkpoint, runs episodes with
 the deterministic policy (the mode of its distribution), writes one mp4 per episode and prints
@@ -19,9 +19,8 @@ from agents.scripts.utility import UsageError
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--run_dir", "--logdir", dest="logdir", required=True,
-        help="Run directory of a training run (--logdir is its older name).",
-    )  # fmt: skip
+        "--run_dir", dest="logdir", required=True, help="Run directory of a training run."
+    )
     parser.add_argument("--outdir", help="Where the videos are written (not with --eval_only).")
     parser.add_argument(
         "--num_episodes", type=positive_int, default=3, help="Episodes (default: 3)."

@@ -89,7 +89,7 @@ def test_bad_seed_is_a_usage_error(seed, tmp_path, capsys):
 def test_visualize_needs_a_positive_number_of_episodes(episodes, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         visualize.main(
-            ["--logdir", str(tmp_path), "--outdir", str(tmp_path), "--num_episodes", episodes]
+            ["--run_dir", str(tmp_path), "--outdir", str(tmp_path), "--num_episodes", episodes]
         )
     assert exit_info.value.code == 2
     assert (

@@ -11,27 +11,26 @@ from agents.scripts.utility import UsageError
 
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
-# (summary step, env_steps, mean_score or None) per phase, as tools.Loop writes them: summary steps
-# are not env steps, and a log without finished episodes has no mean_score.
-_TRAIN = [(0, 64, None), (32, 128, -1200.0), (64, 192, -900.0), (96, 256, -400.5)]
-_EVAL = [(16, 128, -1000.0), (116, 256, -250.25)]
+# (env_steps, mean_score or None) per phase, as a run writes them: summaries are numbered by
+# training env steps, and a log without finished episodes has no mean_score.
+_TRAIN = [(64, None), (128, -1200.0), (192, -900.0), (256, -400.5)]
+_EVAL = [(128, -1000.0), (256, -250.25)]
 
 
-def _write(directory, rows):
-    writer = tf.summary.create_file_writer(str(directory))
+def _write(run_dir, phase, rows):
+    writer = tf.summary.create_file_writer(str(run_dir / phase))
     with writer.as_default():
-        for step, env_steps, score in rows:
-            tf.summary.scalar("env_steps", float(env_steps), step=step)
+        for env_steps, score in rows:
             if score is not None:
-                tf.summary.scalar("mean_score", score, step=step)
+                tf.summary.scalar(f"{phase}/mean_score", score, step=env_steps)
     writer.close()
 
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("run")
-    _write(run_dir / "train", _TRAIN)
-    _write(run_dir / "eval", _EVAL)
+    _write(run_dir, "train", _TRAIN)
+    _write(run_dir, "eval", _EVAL)
     return str(run_dir)
 
 
@@ -45,12 +44,12 @@ def _png_size(path):
 
 
 def test_read_scalars_returns_steps_and_values_in_order(run_dir):
-    steps, values = plot.read_scalars(run_dir, "train", "mean_score")
-    assert steps.tolist() == [32, 64, 96]
+    steps, values = plot.read_scalars(run_dir, "train", "train/mean_score")
+    assert steps.tolist() == [128, 192, 256]
     np.testing.assert_allclose(values, [-1200.0, -900.0, -400.5])
-    steps, values = plot.read_scalars(run_dir, "eval", "env_steps")
-    assert steps.tolist() == [16, 116]
-    assert values.tolist() == [128.0, 256.0]
+    steps, values = plot.read_scalars(run_dir, "eval", "eval/mean_score")
+    assert steps.tolist() == [128, 256]
+    assert values.tolist() == [-1000.0, -250.25]
 
 
 def test_read_scalars_of_a_missing_tag_is_empty(run_dir):
@@ -59,10 +58,10 @@ def test_read_scalars_of_a_missing_tag_is_empty(run_dir):
 
 
 def test_read_scalars_keeps_the_latest_value_of_a_step(tmp_path):
-    _write(tmp_path / "train", [(0, 64, -5.0), (1, 128, -4.0)])
-    _write(tmp_path / "train", [(1, 128, -3.0), (2, 192, -2.0)])  # A resumed run's second file.
-    steps, values = plot.read_scalars(str(tmp_path), "train", "mean_score")
-    assert steps.tolist() == [0, 1, 2]
+    _write(tmp_path, "train", [(64, -5.0), (128, -4.0)])
+    _write(tmp_path, "train", [(128, -3.0), (192, -2.0)])  # A resumed run's second file.
+    steps, values = plot.read_scalars(str(tmp_path), "train", "train/mean_score")
+    assert steps.tolist() == [64, 128, 192]
     assert values.tolist() == [-5.0, -3.0, -2.0]
 
 
@@ -92,14 +91,14 @@ def test_main_saves_the_curve_in_the_run_dir_by_default(run_dir, capsys):
 
 def test_main_writes_to_out(run_dir, tmp_path, capsys):
     out = str(tmp_path / "out.png")
-    assert plot.main(["--logdir", run_dir, "--out", out]) == 0
+    assert plot.main(["--run_dir", run_dir, "--out", out]) == 0
     assert capsys.readouterr().out == out + "\n"
     _png_size(out)
 
 
 def test_a_dir_without_event_files_is_a_one_line_error(tmp_path, capsys):
     (tmp_path / "train").mkdir()
-    assert plot.main(["--logdir", str(tmp_path)]) == 2
+    assert plot.main(["--run_dir", str(tmp_path)]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.startswith("error: No TensorBoard event files in")

@@ -24,7 +24,8 @@ def trained_run(tmp_path_factory):
 
 def test_writes_one_video_per_episode_and_prints_returns(trained_run, tmp_path, capsys):
     outdir = str(tmp_path / "videos")
-    assert visualize.main(["--logdir", trained_run, "--outdir", outdir, "--num_episodes", "2"]) == 0
+    argv = ["--run_dir", trained_run, "--outdir", outdir, "--num_episodes", "2"]
+    assert visualize.main(argv) == 0
     run = os.path.basename(trained_run)
     assert sorted(os.listdir(outdir)) == [f"{run}-episode-000.mp4", f"{run}-episode-001.mp4"]
     reader = imageio.get_reader(os.path.join(outdir, f"{run}-episode-000.mp4"))
@@ -54,20 +55,20 @@ def test_eval_only_prints_mean_and_std_without_videos(trained_run, tmp_path, cap
 
 
 def test_deterministic_policy_gives_same_return_for_same_seed(trained_run, tmp_path):
-    args = visualize.parse_args(["--logdir", trained_run, "--outdir", str(tmp_path)])
+    args = visualize.parse_args(["--run_dir", trained_run, "--outdir", str(tmp_path)])
     args.num_episodes = 1
     assert visualize.visualize(args) == visualize.visualize(args)
 
 
 def test_clear_error_without_checkpoint(tmp_path, capsys):
     utility.save_config(configs.debug(), str(tmp_path), "debug")
-    assert visualize.main(["--logdir", str(tmp_path), "--outdir", str(tmp_path / "v")]) == 2
+    assert visualize.main(["--run_dir", str(tmp_path), "--outdir", str(tmp_path / "v")]) == 2
     error = capsys.readouterr().err
     assert error.startswith("error: No checkpoint in") and "Traceback" not in error
 
 
 def test_clear_error_for_directory_that_is_no_run(tmp_path, capsys):
-    assert visualize.main(["--logdir", str(tmp_path), "--outdir", str(tmp_path / "v")]) == 2
+    assert visualize.main(["--run_dir", str(tmp_path), "--outdir", str(tmp_path / "v")]) == 2
     assert "No config.yaml" in capsys.readouterr().err
 
 
@@ -98,7 +99,7 @@ def test_an_environment_that_cannot_be_made_here_is_one_line(
     trained_run, tmp_path, capsys, env_id, message
 ):
     run = _copy_with_env(trained_run, tmp_path, env_id)
-    assert visualize.main(["--logdir", run, "--outdir", str(tmp_path / "v")]) == 2
+    assert visualize.main(["--run_dir", run, "--outdir", str(tmp_path / "v")]) == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and message in error and "Traceback" not in error
 
@@ -110,7 +111,7 @@ def test_mujocos_rendering_error_names_mujoco_gl(trained_run, tmp_path, capsys, 
         raise fatal("gladLoadGL error\nmore lines")
 
     monkeypatch.setattr(visualize, "run_episode", no_opengl)
-    assert visualize.main(["--logdir", trained_run, "--outdir", str(tmp_path / "v")]) == 2
+    assert visualize.main(["--run_dir", trained_run, "--outdir", str(tmp_path / "v")]) == 2
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith("error: Cannot render Pendulum-v1: gladLoadGL error. Without a display")
     assert "MUJOCO_GL=egl" in line and "MUJOCO_GL=osmesa" in line
