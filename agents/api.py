@@ -21,6 +21,7 @@ import dataclasses
 import io
 import os
 import re
+import sys
 import tempfile
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -77,8 +78,10 @@ def train(
         logdir: Parent directory of the run directory.
         seed: Seed of networks, action sampling and environments (default: the one a
             `config.yaml` given as `config`, or the resumed run, records, else 0).
-        env: A gymnasium id, or a callable returning a gymnasium environment (stepped in this
-            process; registered with gymnasium as `agents_api/<name>-v0`).
+        env: A gymnasium id, a callable returning a gymnasium environment (stepped in this
+            process; registered with gymnasium as `agents_api/<name>-v0`), or a
+            `agents.envs.NativeEnv` (an instance, or a class built without arguments), trained
+            natively as `agents_api/<name>-v0` (native_env=True).
         verbose: 0: print nothing but warnings and errors; 1: the report lines and where the
             results went (as the command line prints them); 2: TensorFlow's log lines too.
         resume: A run directory to resume from its latest checkpoint (`config` and `logdir`
@@ -98,7 +101,9 @@ def train(
     from agents.tools import mpi
 
     overrides = {key: _plain(key, value) for key, value in overrides.items()}
-    if env is not None:
+    if _is_native(env):
+        overrides.update(env=_register_native(env), native_env=True)
+    elif env is not None:
         overrides["env"] = env if isinstance(env, str) else _register(env, overrides)
     saved_environ = dict(os.environ)
     with tempfile.TemporaryDirectory() as temp:
@@ -195,14 +200,36 @@ def _config_argument(config: str | Mapping[str, Any], temp: str) -> str:
     return path
 
 
+def _is_native(env: Any) -> bool:
+    """Whether `env` is a NativeEnv or its class (whose module is loaded if it is one)."""
+    module = sys.modules.get("agents.envs.native_env")
+    if module is None or env is None:
+        return False
+    native = module.NativeEnv
+    return isinstance(env, native) or (isinstance(env, type) and issubclass(env, native))
+
+
+def _register_native(env: Any) -> str:
+    """Register a NativeEnv (instance or class) as a native env id; returns the id."""
+    from agents import envs
+
+    kind = env if isinstance(env, type) else type(env)
+    env_id = f"{API_NAMESPACE}/{_id_name(kind)}-v0"
+    envs.register(env_id, env if isinstance(env, type) else lambda: env)
+    return env_id
+
+
+def _id_name(constructor: Any) -> str:
+    return re.sub(r"[^A-Za-z0-9_]", "", getattr(constructor, "__name__", "")) or "env"
+
+
 def _register(make_env: Callable[[], Any], overrides: Mapping[str, Any]) -> str:
     """Register a callable as a gymnasium environment; returns its id."""
     import gymnasium as gym
 
     if overrides.get("env_processes"):
         raise ValueError("An env given as a callable steps in this process: env_processes=False.")
-    name = re.sub(r"[^A-Za-z0-9_]", "", getattr(make_env, "__name__", "")) or "env"
-    env_id = f"{API_NAMESPACE}/{name}-v0"
+    env_id = f"{API_NAMESPACE}/{_id_name(make_env)}-v0"
     gym.registry.pop(env_id, None)  # A new callable of the same name replaces the old one.
     gym.register(env_id, entry_point=make_env)
     return env_id

@@ -8,7 +8,8 @@ timed from spawn to exit, as a user meets it:
   20 epochs, linear lr and clip; SB3's defaults on 8 envs x 256 for HalfCheetah-v5), one torch
   thread; the process ends after saving the model.
 - ours: `python -m agents.scripts.train --config=<task> --set train_steps=<budget>` (its periodic
-  eval phases, the final checkpoint, the curve and the policy export included).
+  eval phases, the final checkpoint, the curve and the policy export included). `pendulum_native`
+  trains on Pendulum as TensorFlow ops against SB3's Pendulum, and is scored on gymnasium's.
 
 Round r seeds both with r. Then, untimed, each side's final deterministic policy plays 20 fresh
 episodes: SB3 with `evaluate_policy` (VecNormalize frozen, raw rewards), ours with
@@ -35,7 +36,12 @@ from common import last_json, machine_line, timed_process  # noqa: E402
 from learning import DEFAULT_OUT, EVAL_EPISODES, run_child, table  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-BUDGETS = {"pendulum": 100_000, "cartpole": 100_000, "cheetah": 200_000}
+BUDGETS = {
+    "pendulum": 100_000,
+    "cartpole": 100_000,
+    "cheetah": 200_000,
+    "pendulum_native": 100_000,  # Against SB3's Pendulum: the env as TensorFlow ops.
+}
 HEADER = [
     "task",
     "round",
@@ -57,6 +63,7 @@ def child(run_dir: str) -> dict[str, float]:
     from agents.scripts import session, utility
 
     config = utility.load_config(run_dir)
+    config["native_env"] = False  # Scored on gymnasium's env, also when trained natively.
     run = session.Session(config, run_dir, seed=0)
     try:
         scores = run.evaluate(EVAL_EPISODES)
@@ -70,6 +77,7 @@ def child(run_dir: str) -> dict[str, float]:
 def run_sb3(python: str, task: str, budget: int, seed: int, directory: str) -> dict:
     """Trains (timed) and evaluates (untimed) SB3 PPO; returns its measurements."""
     driver, model = os.path.join(HERE, "sb3_driver.py"), os.path.join(directory, "model")
+    task = task.removesuffix("_native")  # SB3 trains on gymnasium's env of the same id.
     command = [python, driver, "train", task, str(budget), str(seed), model]
     stdout, seconds = timed_process(command, os.path.join(directory, "train.log"))
     result = dict(last_json(stdout), seconds=seconds)

@@ -290,7 +290,7 @@ def cartpole_native() -> dict[str, Any]:
 @_task(pendulum)
 def pendulum_native() -> dict[str, Any]:
     """Pendulum-v1 as TensorFlow ops, 100k env steps."""
-    return dict(_NATIVE, rollouts_per_call=4, train_every=25_000, eval_steps=4_000)
+    return dict(_NATIVE, rollouts_per_call=5, train_every=20_480, eval_steps=4_000)
 
 
 @_task()

@@ -1,0 +1,102 @@
+"""NativeBatchEnv: the batch interface over a native env, its checks and its random draws."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from agents.envs import NativeBatchEnv, NativeEnv, make_native
+
+
+class Drift(NativeEnv):
+    """A 1-D state pushed by a Box action; `broken` returns what the protocol forbids."""
+
+    state_shape = (1,)
+    state_dtype = tf.float32
+    max_episode_steps = 4
+
+    def __init__(self, broken: str | None = None) -> None:
+        self.observation_space = gym.spaces.Box(-np.inf, np.inf, (1,), np.float32)
+        self.action_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+        self.broken = broken
+
+    def initial_state(self, count, seed):
+        return tf.random.stateless_uniform([count, 1], seed)
+
+    def step(self, state, action):
+        state = state + action
+        reward = state[:, 0]
+        if self.broken == "reward_shape":
+            reward = state
+        if self.broken == "nan":
+            reward = tf.where(state[:, 0] > 2.5, np.nan, reward)
+        return state, reward, state[:, 0] > 100.0
+
+    def observe(self, state):
+        return tf.cast(state, tf.float64) if self.broken == "observ_dtype" else state
+
+
+@pytest.mark.parametrize(
+    "broken, message",
+    [
+        (
+            "reward_shape",
+            r"Native env Drift: step gave rewards float32\[3, 1\], expected float32\[3\]",
+        ),
+        (
+            "observ_dtype",
+            r"Native env Drift: observe gave float64\[3, 1\], expected float32\[3, 1\]",
+        ),
+    ],
+)
+def test_a_native_env_returning_wrong_shapes_or_dtypes_is_one_line(broken, message):
+    with pytest.raises(ValueError, match=message):
+        NativeBatchEnv(Drift(broken), 3)
+
+
+def test_box_actions_are_clipped_and_non_finite_rewards_are_raised_after_the_call():
+    batch = NativeBatchEnv(Drift("nan"), 2, seed=0)
+    batch.reset()
+    start = batch.state.numpy()
+    batch.simulate(tf.constant([[5.0], [-5.0]]))
+    np.testing.assert_allclose(batch.state.numpy(), start + [[1.0], [-1.0]])
+    batch.raise_if_nonfinite()  # Nothing non-finite yet.
+    batch.simulate(tf.constant([[1.0], [0.0]]))
+    batch.simulate(tf.constant([[1.0], [0.0]]))  # Env 0 passes 2.5: a NaN reward.
+    with pytest.raises(
+        FloatingPointError, match="Native env Drift returned a non-finite .* step 2"
+    ):
+        batch.raise_if_nonfinite()
+
+
+def test_reset_draws_advance_within_and_across_compiled_calls_and_reproduce_by_seed():
+    def draws(seed):
+        batch = NativeBatchEnv(make_native("CartPole-v1"), 4, seed=seed)
+
+        @tf.function(jit_compile=True, autograph=False)
+        def two_resets():
+            return batch.reset(), batch.reset(tf.constant([1, 3]))
+
+        return [x.numpy() for call in range(2) for x in two_resets()]
+
+    first, again, other = draws(5), draws(5), draws(6)
+    for a, b in zip(first, again):
+        np.testing.assert_array_equal(a, b)  # The same seed, bit for bit.
+    rows = np.concatenate(first)
+    assert len(np.unique(rows, axis=0)) == len(rows)  # No draw repeats, in or across calls.
+    assert not np.allclose(first[0], other[0])
+
+
+def test_episodes_truncate_at_the_limit_and_restart_on_reset():
+    batch = NativeBatchEnv(Drift(), 2, seed=0)
+    batch.reset()
+    for _ in range(4):
+        assert not batch.done.numpy().any()
+        batch.simulate(tf.zeros([2, 1]))
+    assert batch.truncated.numpy().all() and not batch.terminated.numpy().any()
+    assert batch.length.numpy().tolist() == [4, 4]
+    observ = batch.reset(tf.constant([0])).numpy()
+    assert batch.length.numpy().tolist() == [0, 4]
+    np.testing.assert_array_equal(batch.observ.numpy()[0], observ[0])

@@ -1,0 +1,127 @@
+"""Training on native envs: the compiled call, its random draws, settings, resume and scoring."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import agents
+from agents.envs import NativeBatchEnv
+from agents.ppo import compilation
+from agents.scripts import configs, session, train, visualize
+from tests.scripts.capture import run_main
+
+
+def small_native(**changes):
+    """cartpole_native at test size: 8 envs, 2 rollouts of 16 steps per call."""
+    config = configs.cartpole_native()
+    config.update(
+        num_agents=8,
+        eval_agents=4,
+        rollout_length=16,
+        rollouts_per_call=2,
+        train_steps=1024,
+        train_every=512,
+        eval_steps=400,
+        log_every=256,
+        checkpoint_every=512,
+    )
+    config.update(changes)
+    return config
+
+
+@pytest.mark.parametrize(
+    "setting, expected",
+    [
+        (
+            "env=HalfCheetah-v5",
+            "env 'HalfCheetah-v5' has no native implementation (native_env=True); native envs: "
+            "CartPole-v0, CartPole-v1, Pendulum-v1, Acrobot-v1, MountainCar-v0, "
+            "MountainCarContinuous-v0.",
+        ),
+        (
+            "env_processes=True",
+            "env_processes=True applies to Python environments; a native env (native_env=True) "
+            "runs inside the compiled call: leave it unset.",
+        ),
+    ],
+)
+def test_a_setting_a_native_env_cannot_have_is_one_line(setting, expected, tmp_path):
+    argv = ["--config=cartpole_native", f"--logdir={tmp_path}", "--set", setting]
+    code, stdout, stderr = run_main(train.main, argv)
+    assert code == 2 and stdout == ""
+    assert stderr == f"error: {expected}\n"
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_whole_call_is_compiled_only_with_a_native_env_an_xla_update_and_one_process():
+    native = small_native()
+    assert compilation.whole_call(native)
+    assert not compilation.whole_call(native, ranks=2)
+    assert not compilation.whole_call({**native, "update_compiler": "graph"})
+    assert not compilation.whole_call(configs.cartpole())
+
+
+def _two_calls(seed, run_dir):
+    """Weights and rollouts after two compiled training calls of a fresh session."""
+    run = session.Session(small_native(), run_dir, seed=seed)
+    try:
+        assert isinstance(run.train_env, NativeBatchEnv)
+        states, rollouts = [], []
+        for _ in range(2):
+            run._train_fn()
+            states.append(run.agent.rng.state.numpy().copy())
+            rollouts.append(run.rollout(("observ", "action")))
+        weights = [v.numpy() for v in run.agent.network.variables]
+        return states, rollouts, weights, int(run.train_env.draws.numpy())
+    finally:
+        run.close()
+
+
+def test_draws_inside_the_compiled_call_advance_per_call_and_reproduce_by_seed(tmp_path):
+    states, rollouts, weights, draws = _two_calls(1, str(tmp_path / "a"))
+    again = _two_calls(1, str(tmp_path / "b"))
+    other = _two_calls(2, str(tmp_path / "c"))
+    # The generator (actions, minibatch order) and the reset counter move on in every call.
+    assert not np.array_equal(states[0], states[1])
+    assert draws > 1
+    first, second = rollouts
+    assert not np.array_equal(first["action"], second["action"])
+    # The same seed reproduces the run bit for bit; another seed does not.
+    for a, b in zip(weights, again[2]):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(rollouts[1]["action"], again[1][1]["action"])
+    assert any(not np.array_equal(a, b) for a, b in zip(weights, other[2]))
+
+
+def test_a_resumed_native_run_draws_fresh_initial_states(tmp_path):
+    config = small_native()
+    run = session.Session(config, str(tmp_path), seed=0)
+    try:
+        list(run.loop())
+        run.save()
+        draws = int(run.train_env.draws.numpy())
+    finally:
+        run.close()
+    assert draws > 0
+    resumed = session.Session({**config, "train_steps": 2048}, str(tmp_path), seed=0)
+    try:
+        assert int(resumed.train_env.draws.numpy()) == draws  # Restored, not drawn again.
+    finally:
+        resumed.close()
+
+
+@pytest.mark.slow
+def test_cartpole_native_solves_gymnasiums_cartpole(tmp_path, capsys):
+    """The shipped config, on the real env: 20 deterministic episodes of gymnasium's CartPole."""
+    code, _, stderr = run_main(train.main, ["--config=cartpole_native", f"--logdir={tmp_path}"])
+    assert code == 0, stderr
+    (run_dir,) = [str(path) for path in tmp_path.iterdir()]
+    evaluation = agents.evaluate(run_dir, "CartPole-v1", episodes=20, seed=100)
+    assert evaluation.mean >= 475, evaluation.returns
+    # `visualize` plays gymnasium's env too.
+    argv = ["--run_dir", run_dir, "--eval_only", "--num_episodes", "2"]
+    assert visualize.main(argv) == 0
+    assert "Mean return over 2 episodes: 500.00" in capsys.readouterr().out
