@@ -26,6 +26,7 @@ def _task(parent: Callable[[], dict[str, Any]] | None = None):
             return {**(parent or default)(), **differences()}
 
         config.differences = differences
+        config.parent = parent or default
         return config
 
     return decorate
@@ -283,7 +284,6 @@ def cartpole_native() -> dict[str, Any]:
         num_agents=64,
         rollout_length=16,
         update_epochs=4,
-        num_minibatches=2,
     )
 
 
@@ -335,12 +335,9 @@ def mountaincar_continuous_native() -> dict[str, Any]:
     return dict(
         env="MountainCarContinuous-v0",
         **_NATIVE,
-        train_steps=100_000,
         train_every=20_000,
         eval_steps=10_000,
-        num_agents=16,
         rollout_length=16,
-        update_epochs=10,
         num_minibatches=4,
         discount=0.9999,
         gae_lambda=0.9,

@@ -51,9 +51,7 @@ def test_check_value_widens_ints_and_tuples(name, value, held):
 def test_task_configs_state_only_differences_from_their_parent(name):
     config = configs.CONFIGS[name]
     differences = config.differences()
-    parent = {**configs.default()}
-    if name in ("minigrid", "debug_rnd"):
-        parent = configs.minigrid_rnd()
+    parent = config.parent()
     restated = {k: v for k, v in differences.items() if parent[k] == v}
     assert not restated, f"{name} restates its parent's {restated}"
     assert set(differences) <= set(schema.KEYS)

@@ -129,12 +129,12 @@ def test_a_saved_config_yaml_starts_a_new_run(runs):
     assert stdout.splitlines()[-1] == f"Done: 128 env steps in {second_dir}."
 
 
-def test_old_config_yaml_with_world_size_and_fewer_keys_is_read(tmp_path):
+def test_config_yaml_with_fewer_keys_is_read_and_unknown_keys_are_named(tmp_path):
     path = tmp_path / "config.yaml"
-    path.write_text(yaml.safe_dump({"name": "old", "config": {"world_size": 2, "env": "X-v0"}}))
+    path.write_text(yaml.safe_dump({"name": "old", "world_size": 2, "config": {"env": "X-v0"}}))
     name, config, world_size = utility.read_config_file(str(path))
     assert (name, world_size, config.env) == ("old", 2, "X-v0")
-    assert "world_size" not in config and config.hidsize == 128  # Missing keys: defaults.
+    assert config.hidsize == 128  # Missing keys: defaults.
     path.write_text(yaml.safe_dump({"name": "old", "config": {"lerning_rate": 1.0}}))
     with pytest.raises(utility.UsageError, match="Unknown config keys in .*: lerning_rate"):
         utility.read_config_file(str(path))
