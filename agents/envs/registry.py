@@ -33,9 +33,24 @@ def register(env_id: str, constructor: Callable[[], Any]) -> None:
     _REGISTERED[env_id] = constructor
 
 
+def _resolve(env_id: str) -> str:
+    """The id itself; `module:Name-v0` imports `module` first (which may `register` it)."""
+    module, _, name = env_id.rpartition(":")
+    if module:
+        try:
+            importlib.import_module(module)
+        except ImportError as error:
+            raise ValueError(f"env {env_id!r}: cannot import {module!r} ({error}).") from None
+    return name
+
+
 def check_native(env_id: str) -> None:
-    """Raise ValueError naming the native ids if `env_id` has no native implementation."""
-    if env_id not in native_ids():
+    """Raise ValueError naming the native ids if `env_id` has no native implementation.
+
+    An id `module:Name-v0` imports `module` first, as gymnasium does, so a module that registers
+    its native envs on import needs no other step.
+    """
+    if _resolve(env_id) not in native_ids():
         raise ValueError(
             f"env {env_id!r} has no native implementation (native_env=True); native envs: "
             f"{', '.join(native_ids())}."
@@ -49,6 +64,7 @@ def make_native(env_id: str, max_episode_steps: int | None = None):
         ValueError: If `env_id` has no native implementation.
     """
     check_native(env_id)
+    env_id = _resolve(env_id)
     if env_id in _REGISTERED:
         env = _REGISTERED[env_id]()
     else:
