@@ -35,7 +35,9 @@ class _Car(NativeEnv):
         """The next (position, velocity) from the position and the velocity it reaches."""
         velocity = tf.clip_by_value(velocity, -MAX_SPEED, MAX_SPEED)
         position = tf.clip_by_value(position + velocity, MIN_POSITION, MAX_POSITION)
-        velocity = tf.where((position == MIN_POSITION) & (velocity < 0), 0.0, velocity)
+        velocity = tf.where(
+            (position == MIN_POSITION) & (velocity < 0), tf.zeros_like(velocity), velocity
+        )
         return position, velocity
 
     def _terminated(self, position: tf.Tensor, velocity: tf.Tensor) -> tf.Tensor:

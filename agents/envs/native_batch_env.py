@@ -144,7 +144,8 @@ def _spaces(env: NativeEnv) -> tuple[gym.spaces.Box, gym.Space]:
 
 
 def _check(env: NativeEnv, size: int, state, action_space, action_dtype) -> tf.Tensor:
-    """`state` once checked: one step from it must give what the spaces promise."""
+    """`state` once checked: observing it and one step from it must give what the spaces promise,
+    traced as a graph as training runs them (where, unlike eagerly, dtypes are not inferred)."""
     name, expected_state = env.name, tuple(env.state_shape)
 
     def require(ok: bool, what: str) -> None:
@@ -157,15 +158,23 @@ def _check(env: NativeEnv, size: int, state, action_space, action_dtype) -> tf.T
         f"initial_state gave {state.dtype.name}{list(state.shape)}, expected "
         f"{env.state_dtype.name}{[size, *expected_state]}",
     )
-    observ = tf.convert_to_tensor(env.observe(state))
+    action = tf.constant(np.stack([action_space.sample() for _ in range(size)]), action_dtype)
+
+    @tf.function(autograph=False)
+    def trial(state, action):
+        return (env.observe(state), *env.step(state, action))
+
+    try:
+        observ, next_state, reward, terminated = trial(state, action)
+    except (TypeError, ValueError) as error:
+        first = (str(error).splitlines() or [type(error).__name__])[0]
+        raise ValueError(f"Native env {name}: does not trace as a graph: {first}") from None
     observ_shape = (size,) + env.observation_space.shape
     require(
         tuple(observ.shape) == observ_shape and observ.dtype == tf.float32,
         f"observe gave {observ.dtype.name}{list(observ.shape)}, expected "
         f"float32{list(observ_shape)}",
     )
-    action = tf.constant(np.stack([action_space.sample() for _ in range(size)]), action_dtype)
-    next_state, reward, terminated = env.step(state, action)
     require(
         tuple(next_state.shape) == tuple(state.shape) and next_state.dtype == state.dtype,
         f"step gave states {next_state.dtype.name}{list(next_state.shape)}, expected "

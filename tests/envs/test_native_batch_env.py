@@ -30,6 +30,8 @@ class Drift(NativeEnv):
         reward = state[:, 0]
         if self.broken == "reward_shape":
             reward = state
+        if self.broken == "graph_dtype":
+            reward = tf.where(state[:, 0] > 0, 1.0, tf.cast(reward, tf.float64))
         if self.broken == "nan":
             reward = tf.where(state[:, 0] > 2.5, np.nan, reward)
         return state, reward, state[:, 0] > 100.0
@@ -45,6 +47,7 @@ class Drift(NativeEnv):
             "reward_shape",
             r"Native env Drift: step gave rewards float32\[3, 1\], expected float32\[3\]",
         ),
+        ("graph_dtype", r"Native env Drift: does not trace as a graph: Input 'e' of 'SelectV2'"),
         (
             "observ_dtype",
             r"Native env Drift: observe gave float64\[3, 1\], expected float32\[3, 1\]",

@@ -119,8 +119,14 @@ def test_transitions_equal_gymnasiums(env_id):
     gym_env = gym.make(env_id).unwrapped
     gym_env.reset(seed=0)
     actions = _actions(native.action_space, len(states), rng)
-    next_states, rewards, terminated = native.step(tf.constant(states), tf.constant(actions))
-    observs = native.observe(next_states).numpy()
+
+    @tf.function(jit_compile=True, autograph=False)  # As training runs it: compiled by XLA.
+    def step(states, actions):
+        next_states, rewards, terminated = native.step(states, actions)
+        return native.observe(next_states), rewards, terminated
+
+    observs, rewards, terminated = step(tf.constant(states), tf.constant(actions))
+    observs = observs.numpy()
     rewards, terminated = rewards.numpy(), terminated.numpy()
     expected = {"observ": [], "reward": [], "terminated": []}
     for state, action in zip(states, actions):
