@@ -271,10 +271,12 @@ class PPO(tf.Module):
     def _epoch_keys(self) -> tf.Tensor:
         """Random keys of each epoch's minibatch order, [update_epochs, sequences].
 
-        Drawn outside the XLA update, in graph mode: drawn by tf.random.Generator inside it,
-        Pendulum learned far worse (-477, -598, -486 over 3 seeds against -235, -229, -166),
-        while the update given the same order is the same to 1e-9. Their cause is not found; the
-        draws here are those the update made before it was compiled.
+        With a Python env they are drawn here in graph mode, before the XLA update is called:
+        drawn inside that update (a nested XLA function), Pendulum learned far worse, although the
+        update given the same order is the same to 1e-9 and the generator's draws advance and do
+        not repeat there; the cause is not found. With a native env the whole call is one XLA
+        program and they are drawn inside it, where Pendulum learns as well as with a Python env
+        (`benchmarks/native.py`).
         """
         count = self._config.rollout_length * self._size // self._config.chunk_length
         return tf.stack([self.rng.uniform([count]) for _ in range(self._config.update_epochs)])

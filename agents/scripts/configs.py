@@ -299,8 +299,8 @@ def acrobot_native() -> dict[str, Any]:
     return dict(
         env="Acrobot-v1",
         **_NATIVE,
-        train_steps=1_000_000,
-        train_every=200_000,
+        train_steps=983_040,
+        train_every=196_608,  # 983,040 steps in 5 phases, within 1M.
         eval_steps=10_000,
         num_agents=64,
         rollout_length=64,
@@ -317,8 +317,8 @@ def mountaincar_native() -> dict[str, Any]:
     return dict(
         env="MountainCar-v0",
         **_NATIVE,
-        train_steps=1_000_000,
-        train_every=200_000,
+        train_steps=983_040,
+        train_every=196_608,  # 983,040 steps in 5 phases, within 1M.
         eval_steps=10_000,
         num_agents=64,
         rollout_length=16,
