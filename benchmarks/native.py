@@ -11,13 +11,19 @@ Published reference points: CleanRL/PureJaxRL solve CartPole-v1 within 500k env 
 tuned PPO scores Acrobot-v1 -73.5 (1M steps), MountainCar-v0 -110.4 (1M),
 MountainCarContinuous-v0 88.3 (20k), Pendulum-v1 about -200 (100k, gSDE).
 
+`--steady` measures instead, in this process, the steady state of `cartpole_native` with 1,024
+envs after compiling: the PPO rollout alone (sampling, buffer writes and the env, no update: calls
+of one step less than a rollout, the buffer emptied between them), and whole training calls
+(rollouts with their updates), best of 5 calls each.
+
 Run: `python benchmarks/native.py [--configs cartpole_native pendulum_native] [--seeds 3]
-[--gym] [--out benchmarks/out]`.
+[--gym] [--steady] [--out benchmarks/out]`.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import shutil
 import statistics
@@ -69,13 +75,67 @@ def score(run_dir: str, seed: int) -> dict:
     return dict(env=config["env"], mean=evaluation.mean, std=evaluation.std, env_steps=steps)
 
 
+def steady(envs: int = 1024) -> str:
+    """Env steps per second of the rollout alone and of whole calls, `cartpole_native`."""
+    import tempfile
+    import time
+
+    from agents.scripts import console
+
+    console.import_tensorflow()  # As train does: its TF settings.
+    import tensorflow as tf
+
+    from agents import tools
+    from agents.scripts import configs, session
+
+    lines = ["| envs x steps per call | what | env steps/s |", "|---|---|---|"]
+    for rollouts in (1, 8):
+        config = dict(configs.cartpole_native(), num_agents=envs, rollouts_per_call=rollouts)
+        run = session.Session(config, tempfile.mkdtemp(), seed=0)
+        steps = config["rollout_length"] - 1
+
+        rollout = tf.function(
+            functools.partial(tools.simulate_steps, run.train_env, run.agent, steps),
+            autograph=False,
+            jit_compile=True,
+        )
+
+        def best(call, after=lambda: None):
+            times = []
+            for _ in range(6):
+                start = time.perf_counter()
+                call()
+                times.append(time.perf_counter() - start)
+                after()
+            return min(times[1:])  # The first compiles.
+
+        per_call = config["rollout_length"] * rollouts * envs
+        whole = per_call / best(run._train_fn)
+        if rollouts == 1:
+            alone = steps * envs / best(rollout, run.agent._buffer.clear)
+            lines.append(
+                f"| {envs} x {steps} | rollout alone (policy, sampling, env) | {alone:,.0f} |"
+            )
+        lines.append(
+            f"| {envs} x {per_call // envs} | whole call ({rollouts} rollout(s) and update(s)) | "
+            f"{whole:,.0f} |"
+        )
+        run.close()
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--configs", nargs="+", default=list(CONFIGS))
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--gym", action="store_true", help="also train on gymnasium's envs")
+    parser.add_argument("--steady", action="store_true", help="steady-state speeds instead")
     parser.add_argument("--out", default=DEFAULT_OUT)
     args = parser.parse_args()
+    if args.steady:
+        text = "\n".join([machine_line(), "", steady()])
+        print(text)
+        return 0
     runs_dir = os.path.join(args.out, "native")
     rows = []
     print(machine_line(), flush=True)
