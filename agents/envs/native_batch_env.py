@@ -41,10 +41,12 @@ class NativeBatchEnv(tf.Module):
             raise ValueError(f"A batch needs at least one environment, got {size}.")
         self.env, self._size = env, size
         self.observation_space, self.action_space = _spaces(env)
-        self._seed = int(seed)
         self._limit = env.max_episode_steps
         action_dtype = tf.float32 if isinstance(self.action_space, gym.spaces.Box) else tf.int32
         variable = lambda value, name: tf.Variable(value, trainable=False, name=name)  # noqa: E731
+        # A variable, not a constant of the program: every seed runs the same compiled program
+        # (XLA's cache serves them all).
+        self.seed = variable(tf.constant(seed, tf.int64), "seed")
         self.draws = variable(tf.constant(0, tf.int64), "draws")
         initial = _check(env, size, self._draw(size, 0), self.action_space, action_dtype)
         self.state = variable(initial, "state")
@@ -124,7 +126,7 @@ class NativeBatchEnv(tf.Module):
         yield
 
     def _draw(self, count: int, draw) -> tf.Tensor:
-        seed = tf.stack([tf.constant(self._seed, tf.int64), tf.cast(draw, tf.int64)])
+        seed = tf.stack([self.seed.read_value(), tf.cast(draw, tf.int64)])
         return self.env.initial_state(count, seed)
 
 
