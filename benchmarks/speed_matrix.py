@@ -54,6 +54,7 @@ FAMILIES = {
     "minigrid_rnd": ("minigrid_rnd", {"rnd_init_steps": 16}),
     "montezuma_rnd": ("montezuma_rnd", {"rnd_init_steps": 16}),
     "mpi2": ("pendulum", {}),
+    "cartpole_native": ("cartpole_native", {}),  # CartPole as TF ops: the call one XLA program.
 }
 RANKS = {"mpi2": 2}
 
@@ -90,7 +91,8 @@ def child(family: str, seconds: float) -> dict:
             times.append(time.perf_counter() - start)
     finally:
         run.close()
-    steps = config["rollout_length"] * config["num_agents"] * world.size
+    rollouts = config.get("rollouts_per_call", 1)
+    steps = config["rollout_length"] * rollouts * config["num_agents"] * world.size
     return dict(
         family=family,
         steps_per_second=steps / statistics.median(times),

@@ -62,8 +62,8 @@ def child(run_dir: str) -> dict[str, float]:
     console.import_tensorflow()  # As train does: its TF settings (oneDNN off).
     from agents.scripts import session, utility
 
-    config = utility.load_config(run_dir)
-    config["native_env"] = False  # Scored on gymnasium's env, also when trained natively.
+    # Scored on gymnasium's env, also when trained natively.
+    config = dict(utility.load_config(run_dir), native_env=False)
     run = session.Session(config, run_dir, seed=0)
     try:
         scores = run.evaluate(EVAL_EPISODES)
