@@ -73,11 +73,16 @@ class Policy:
         return batch, single
 
 
-def load_policy(run_dir: str) -> Policy:
+def load_policy(run_dir: str, checkpoint: str | None = None) -> Policy:
     """The policy a training run exported to `<run_dir>/policy` (or a SavedModel directory).
 
+    A run without `policy/` (stopped before it was written), or any run given a `checkpoint`,
+    gives the policy of that checkpoint (the newest readable one by default), exported as
+    training exports it; its environment is built once to read its spaces.
+
     Raises:
-        FileNotFoundError: There is no exported policy there.
+        FileNotFoundError: There is neither an exported policy nor a checkpoint there.
+        ValueError: The checkpoint or the run's environment cannot be used (the message says).
     """
     from agents.scripts import console
 
@@ -87,11 +92,27 @@ def load_policy(run_dir: str) -> Policy:
     path = os.path.join(run_dir, "policy")
     if not os.path.isfile(os.path.join(path, "saved_model.pb")):
         path = run_dir
-    if not os.path.isfile(os.path.join(path, "saved_model.pb")):
-        raise FileNotFoundError(
-            f"No exported policy in {run_dir!r}: training writes <run dir>/policy when it ends."
-        )
-    return Policy(tf.saved_model.load(path))
+    if checkpoint is None and os.path.isfile(os.path.join(path, "saved_model.pb")):
+        return Policy(tf.saved_model.load(path))
+    return _from_checkpoint(run_dir, checkpoint)
+
+
+def _from_checkpoint(run_dir: str, checkpoint: str | None) -> Policy:
+    from agents.scripts import utility, visualize
+
+    try:
+        visualize.find_checkpoint(run_dir, checkpoint)
+    except utility.UsageError as error:
+        raise FileNotFoundError(f"No exported policy in {run_dir!r}. {error}") from None
+    try:
+        env = visualize.make_run_env(utility.load_config(run_dir))
+        try:
+            policy, _ = visualize.restore_policy(run_dir, checkpoint, env)
+        finally:
+            env.close()
+    except utility.UsageError as error:
+        raise ValueError(str(error)) from None
+    return policy
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,6 +134,24 @@ class Evaluation:
     @property
     def std(self) -> float:
         return float(np.std(self.returns))
+
+
+def play_episode(policy: Policy, env: Any, seed: int, render: bool = False) -> tuple[float, list]:
+    """One episode of the deterministic policy from `env.reset(seed=seed)`.
+
+    Returns:
+        The return, and the frames (`env.render()` before the first step and after each one)
+        when `render` is True, else one None per step and one before them.
+    """
+    observation, _ = env.reset(seed=seed)
+    policy.reset()
+    frames, total, done = [env.render() if render else None], 0.0, False
+    while not done:
+        observation, reward, terminated, truncated, _ = env.step(policy(observation))
+        frames.append(env.render() if render else None)
+        total += float(reward)
+        done = terminated or truncated
+    return total, frames
 
 
 def evaluate(
@@ -146,15 +185,9 @@ def evaluate(
     returns, lengths = [], []
     try:
         for index in range(episodes):
-            observation, _ = env.reset(seed=seed + index)
-            policy.reset()
-            total, steps, done = 0.0, 0, False
-            while not done:
-                observation, reward, terminated, truncated, _ = env.step(policy(observation))
-                total, steps = total + float(reward), steps + 1
-                done = terminated or truncated
+            total, frames = play_episode(policy, env, seed + index)
             returns.append(total)
-            lengths.append(steps)
+            lengths.append(len(frames) - 1)
     finally:
         if made:
             env.close()

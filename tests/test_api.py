@@ -250,3 +250,25 @@ def test_a_user_defined_native_env_trains_through_the_api(tmp_path):
     assert result.eval_score == pytest.approx(0.95, abs=1e-4)
     policy = agents.load_policy(result.run_dir)
     assert int(policy(np.array([0.5], np.float32))) == 1
+
+
+def test_a_run_without_its_policy_directory_loads_from_its_checkpoint(tmp_path):
+    """The policy of the final checkpoint is the policy training exported; a checkpoint can be
+    chosen; no policy and no checkpoint is FileNotFoundError."""
+    import shutil
+
+    result = agents.train("debug", logdir=str(tmp_path / "logdir"), verbose=0)
+    exported = agents.load_policy(result.run_dir)
+    copy = str(tmp_path / "copy")
+    shutil.copytree(result.run_dir, copy)
+    shutil.rmtree(os.path.join(copy, "policy"))
+    observations = np.random.default_rng(1).uniform(-1, 1, (6, 3))
+    restored = agents.load_policy(copy)
+    np.testing.assert_allclose(restored(observations), exported(observations), rtol=1e-5)
+    (first, *_) = sorted(glob.glob(os.path.join(copy, "checkpoints", "ckpt-*.index")))
+    early = agents.load_policy(result.run_dir, checkpoint=first[: -len(".index")])
+    assert early(observations).shape == (6, 1)
+    assert agents.evaluate(early, "Pendulum-v1", episodes=1).lengths == [200]
+    shutil.rmtree(os.path.join(copy, "checkpoints"))
+    with pytest.raises(FileNotFoundError, match="No exported policy in .*No checkpoint in"):
+        agents.load_policy(copy)

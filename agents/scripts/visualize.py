@@ -1,8 +1,9 @@
 """Render a trained policy: `python -m agents.scripts.visualize --run_dir <run dir> --outdir <dir>`.
 
-Restores the network and observation normalizer from the run's checkpoint, runs episodes with
-the deterministic policy (the mode of its distribution), writes one mp4 per episode and prints
-each episode's return; a progress bar counts the episodes on a terminal.
+Restores the network and observation normalizer from the run's checkpoint and exports them as
+training does, runs episodes with that deterministic policy (`agents.policy.play_episode`, as
+`agents.evaluate` does), writes one mp4 per episode and prints each episode's return; a progress
+bar counts the episodes on a terminal.
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 
+from agents.policy import Policy, play_episode
 from agents.scripts import console, progress, shutdown, utility
 from agents.scripts.arg_types import positive_int, seed
 from agents.scripts.utility import UsageError
@@ -56,12 +59,13 @@ def find_checkpoint(run_dir: str, checkpoint: str | None) -> str:
     return found[-1]
 
 
-def load_policy(run_dir: str, checkpoint: str | None, env):
-    """An `Evaluator` with the trained network and normalizer for a single `env`."""
+def restore_policy(run_dir: str, checkpoint: str | None, env) -> tuple[Policy, str]:
+    """The policy of a run's checkpoint (the newest readable one by default) for `env`, exported
+    as training exports it (into a temporary directory), and the checkpoint's path."""
     import tensorflow as tf
 
     from agents import tools
-    from agents.ppo.algorithm import Evaluator
+    from agents.ppo.export import export_policy
     from agents.ppo.factory import make_agent
     from agents.tools import checkpoints
 
@@ -85,38 +89,25 @@ def load_policy(run_dir: str, checkpoint: str | None, env):
             path = checkpoints.restore_latest(os.path.join(run_dir, "checkpoints"), restore)
         except checkpoints.CheckpointError as error:
             raise UsageError(str(error)) from None
+    with tempfile.TemporaryDirectory() as directory:
+        export_policy(agent, directory)
+        return Policy(tf.saved_model.load(directory)), path
+
+
+def load_policy(run_dir: str, checkpoint: str | None, env) -> Policy:
+    """`restore_policy`, saying which checkpoint it restored."""
+    policy, path = restore_policy(run_dir, checkpoint, env)
     print(f"Restored {path}")
-    return Evaluator(agent, batch_env)
+    return policy
 
 
-def run_episode(env, evaluator, seed: int, render: bool = True) -> tuple[float, list]:
-    """One episode (rendered unless `render` is False); returns its return and frames."""
+def run_episode(env, policy: Policy, seed: int, render: bool = True) -> tuple[float, list]:
+    """One episode (rendered unless `render` is False): its return and frames (see
+    `agents.policy.play_episode`, which `agents.evaluate` plays too)."""
     import numpy as np
-    import tensorflow as tf
 
-    perform = _compiled_perform(evaluator)
-    observ, _ = env.reset(seed=seed)
-    evaluator.begin_episode(tf.constant([0]))
-    frames, total, done = [env.render()] if render else [], 0.0, False
-    while not done:
-        action = perform(tf.constant(observ[None]))[0].numpy()
-        observ, reward, terminated, truncated, _ = env.step(action)
-        if render:
-            frames.append(env.render())
-        total += float(reward)
-        done = terminated or truncated
-    return total, [np.asarray(frame) for frame in frames]
-
-
-def _compiled_perform(evaluator):
-    import tensorflow as tf
-
-    if not hasattr(evaluator, "_compiled_perform"):
-        indices = tf.constant([0])
-        evaluator._compiled_perform = tf.function(
-            lambda o: evaluator.perform(indices, o), autograph=False
-        )
-    return evaluator._compiled_perform
+    total, frames = play_episode(policy, env, seed, render)
+    return total, [np.asarray(frame) for frame in frames] if render else []
 
 
 def visualize(args: argparse.Namespace) -> list[float]:
@@ -134,11 +125,11 @@ def visualize(args: argparse.Namespace) -> list[float]:
     config = utility.load_config(args.logdir)
     find_checkpoint(args.logdir, args.checkpoint)  # Fail before building anything.
     render_mode = None if args.eval_only else "rgb_array"
-    env = _make_env(config, render_mode)
+    env = make_run_env(config, render_mode)
     fps = args.fps or env.metadata.get("render_fps") or 30
     run_name = os.path.basename(os.path.normpath(args.logdir))
     try:
-        evaluator = load_policy(args.logdir, args.checkpoint, env)
+        policy = load_policy(args.logdir, args.checkpoint, env)
         if not args.eval_only:
             os.makedirs(args.outdir, exist_ok=True)
         returns = []
@@ -146,7 +137,7 @@ def visualize(args: argparse.Namespace) -> list[float]:
             for episode in range(args.num_episodes):
                 try:
                     score, frames = run_episode(
-                        env, evaluator, args.seed + episode, not args.eval_only
+                        env, policy, args.seed + episode, not args.eval_only
                     )
                 except gym.error.DependencyNotInstalled as error:
                     raise UsageError(f"Cannot render {config.env}: {error}") from None
@@ -171,7 +162,7 @@ def visualize(args: argparse.Namespace) -> list[float]:
     return returns
 
 
-def _make_env(config, render_mode):
+def make_run_env(config, render_mode: str | None = None):
     """The run's environment, rendering as asked; an env that cannot be made is one line."""
     from agents.scripts.environments import API_NAMESPACE, make_env
 
