@@ -10,10 +10,12 @@ import numpy as np
 import tensorflow as tf
 
 from agents.envs.native_env import NativeEnv
+from agents.tools.transitions import Transitions
 
 
-class NativeBatchEnv(tf.Module):
-    """`size` copies of a native environment, with the interface of `tools.InGraphBatchEnv`.
+class NativeBatchEnv(Transitions):
+    """`size` copies of a native environment, with the interface of `tools.InGraphBatchEnv`
+    (the transition variables of `tools.transitions.Transitions`).
 
     The states live in a variable; `simulate(action)` and `reset(indices)` are TensorFlow ops,
     so a whole rollout (and the update after it) compiles into one program. Box actions are
@@ -36,28 +38,26 @@ class NativeBatchEnv(tf.Module):
     """
 
     def __init__(self, env: NativeEnv, size: int, seed: int = 0) -> None:
-        super().__init__(name="native_batch_env")
         if size < 1:
             raise ValueError(f"A batch needs at least one environment, got {size}.")
+        observ_space, action_space = _spaces(env)
+        action_dtype = tf.float32 if isinstance(action_space, gym.spaces.Box) else tf.int32
+        super().__init__(
+            "native_batch_env",
+            size,
+            (observ_space.shape, tf.float32),
+            (action_space.shape, action_dtype),
+        )
         self.env, self._size = env, size
-        self.observation_space, self.action_space = _spaces(env)
+        self.observation_space, self.action_space = observ_space, action_space
         self._limit = env.max_episode_steps
-        action_dtype = tf.float32 if isinstance(self.action_space, gym.spaces.Box) else tf.int32
         variable = lambda value, name: tf.Variable(value, trainable=False, name=name)  # noqa: E731
         # A variable, not a constant of the program: every seed runs the same compiled program
         # (XLA's cache serves them all).
         self.seed = variable(tf.constant(seed, tf.int64), "seed")
         self.draws = variable(tf.constant(0, tf.int64), "draws")
-        initial = _check(env, size, self._draw(size, 0), self.action_space, action_dtype)
+        initial = _check(env, size, self._draw(size, 0), action_space, action_dtype)
         self.state = variable(initial, "state")
-        self.observ = variable(tf.zeros((size,) + self.observation_space.shape), "observ")
-        self.action = variable(tf.zeros((size,) + self.action_space.shape, action_dtype), "action")
-        self.reward = variable(tf.zeros([size]), "reward")
-        self.terminated = variable(tf.zeros([size], tf.bool), "terminated")
-        self.truncated = variable(tf.zeros([size], tf.bool), "truncated")
-        self.done = variable(tf.ones([size], tf.bool), "done")
-        self.score = variable(tf.zeros([size]), "score")
-        self.length = variable(tf.zeros([size], tf.int32), "length")
         self.steps = variable(tf.constant(0, tf.int64), "steps")  # Batch steps, for messages.
         self.nonfinite_step = variable(tf.constant(-1, tf.int64), "nonfinite_step")
 
@@ -70,24 +70,16 @@ class NativeBatchEnv(tf.Module):
             action = tf.clip_by_value(action, self.action_space.low, self.action_space.high)
         state, reward, terminated = self.env.step(self.state.read_value(), action)
         observ = self.env.observe(state)
-        length = self.length + 1
         if self._limit is None:
             truncated = tf.zeros([self._size], tf.bool)
         else:
-            truncated = length >= self._limit
+            truncated = self.length + 1 >= self._limit
         finite = tf.reduce_all(tf.math.is_finite(observ)) & tf.reduce_all(tf.math.is_finite(reward))
         first = tf.logical_not(finite) & (self.nonfinite_step < 0)
         self.nonfinite_step.assign(tf.where(first, self.steps, self.nonfinite_step))
         self.steps.assign_add(1)
         self.state.assign(state)
-        self.action.assign(action)
-        self.observ.assign(observ)
-        self.reward.assign(reward)
-        self.terminated.assign(terminated)
-        self.truncated.assign(truncated)
-        self.done.assign(terminated | truncated)
-        self.score.assign_add(reward)
-        self.length.assign(length)
+        self._record(action, observ, reward, terminated, truncated)
 
     def reset(self, indices: tf.Tensor | None = None) -> tf.Tensor:
         """Start new episodes at `indices` (all when None); returns their observations."""
@@ -96,16 +88,9 @@ class NativeBatchEnv(tf.Module):
         indices = tf.convert_to_tensor(indices, tf.int32)
         states = tf.gather(self._draw(self._size, self.draws), indices)
         self.draws.assign_add(1)
+        self.state.scatter_nd_update(indices[:, None], states)
         observ = self.env.observe(states)
-        rows = indices[:, None]
-        count = tf.shape(indices)[0]
-        self.state.scatter_nd_update(rows, states)
-        self.observ.scatter_nd_update(rows, observ)
-        for value in (self.reward, self.score):
-            value.scatter_nd_update(rows, tf.zeros([count]))
-        self.length.scatter_nd_update(rows, tf.zeros([count], tf.int32))
-        for flag in (self.terminated, self.truncated, self.done):
-            flag.scatter_nd_update(rows, tf.zeros([count], tf.bool))
+        self._restart(indices, observ)
         return observ
 
     def raise_if_nonfinite(self) -> None:

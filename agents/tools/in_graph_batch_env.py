@@ -9,11 +9,13 @@ import gymnasium as gym
 import numpy as np
 import tensorflow as tf
 
+from agents.tools.transitions import Transitions
 
-class InGraphBatchEnv(tf.Module):
+
+class InGraphBatchEnv(Transitions):
     """Step and reset a `BatchEnv` from inside `tf.function` through `tf.numpy_function`.
 
-    The latest transition lives in non-trainable variables: `observ`, `action`, `reward`,
+    The latest transition lives in the variables of `Transitions`: `observ`, `action`, `reward`,
     `terminated`, `truncated` and `done` (either of the two), plus the `score` (return so far) and
     `length` of the running episodes. `done` starts True so that the first simulation step resets
     every environment.
@@ -29,28 +31,23 @@ class InGraphBatchEnv(tf.Module):
     """
 
     def __init__(self, batch_env) -> None:
-        super().__init__(name="in_graph_batch_env")
-        self._batch_env = batch_env
-        self._error: BaseException | None = None
-        size = len(batch_env)
         observ_space = batch_env.observation_space
         if not isinstance(observ_space, gym.spaces.Box):
             raise ValueError(
                 f"Unsupported observation space {observ_space}: only Box observations are accepted."
             )
+        self._observ_dtype = tf.uint8 if observ_space.dtype == np.uint8 else tf.float32
+        self._action_dtype, action_shape = _action_signature(batch_env.action_space)
+        super().__init__(
+            "in_graph_batch_env",
+            len(batch_env),
+            (observ_space.shape, self._observ_dtype),
+            (action_shape, self._action_dtype),
+        )
+        self._batch_env = batch_env
+        self._error: BaseException | None = None
         self.observation_space = observ_space
         self.action_space = batch_env.action_space
-        self._observ_dtype = tf.uint8 if observ_space.dtype == np.uint8 else tf.float32
-        self._action_dtype, action_shape = _action_signature(self.action_space)
-        variable = lambda value, name: tf.Variable(value, trainable=False, name=name)  # noqa: E731
-        self.observ = variable(tf.zeros((size,) + observ_space.shape, self._observ_dtype), "observ")
-        self.action = variable(tf.zeros((size,) + action_shape, self._action_dtype), "action")
-        self.reward = variable(tf.zeros([size], tf.float32), "reward")
-        self.terminated = variable(tf.zeros([size], tf.bool), "terminated")
-        self.truncated = variable(tf.zeros([size], tf.bool), "truncated")
-        self.done = variable(tf.ones([size], tf.bool), "done")
-        self.score = variable(tf.zeros([size], tf.float32), "score")
-        self.length = variable(tf.zeros([size], tf.int32), "length")
 
     def __len__(self) -> int:
         return len(self._batch_env)
@@ -68,14 +65,7 @@ class InGraphBatchEnv(tf.Module):
         observ.set_shape(self.observ.shape)
         for tensor in (reward, terminated, truncated):
             tensor.set_shape([len(self)])
-        self.action.assign(action)
-        self.observ.assign(observ)
-        self.reward.assign(reward)
-        self.terminated.assign(terminated)
-        self.truncated.assign(truncated)
-        self.done.assign(terminated | truncated)
-        self.score.assign_add(reward)
-        self.length.assign_add(tf.ones_like(self.length))
+        self._record(action, observ, reward, terminated, truncated)
 
     def reset(self, indices: tf.Tensor | None = None) -> tf.Tensor:
         """Reset the environments at `indices` (all when None); returns their observations."""
@@ -86,14 +76,7 @@ class InGraphBatchEnv(tf.Module):
             self._reset, [indices, self.done.read_value()], self._observ_dtype, stateful=True
         )
         observ.set_shape(tf.TensorShape([None]).concatenate(self.observ.shape[1:]))
-        rows = indices[:, None]
-        count = tf.shape(indices)[0]
-        self.observ.scatter_nd_update(rows, observ)
-        self.reward.scatter_nd_update(rows, tf.zeros([count]))
-        self.score.scatter_nd_update(rows, tf.zeros([count]))
-        self.length.scatter_nd_update(rows, tf.zeros([count], tf.int32))
-        for flag in (self.terminated, self.truncated, self.done):
-            flag.scatter_nd_update(rows, tf.zeros([count], tf.bool))
+        self._restart(indices, observ)
         return observ
 
     def close(self) -> None:
