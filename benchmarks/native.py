@@ -36,6 +36,7 @@ DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out")
 EPISODES = 20
 CONFIGS = (
     "cartpole_native",
+    "cartpole_native_fast",
     "pendulum_native",
     "acrobot_native",
     "mountaincar_native",
@@ -88,12 +89,16 @@ def steady(envs: int = 1024) -> str:
     from agents import tools
     from agents.scripts import configs, session
 
-    lines = ["| envs x steps per call | what | env steps/s |", "|---|---|---|"]
-    for rollouts in (1, 8):
-        config = dict(configs.cartpole_native(), num_agents=envs, rollouts_per_call=rollouts)
+    lines = ["| config | envs x steps per call | what | env steps/s |", "|---|---|---|---|"]
+    runs = (
+        ("cartpole_native", {"num_agents": envs, "rollouts_per_call": 1}),
+        ("cartpole_native", {"num_agents": envs}),
+        ("cartpole_native_fast", {}),
+    )
+    for name, changes in runs:
+        config = dict(getattr(configs, name)(), **changes)
         run = session.Session(config, tempfile.mkdtemp(), seed=0)
         steps = config["rollout_length"] - 1
-
         rollout = tf.function(
             functools.partial(tools.simulate_steps, run.train_env, run.agent, steps),
             autograph=False,
@@ -109,17 +114,14 @@ def steady(envs: int = 1024) -> str:
                 after()
             return min(times[1:])  # The first compiles.
 
-        per_call = config["rollout_length"] * rollouts * envs
+        count = config["num_agents"]
+        per_call = config["rollout_length"] * config["rollouts_per_call"] * count
         whole = per_call / best(run._train_fn)
-        if rollouts == 1:
-            alone = steps * envs / best(rollout, run.agent._buffer.clear)
-            lines.append(
-                f"| {envs} x {steps} | rollout alone (policy, sampling, env) | {alone:,.0f} |"
-            )
-        lines.append(
-            f"| {envs} x {per_call // envs} | whole call ({rollouts} rollout(s) and update(s)) | "
-            f"{whole:,.0f} |"
-        )
+        shape = f"{count} x {per_call // count}"
+        if config["rollouts_per_call"] == 1:
+            alone = steps * count / best(rollout, run.agent._buffer.clear)
+            lines.append(f"| {name} | {count} x {steps} | rollout alone | {alone:,.0f} |")
+        lines.append(f"| {name} | {shape} | whole call (rollouts and updates) | {whole:,.0f} |")
         run.close()
     return "\n".join(lines)
 
