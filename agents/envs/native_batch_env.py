@@ -93,6 +93,10 @@ class NativeBatchEnv(Transitions):
         self._restart(indices, observ)
         return observ
 
+    def checkpointables(self) -> dict:
+        """The counter of reset draws: a resumed run draws fresh initial states."""
+        return {"env_draws": self.draws}
+
     def raise_if_nonfinite(self) -> None:
         """Raise FloatingPointError if the environment returned a non-finite value."""
         step = int(self.nonfinite_step.numpy())

@@ -99,9 +99,7 @@ class Session:
             raise UsageError(str(error)) from None
         self.evaluator = Evaluator(self.agent, self.eval_env)
         self.step = tf.Variable(0, dtype=tf.int64, trainable=False)
-        items = self.agent.checkpointables()
-        if config.native_env:  # A resumed run draws fresh initial states.
-            items["env_draws"] = self.train_env.draws
+        items = dict(self.agent.checkpointables(), **self.train_env.checkpointables())
         self._checkpoint = tf.train.Checkpoint(step=self.step, **items)
         try:
             logdir = self.run_dir if world.is_root else None
@@ -225,8 +223,7 @@ class Session:
         del reset  # Training rollouts continue across phases.
         start = time.perf_counter()
         done, score, length = self._gather(*self._train_fn())
-        if self.config.native_env:
-            self.train_env.raise_if_nonfinite()
+        self.train_env.raise_if_nonfinite()  # A native env's, recorded inside the call.
         self.agent.raise_if_nonfinite()  # Before the loop can save this step's checkpoint.
         metrics = {key: value.numpy() for key, value in self.agent.metrics.items()}
         metrics["length"] = length  # Episode lengths, for the loop's mean_length.

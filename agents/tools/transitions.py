@@ -34,6 +34,16 @@ class Transitions(tf.Module):
         self.score = variable(tf.zeros([size], tf.float32), "score")
         self.length = variable(tf.zeros([size], tf.int32), "length")
 
+    def checkpointables(self) -> dict:
+        """What a run's checkpoint holds of the batch (nothing by default: episodes restart)."""
+        return {}
+
+    def raise_if_nonfinite(self) -> None:
+        """Raise FloatingPointError for a non-finite value recorded inside a compiled call.
+
+        Nothing by default: batches of Python envs check each result as it arrives.
+        """
+
     def _record(self, action, observ, reward, terminated, truncated) -> None:
         """Store one step of every environment; episodes grow by one step."""
         self.action.assign(action)
