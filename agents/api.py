@@ -10,49 +10,26 @@ action = policy(observation)  # One observation, or a batch.
 print(evaluate(policy, "Pendulum-v1", episodes=10).mean)
 ```
 
-`train` runs what `python -m agents.scripts.train` runs, in this process, and raises instead of
-exiting; `load_policy` reads the SavedModel that training exports (see `agents.policy`).
+`train` runs a `Trainer` (`agents.training`) in this process, as the command line does, and
+raises instead of exiting; `load_policy` reads the SavedModel that training exports (see
+`agents.policy`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import io
 import os
 import re
 import sys
-import tempfile
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import numpy as np
-
+from agents.config.errors import UsageError
+from agents.config.values import plain_value
 from agents.policy import Policy, evaluate, load_policy  # noqa: F401 (the API's names)
 from agents.scripts.environments import API_NAMESPACE  # gymnasium, no TensorFlow
-
-
-@dataclasses.dataclass(frozen=True)
-class TrainResult:
-    """What `train` returns; usable as a path (`os.fspath(result)` is the run directory).
-
-    Attributes:
-        run_dir: The run directory (config.yaml, summaries, checkpoints, policy/, metrics.jsonl).
-        env_steps: Training env steps made.
-        eval_score: Mean score of the last evaluation phase (nan if no episode finished).
-        exit_status: 0, or 128 + the signal that stopped training (a checkpoint was saved).
-    """
-
-    run_dir: str
-    env_steps: int
-    eval_score: float
-    exit_status: int = 0
-
-    def __fspath__(self) -> str:
-        return self.run_dir
-
-    def __str__(self) -> str:
-        return self.run_dir
+from agents.training import Trainer, TrainResult  # noqa: F401 (the API's names)
 
 
 def train(
@@ -96,9 +73,9 @@ def train(
         RuntimeError: An environment failed or training met a non-finite value.
         KeyboardInterrupt: Training was stopped by a signal (after saving and exporting).
     """
-    from agents.scripts import train as script
-    from agents.scripts import utility
-    from agents.tools import mpi
+    from agents.scripts.progress import TrainingProgress
+    from agents.scripts.run_guard import RunGuard
+    from agents.training import FinishedRunError, TrainingError
 
     overrides = {key: _plain(key, value) for key, value in overrides.items()}
     if _is_native(env):
@@ -106,24 +83,48 @@ def train(
     elif env is not None:
         overrides["env"] = env if isinstance(env, str) else _register(env, overrides)
     saved_environ = dict(os.environ)
-    with tempfile.TemporaryDirectory() as temp:
-        argv = _argv(config, logdir, resume, temp)
-        argv += [] if seed is None else [f"--seed={seed}"]
-        if overrides:
-            argv += ["--set", *[f"{key}={value!r}" for key, value in overrides.items()]]
-        args = script.parse_args(argv + (["--verbose"] if verbose >= 2 else []))
-        outcome = script.Outcome()
-        silence = contextlib.redirect_stdout(io.StringIO()) if verbose <= 0 else None
-        try:
-            with silence or contextlib.nullcontext():
-                status = script.train(args, mpi.init_world(), outcome, host=True)
-        except utility.UsageError as error:
-            raise ValueError(str(error)) from None
-        except script.TrainingError as error:
-            raise RuntimeError(str(error)) from None
-        finally:
-            _restore_environ(saved_environ)
-    return _result(outcome, status)
+    silence = contextlib.redirect_stdout(io.StringIO()) if verbose <= 0 else None
+    try:
+        trainer = Trainer(
+            None if resume is not None else config,
+            logdir,
+            seed=seed,
+            resume=resume,
+            overrides=overrides,
+        )
+        progress = TrainingProgress(trainer.config["train_steps"], enabled=verbose > 0)
+        with silence or contextlib.nullcontext(), RunGuard(host=True) as guard, progress:
+            result = trainer.train(guard, progress, tf_logs=verbose >= 2)
+    except FinishedRunError as error:
+        raise ValueError(error.message(f"train(resume={error.run_dir!r}, train_steps=N)")) from None
+    except UsageError as error:
+        raise ValueError(str(error)) from None
+    except TrainingError as error:
+        raise RuntimeError(_with_next_step(error)) from None
+    finally:
+        _restore_environ(saved_environ)
+    if result.stopped:
+        raise KeyboardInterrupt(_stopped(result))
+    return result
+
+
+def _stopped(result: TrainResult) -> str:
+    """The KeyboardInterrupt's message for a run stopped by a signal."""
+    if result.env_steps is None:
+        return "Training stopped during start-up; nothing was trained."
+    return (
+        f"Training stopped at env step {result.env_steps}; checkpoint saved and policy "
+        f"exported in {result.run_dir}. Resume with train(resume={result.run_dir!r})."
+    )
+
+
+def _with_next_step(error) -> str:
+    """A TrainingError's line with the call that continues the run."""
+    if error.next_step == "resume":
+        return f"{error} Resume with train(resume=<run_dir>)."
+    if error.next_step == "write results":
+        return f"{error} Write the results with train(resume=<run_dir>)."
+    return str(error)
 
 
 def _plain(key: str, value: Any) -> Any:
@@ -134,10 +135,7 @@ def _plain(key: str, value: Any) -> Any:
     """
     from agents.ppo import validate
 
-    if isinstance(value, np.generic):
-        value = value.item()
-    elif isinstance(value, np.ndarray):
-        value = value.tolist()
+    value = plain_value(value)
     if callable(value) and key == "env":
         return value
     try:
@@ -146,58 +144,10 @@ def _plain(key: str, value: Any) -> Any:
         raise ValueError(f"train(..., {key}={value!r}): {error}") from None
 
 
-def _argv(config, logdir: str, resume: str | None, temp: str) -> list[str]:
-    """The command line's --config, --logdir and --timestamp for a new or resumed run."""
-    if resume is None:
-        return [f"--config={_config_argument(config, temp)}", f"--logdir={logdir}"]
-    from agents.scripts import utility
-
-    resume = os.path.normpath(resume)
-    name = os.path.basename(resume)
-    match = re.match(r"(\d{8}T\d{6}(?:-\d+)?)-(.+)$", name)
-    if match is None or not os.path.isfile(os.path.join(resume, utility.CONFIG_FILE)):
-        raise ValueError(f"resume={resume!r} is no run directory (<timestamp>-<config>).")
-    timestamp, config_name = match.groups()
-    logdir = os.path.dirname(resume) or "."
-    return [f"--config={config_name}", f"--logdir={logdir}", f"--timestamp={timestamp}"]
-
-
 def _restore_environ(saved: Mapping[str, str]) -> None:
     for key in set(os.environ) - set(saved):
         del os.environ[key]
     os.environ.update(saved)
-
-
-def _result(outcome, status: int) -> TrainResult:
-    """The `TrainResult` of a run that ended with `status`; raises KeyboardInterrupt on a signal."""
-    from agents.scripts.metrics_log import read_metrics
-
-    if outcome.env_steps is None:  # Stopped during start-up: nothing trained.
-        raise KeyboardInterrupt(f"Training stopped during start-up (exit status {status}).")
-    evals = [r for r in read_metrics(outcome.run_dir) if r["phase"] == "eval"]
-    score = evals[-1]["score"] if evals and evals[-1]["score"] is not None else float("nan")
-    result = TrainResult(outcome.run_dir, outcome.env_steps, float(score), status)
-    if status != 0:
-        raise KeyboardInterrupt(
-            f"Training stopped at env step {outcome.env_steps}; checkpoint saved and policy "
-            f"exported in {outcome.run_dir}. Resume with train(resume={outcome.run_dir!r})."
-        )
-    return result
-
-
-def _config_argument(config: str | Mapping[str, Any], temp: str) -> str:
-    """`--config`'s value: a name or path as given, a dict written to a config.yaml."""
-    if isinstance(config, str):
-        return config
-    from agents.scripts import configs, utility
-
-    unknown = sorted(set(config) - set(configs.default()))
-    if unknown:
-        raise ValueError(f"Unknown config keys: {', '.join(unknown)}.")
-    full = {**configs.default(), **config}
-    path = os.path.join(temp, "config.yaml")
-    utility.save_config(full, temp, "custom")
-    return path
 
 
 def _is_native(env: Any) -> bool:

@@ -98,19 +98,21 @@ def load_policy(run_dir: str, checkpoint: str | None = None) -> Policy:
 
 
 def _from_checkpoint(run_dir: str, checkpoint: str | None) -> Policy:
-    from agents.scripts import utility, visualize
+    from agents.config import files
+    from agents.config.errors import UsageError
+    from agents.scripts import visualize
 
     try:
         visualize.find_checkpoint(run_dir, checkpoint)
-    except utility.UsageError as error:
+    except UsageError as error:
         raise FileNotFoundError(f"No exported policy in {run_dir!r}. {error}") from None
     try:
-        env = visualize.make_run_env(utility.load_config(run_dir))
+        env = visualize.make_run_env(files.load_config(run_dir))
         try:
             policy, _ = visualize.restore_policy(run_dir, checkpoint, env)
         finally:
             env.close()
-    except utility.UsageError as error:
+    except UsageError as error:
         raise ValueError(str(error)) from None
     return policy
 

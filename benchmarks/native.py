@@ -67,8 +67,8 @@ def run(config: str, seed: int, native: bool, runs_dir: str) -> dict:
 def score(run_dir: str, seed: int) -> dict:
     """The policy's deterministic episodes on gymnasium's env of the run's id."""
     import agents
+    from agents.config.files import read_config_file
     from agents.scripts.metrics_log import read_metrics
-    from agents.scripts.utility import read_config_file
 
     _, config, _ = read_config_file(os.path.join(run_dir, "config.yaml"))
     evaluation = agents.evaluate(run_dir, config["env"], episodes=EPISODES, seed=10_000 + seed)

@@ -60,10 +60,11 @@ def child(run_dir: str) -> dict[str, float]:
     from agents.scripts import console
 
     console.import_tensorflow()  # As train does: its TF settings (oneDNN off).
-    from agents.scripts import session, utility
+    from agents.config import files
+    from agents.scripts import session
 
     # Scored on gymnasium's env, also when trained natively.
-    config = dict(utility.load_config(run_dir), native_env=False)
+    config = dict(files.load_config(run_dir), native_env=False)
     run = session.Session(config, run_dir, seed=0)
     try:
         scores = run.evaluate(EVAL_EPISODES)

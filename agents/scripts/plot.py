@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from agents.scripts.utility import UsageError
+from agents.config.errors import UsageError
 
 Curve = tuple[np.ndarray, np.ndarray]  # (x, y) of one line.
 

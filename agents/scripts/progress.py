@@ -105,6 +105,10 @@ class TrainingProgress:
             self._postfix[report.phase] = f"{report.score:.1f}"
         self._bar.set_postfix(self._postfix)
 
+    def write(self, line: str) -> None:
+        """Print `line` on stdout above the bar (see `write`)."""
+        write(line)
+
     def close(self) -> None:
         self._bar.close()
 

@@ -7,7 +7,7 @@ import shutil
 import sys
 from collections.abc import Callable
 
-from agents.scripts.utility import UsageError
+from agents.config.errors import UsageError
 
 POLICY_DIR = "policy"  # The exported SavedModel, in the run directory.
 
@@ -17,19 +17,20 @@ def has_policy(run_dir: str) -> bool:
     return os.path.isfile(os.path.join(run_dir, POLICY_DIR, "saved_model.pb"))
 
 
-def write_results(run) -> str | None:
+def write_results(run, say: Callable[[str], None] = print) -> str | None:
     """Draw the learning curve and export the policy into the run directory; print where.
 
     The checkpoint is saved before. Nothing to plot yet is a warning; a file that cannot be
     written is returned as one line naming it and the error (the caller exits non-zero).
+    Where each went is said with `say`.
     """
     from agents.scripts import plot
 
     failure = None
     if any(plot.has_events(run.run_dir, phase) for phase in ("train", "eval")):
-        failure = _write("Learning curve", lambda: plot.plot_run(run.run_dir))
+        failure = _write("Learning curve", lambda: plot.plot_run(run.run_dir), say)
     policy_dir = os.path.join(run.run_dir, POLICY_DIR)
-    export = _write("Policy (SavedModel)", lambda: atomic_directory(policy_dir, run.agent))
+    export = _write("Policy (SavedModel)", lambda: atomic_directory(policy_dir, run.agent), say)
     return failure or export
 
 
@@ -55,7 +56,7 @@ def atomic_directory(path: str, agent, export: Callable | None = None) -> str:
     return path
 
 
-def _write(what: str, write_file: Callable[[], str]) -> str | None:
+def _write(what: str, write_file: Callable[[], str], say: Callable[[str], None]) -> str | None:
     """Write one result; a failure to write is returned as a line, nothing to write warned."""
     try:
         path = write_file()
@@ -65,5 +66,5 @@ def _write(what: str, write_file: Callable[[], str]) -> str | None:
         reason = (str(error).strip().splitlines() or [""])[0]
         return f"{what} not written: {type(error).__name__}: {reason}"
     else:
-        print(f"{what}: {path}", flush=True)
+        say(f"{what}: {path}")
     return None

@@ -6,7 +6,7 @@ import contextlib
 import fcntl
 import os
 
-from agents.scripts.utility import UsageError
+from agents.config.errors import UsageError
 
 LOCK_FILE = "run.lock"  # In the run directory; holds the owner's process id.
 

@@ -12,13 +12,14 @@ import numpy as np
 import tensorflow as tf
 
 from agents import tools
+from agents.config import values
+from agents.config.errors import UsageError
 from agents.envs import NativeBatchEnv, make_native
 from agents.ppo import compilation
 from agents.ppo.algorithm import Evaluator
 from agents.ppo.factory import make_agent
-from agents.scripts import exploration, summaries, utility
+from agents.scripts import exploration, summaries
 from agents.scripts.environments import make_envs
-from agents.scripts.utility import UsageError
 from agents.tools.mpi import World, mpi_cross_replica_sum
 
 EVAL_CALL_STEPS = 100  # Simulation steps per compiled evaluation call.
@@ -86,7 +87,7 @@ class Session:
     def _build(self, seed: int) -> None:
         """Envs, agent and loop of this rank; rank 0 restores the latest checkpoint."""
         config, world, rank_seed = self.config, self.world, self._rank_seed
-        utility.check_config(config)
+        values.check_config(config)
         keras.utils.set_random_seed(seed)  # The same initial network on every rank.
         self.train_env = self._make_batch_env(config.num_agents, rank_seed, "train")
         self.eval_env = self._make_batch_env(config.eval_agents, rank_seed + 10_000, "eval")

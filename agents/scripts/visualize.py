@@ -13,10 +13,11 @@ import os
 import sys
 import tempfile
 
+from agents.config import files
+from agents.config.errors import UsageError
 from agents.policy import Policy, play_episode
-from agents.scripts import console, progress, shutdown, utility
+from agents.scripts import console, progress, shutdown
 from agents.scripts.arg_types import positive_int, seed
-from agents.scripts.utility import UsageError
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -69,7 +70,7 @@ def restore_policy(run_dir: str, checkpoint: str | None, env) -> tuple[Policy, s
     from agents.ppo.factory import make_agent
     from agents.tools import checkpoints
 
-    config = utility.load_config(run_dir)
+    config = files.load_config(run_dir)
     batch_env = tools.InGraphBatchEnv(tools.BatchEnv([env], blocking=True, clip_actions=True))
     agent = make_agent(batch_env, config)
     saved = tf.train.Checkpoint(**agent.policy_checkpointables())
@@ -122,7 +123,7 @@ def visualize(args: argparse.Namespace) -> list[float]:
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
 
-    config = utility.load_config(args.logdir)
+    config = files.load_config(args.logdir)
     find_checkpoint(args.logdir, args.checkpoint)  # Fail before building anything.
     render_mode = None if args.eval_only else "rgb_array"
     env = make_run_env(config, render_mode)

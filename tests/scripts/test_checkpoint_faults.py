@@ -12,9 +12,9 @@ import os
 import pytest
 import tensorflow as tf
 
+from agents.config.errors import UsageError
 from agents.scripts import visualize
 from agents.scripts.environments import make_env
-from agents.scripts.utility import UsageError
 from tests.scripts import runs
 
 

@@ -8,8 +8,12 @@ import sys
 import pytest
 import yaml
 
+from agents.config import files
+from agents.config.errors import UsageError
 from agents.ppo import schema
-from agents.scripts import configs, train, utility
+from agents.scripts import configs, train
+from agents.training import run_dirs
+from agents.training import setup as run_setup
 from tests.scripts.capture import run_main
 
 
@@ -113,11 +117,12 @@ def test_runs_started_in_the_same_second_get_a_directory_each(tmp_path, monkeypa
         def now(cls, tz=None):
             return cls(2026, 1, 2, 3, 4, 5)
 
-    monkeypatch.setattr(utility.datetime, "datetime", Frozen)
-    paths = [utility.run_directory(str(tmp_path), "debug", None)[0] for _ in range(3)]
+    monkeypatch.setattr(run_dirs.datetime, "datetime", Frozen)
+    paths = [run_dirs.new_run(str(tmp_path), "debug") for _ in range(3)]
     names = [os.path.basename(path) for path in paths]
     assert names == ["20260102T030405-debug", "20260102T030405-2-debug", "20260102T030405-3-debug"]
-    assert utility.run_directory(str(tmp_path), "debug", "20260102T030405-2") == (paths[1], True)
+    assert run_dirs.timestamped_run(str(tmp_path), "debug", "20260102T030405-2") == paths[1]
+    assert run_dirs.split_name(paths[1]) == ("20260102T030405-2", "debug")
 
 
 def test_a_saved_config_yaml_starts_a_new_run(runs):
@@ -132,23 +137,21 @@ def test_a_saved_config_yaml_starts_a_new_run(runs):
 def test_config_yaml_with_fewer_keys_is_read_and_unknown_keys_are_named(tmp_path):
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump({"name": "old", "world_size": 2, "config": {"env": "X-v0"}}))
-    name, config, world_size = utility.read_config_file(str(path))
+    name, config, world_size = files.read_config_file(str(path))
     assert (name, world_size, config.env) == ("old", 2, "X-v0")
     assert config.hidsize == 128  # Missing keys: defaults.
     path.write_text(yaml.safe_dump({"name": "old", "config": {"lerning_rate": 1.0}}))
-    with pytest.raises(utility.UsageError, match="Unknown config keys in .*: lerning_rate"):
-        utility.read_config_file(str(path))
+    with pytest.raises(UsageError, match="Unknown config keys in .*: lerning_rate"):
+        files.read_config_file(str(path))
 
 
 def test_resumed_run_takes_its_named_configs_values_for_keys_its_file_lacks(tmp_path):
     run_dir = tmp_path / "20000101T000000-debug"
     run_dir.mkdir()
     saved = {k: v for k, v in configs.debug().items() if k not in ("env_timeout", "log_every")}
-    (run_dir / utility.CONFIG_FILE).write_text(yaml.safe_dump({"name": "debug", "config": saved}))
-    args = train.parse_args(
-        ["--config=debug", f"--logdir={tmp_path}", "--timestamp=20000101T000000"]
-    )
-    config, _, resumed, seed = train.setup_config(args)
+    (run_dir / files.CONFIG_FILE).write_text(yaml.safe_dump({"name": "debug", "config": saved}))
+    setup = run_setup.resumed_run("20000101T000000", expected_name="debug", logdir=str(tmp_path))
+    config, resumed, seed = setup.config, setup.resumed, setup.seed
     assert seed == 0  # The file records no seed: the default.
     assert resumed and config["env_timeout"] == schema.KEYS["env_timeout"].default
     assert config["log_every"] == configs.debug()["log_every"] != schema.KEYS["log_every"].default

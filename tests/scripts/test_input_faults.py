@@ -10,7 +10,9 @@ import signal
 
 import pytest
 
-from agents.scripts import configs, session, train, utility, visualize
+from agents.config import files
+from agents.scripts import configs, session, train, visualize
+from agents.training import reporting
 from tests.scripts import faulty_envs
 from tests.scripts.capture import run_main
 
@@ -33,8 +35,8 @@ def _run(argv):
 def test_damaged_config_yaml_is_one_line(damage, expected, tmp_path):
     run_dir = tmp_path / f"{_TIMESTAMP}-debug"
     run_dir.mkdir()
-    utility.save_config(configs.debug(), str(run_dir), "debug")
-    path = run_dir / utility.CONFIG_FILE
+    files.save_config(configs.debug(), str(run_dir), "debug")
+    path = run_dir / files.CONFIG_FILE
     path.write_text(damage(path.read_text()))
     before = path.read_text()
     code, stdout, stderr = _run(
@@ -102,13 +104,13 @@ def test_visualize_needs_a_positive_number_of_episodes(episodes, tmp_path, capsy
 
 
 def test_resume_command_is_shell_quoted(tmp_path, monkeypatch):
-    format_report = train._format
+    format_report = reporting.report_line
 
     def format_and_terminate(report):
         signal.raise_signal(signal.SIGTERM)
         return format_report(report)
 
-    monkeypatch.setattr(train, "_format", format_and_terminate)
+    monkeypatch.setattr(reporting, "report_line", format_and_terminate)
     logdir = str(tmp_path / "my runs; $HOME")
     code, _, stderr = _run(["--config=debug", f"--logdir={logdir}"])
     assert code == 128 + signal.SIGTERM

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from agents.config.errors import UsageError
 from agents.scripts import plot
-from agents.scripts.utility import UsageError
 
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
+from agents.config.errors import UsageError
 from agents.scripts.run_lock import LOCK_FILE, RunLock
-from agents.scripts.utility import UsageError
 
 _HOLD = (
     "import fcntl, sys, time; handle = open(sys.argv[1], 'a'); "

@@ -12,7 +12,10 @@ import signal
 import pytest
 import yaml
 
-from agents.scripts import configs, results, train, utility
+from agents.config import files
+from agents.config.errors import UsageError
+from agents.scripts import configs, results, train
+from agents.training import reporting
 from tests.scripts import faulty_envs
 from tests.scripts.capture import run_main, training_process
 
@@ -98,13 +101,13 @@ def test_a_result_that_cannot_be_written_is_one_line_and_nothing_to_plot_a_warni
         raise OSError("No space left on device\nsecond line")
 
     def nothing():
-        raise utility.UsageError("No mean_score summaries")
+        raise UsageError("No mean_score summaries")
 
-    assert results._write("Learning curve", fail) == (
+    assert results._write("Learning curve", fail, print) == (
         "Learning curve not written: OSError: No space left on device"
     )
-    assert results._write("Learning curve", nothing) is None
-    assert results._write("Policy (SavedModel)", lambda: "/some/path") is None
+    assert results._write("Learning curve", nothing, print) is None
+    assert results._write("Policy (SavedModel)", lambda: "/some/path", print) is None
     output = capsys.readouterr()
     assert output.err == "warning: Learning curve not written: No mean_score summaries\n"
     assert output.out == "Policy (SavedModel): /some/path\n"
@@ -155,7 +158,7 @@ def test_session_restores_the_latest_checkpoint(first_run):
     from agents.scripts.session import Session
 
     run_dir = first_run[1]
-    session = Session(utility.load_config(run_dir, "debug"), run_dir)
+    session = Session(files.load_config(run_dir, "debug"), run_dir)
     try:
         assert session.env_steps == 256
         # 256 env steps / (16 steps x 2 envs) = 8 updates of 2 epochs x 2 minibatches.
@@ -232,7 +235,7 @@ def test_failed_resume_leaves_the_run_untouched(first_run, capsys):
 def test_run_whose_config_disagrees_with_config_is_refused(tmp_path):
     run_dir = tmp_path / f"{_TIMESTAMP}-debug"  # Named debug, but a pendulum run's config.
     run_dir.mkdir()
-    utility.save_config(configs.pendulum(), str(run_dir), "pendulum")
+    files.save_config(configs.pendulum(), str(run_dir), "pendulum")
     code, stdout, stderr = _run(
         ["--config=debug", f"--logdir={tmp_path}", f"--timestamp={_TIMESTAMP}"]
     )
@@ -243,8 +246,8 @@ def test_run_whose_config_disagrees_with_config_is_refused(tmp_path):
 
 
 def test_load_config_rejects_another_config_name(first_run):
-    with pytest.raises(utility.UsageError, match=r"--config=debug, not --config=pendulum"):
-        utility.load_config(first_run[1], "pendulum")
+    with pytest.raises(UsageError, match=r"--config=debug, not --config=pendulum"):
+        files.load_config(first_run[1], "pendulum")
 
 
 def test_unwritable_logdir(tmp_path):
@@ -258,13 +261,13 @@ def test_unwritable_logdir(tmp_path):
 # SIGHUP (a closed terminal) and SIGQUIT (Ctrl-\\) stop a run as SIGTERM does.
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT])
 def test_sigterm_stops_at_a_step_and_saves(signum, tmp_path, monkeypatch):
-    format_report = train._format
+    format_report = reporting.report_line
 
     def format_and_terminate(report):  # Signals arrive while the loop runs.
         signal.raise_signal(signum)
         return format_report(report)
 
-    monkeypatch.setattr(train, "_format", format_and_terminate)
+    monkeypatch.setattr(reporting, "report_line", format_and_terminate)
     previous = signal.getsignal(signum)
     code, stdout, stderr = _run(["--config=debug", f"--logdir={tmp_path}"])
     assert code == 128 + signum

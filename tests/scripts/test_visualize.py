@@ -5,7 +5,8 @@ import os
 import imageio.v2 as imageio
 import pytest
 
-from agents.scripts import configs, utility, visualize
+from agents.config import files
+from agents.scripts import configs, visualize
 from agents.scripts.session import Session
 
 
@@ -13,7 +14,7 @@ from agents.scripts.session import Session
 def trained_run(tmp_path_factory):
     run_dir = str(tmp_path_factory.mktemp("run"))
     config = configs.debug()
-    utility.save_config(config, run_dir, "debug")
+    files.save_config(config, run_dir, "debug")
     session = Session(config, run_dir)
     try:
         list(session.loop())
@@ -61,7 +62,7 @@ def test_deterministic_policy_gives_same_return_for_same_seed(trained_run, tmp_p
 
 
 def test_clear_error_without_checkpoint(tmp_path, capsys):
-    utility.save_config(configs.debug(), str(tmp_path), "debug")
+    files.save_config(configs.debug(), str(tmp_path), "debug")
     assert visualize.main(["--run_dir", str(tmp_path), "--outdir", str(tmp_path / "v")]) == 2
     error = capsys.readouterr().err
     assert error.startswith("error: No checkpoint in") and "Traceback" not in error

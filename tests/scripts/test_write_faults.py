@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 
+from agents.config import files
 from agents.scripts import train
 from tests.scripts import runs
 from tests.scripts.capture import run_main
@@ -79,12 +80,11 @@ def test_a_config_that_cannot_be_written_leaves_a_resumed_runs_config_whole(run_
 
 
 def test_a_new_run_that_cannot_write_its_config_leaves_no_directory(tmp_path, monkeypatch):
-    from agents.scripts import utility
 
     def full_disk(config, run_dir, *args):
         raise OSError(28, "No space left on device", os.path.join(run_dir, "config.yaml"))
 
-    monkeypatch.setattr(utility, "save_config", full_disk)
+    monkeypatch.setattr(files, "save_config", full_disk)
     code, _, stderr = run_main(train.main, ["--config=debug", f"--logdir={tmp_path}"])
     assert code == 1
     assert "(No space left on device); removed the new run directory." in stderr.splitlines()[-1]

@@ -4,7 +4,9 @@ import re
 
 import pytest
 
-from agents.scripts import configs, utility
+from agents.config import values
+from agents.config.errors import UsageError
+from agents.scripts import configs
 
 
 @pytest.mark.parametrize(
@@ -19,9 +21,9 @@ from agents.scripts import configs, utility
     ],
 )
 def test_optional_keys_accept_their_type_and_none(override, key, expected):
-    config = utility.apply_overrides(configs.debug(), [override])
+    config = values.apply_overrides(configs.debug(), [override])
     assert config[key] == expected and type(config[key]) is type(expected)
-    assert utility.apply_overrides(config, [f"{key}=None"])[key] is None
+    assert values.apply_overrides(config, [f"{key}=None"])[key] is None
 
 
 @pytest.mark.parametrize(
@@ -47,13 +49,11 @@ def test_optional_keys_accept_their_type_and_none(override, key, expected):
     ],
 )
 def test_wrong_type_is_a_usage_error_naming_key_value_and_type(override, message):
-    with pytest.raises(utility.UsageError, match=re.escape(message)):
-        utility.apply_overrides(configs.debug(), [override])
+    with pytest.raises(UsageError, match=re.escape(message)):
+        values.apply_overrides(configs.debug(), [override])
 
 
 def test_optional_keys_are_typed_when_resuming_a_saved_config():
     saved = dict(configs.debug(), target_kl=0.01)  # As read back from config.yaml.
-    with pytest.raises(
-        utility.UsageError, match="target_kl must be a float > 0.0 or None, got 'abc'"
-    ):
-        utility.apply_overrides(saved, ["target_kl=abc"])
+    with pytest.raises(UsageError, match="target_kl must be a float > 0.0 or None, got 'abc'"):
+        values.apply_overrides(saved, ["target_kl=abc"])

@@ -1,14 +1,13 @@
-"""What a run must satisfy before it resumes, and the seed it runs with (plain Python)."""
+"""What a run must satisfy before it resumes (plain Python)."""
 
 from __future__ import annotations
 
-import argparse
 import os
 
+from agents.config.errors import UsageError
+from agents.config.files import CONFIG_FILE
 from agents.ppo import schema
-from agents.scripts import utility
 from agents.scripts.metrics_log import METRICS_FILE, read_metrics
-from agents.scripts.utility import UsageError
 from agents.tools.checkpoints import list_checkpoints
 
 
@@ -24,7 +23,7 @@ def check_resumable(run_dir: str, saved, config) -> None:
             raise UsageError(
                 f"Run {run_dir!r} was trained with {key}={saved[key]!r}, not {config[key]!r}: "
                 f"its weights hold no meaning for another {key}. Start a new run from its "
-                f"config instead: --config={os.path.join(run_dir, utility.CONFIG_FILE)} "
+                f"config instead: --config={os.path.join(run_dir, CONFIG_FILE)} "
                 f"--set {key}=..."
             )
     records = read_metrics(run_dir) if os.path.isfile(os.path.join(run_dir, METRICS_FILE)) else []
@@ -32,17 +31,5 @@ def check_resumable(run_dir: str, saved, config) -> None:
         raise UsageError(
             f"Run {run_dir!r} trained to env step {records[-1]['env_steps']} but holds no "
             "checkpoint: resuming would start over inside it. Move the run directory aside, "
-            f"or start a new run from its config: --config={run_dir}/{utility.CONFIG_FILE}"
+            f"or start a new run from its config: --config={run_dir}/{CONFIG_FILE}"
         )
-
-
-def seed_of(args: argparse.Namespace, resumed_dir: str | None) -> int:
-    """`--seed`, or the seed recorded by the config.yaml this run comes from, or 0."""
-    if args.seed is not None:
-        return args.seed
-    recorded = None
-    if resumed_dir is not None:
-        recorded = utility.saved_seed(os.path.join(resumed_dir, utility.CONFIG_FILE))
-    elif args.config.endswith((".yaml", ".yml")):
-        recorded = utility.saved_seed(args.config)
-    return 0 if recorded is None else recorded

@@ -1,0 +1,106 @@
+"""config.yaml: how a run records the config, seed and MPI ranks it trains with."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Any
+
+import yaml
+
+from agents.config.errors import UsageError
+from agents.ppo import schema
+from agents.tools.attr_dict import AttrDict
+
+CONFIG_FILE = "config.yaml"
+
+
+def save_config(
+    config: dict[str, Any], run_dir: str, name: str, world_size: int = 1, seed: int = 0
+) -> None:
+    """Write `config.yaml` (plain YAML): the config's name, the keys its agent reads, the seed,
+    and the number of MPI ranks the run trains with (a run resumes only with as many)."""
+    agent_keys = schema.keys_of(config["agent"])
+    data = {
+        "name": name,
+        "config": {key: config[key] for key in agent_keys},
+        "seed": int(seed),
+        "world_size": world_size,
+    }
+    path = os.path.join(run_dir, CONFIG_FILE)
+    try:  # Written beside, then renamed: a failed write never truncates a run's config.
+        with open(f"{path}.partial", "w") as handle:
+            yaml.safe_dump(data, handle, sort_keys=True)
+        os.replace(f"{path}.partial", path)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            os.remove(f"{path}.partial")
+        raise OSError(error.errno, error.strerror, path) from None
+
+
+def read_config_file(
+    path: str, defaults: dict[str, Any] | None = None
+) -> tuple[str, AttrDict, int]:
+    """`(name, config, world_size)` of a `config.yaml`, read with the safe loader.
+
+    Keys the file lacks (those of another agent, or newer than the file) take their values in
+    `defaults` (default: `schema.defaults()`); unknown keys are an error.
+
+    Raises:
+        UsageError: If the file is missing, not YAML, incomplete (a truncated file lacks `name`,
+            written after `config`), or holds an unknown key.
+    """
+    if not os.path.isfile(path):
+        raise UsageError(f"No config file {path!r}.")
+    try:
+        with open(path) as handle:
+            data = yaml.safe_load(handle)
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        where = getattr(error, "problem_mark", None)
+        line = f" (line {where.line + 1})" if where else ""
+        raise UsageError(f"{path!r} is not valid YAML{line}: restore it from a backup.") from None
+    # `name` is written after `config` (sorted keys): a truncated file lacks it.
+    missing = [key for key in ("config", "name") if not isinstance(data, dict) or key not in data]
+    if missing or not isinstance(data["config"], dict):
+        what = "empty" if data is None else f"incomplete (no {', '.join(missing) or 'config'})"
+        raise UsageError(f"{path!r} is {what}: restore it from a backup.")
+    saved = dict(data["config"])
+    world_size = data.get("world_size", 1)
+    unknown = sorted(set(saved) - set(schema.KEYS))
+    if unknown:
+        raise UsageError(f"Unknown config keys in {path!r}: {', '.join(unknown)}.")
+    config = {**(schema.defaults() if defaults is None else defaults), **saved}
+    return str(data["name"]), AttrDict(config), int(world_size)
+
+
+def load_config(
+    run_dir: str, name: str | None = None, defaults: dict[str, Any] | None = None
+) -> AttrDict:
+    """Read a run's `config.yaml` (see `read_config_file`).
+
+    Raises:
+        UsageError: If the file is missing or damaged (see `read_config_file`), or belongs to
+            another config than `name`.
+    """
+    path = os.path.join(run_dir, CONFIG_FILE)
+    if not os.path.isfile(path):
+        raise UsageError(f"No {CONFIG_FILE} in {run_dir!r}: is it a run directory?")
+    saved_name, config, _ = read_config_file(path, defaults)
+    if name is not None and saved_name != name:
+        raise UsageError(
+            f"Run {run_dir!r} was trained with --config={saved_name}, not --config={name}."
+        )
+    return config
+
+
+def saved_seed(path: str) -> int | None:
+    """The seed a `config.yaml` records, or None (files written before it was recorded)."""
+    with open(path) as handle:
+        data = yaml.safe_load(handle)
+    seed = data.get("seed") if isinstance(data, dict) else None
+    return int(seed) if isinstance(seed, int) and not isinstance(seed, bool) else None
+
+
+def trained_world_size(run_dir: str) -> int:
+    """The number of MPI ranks a run was trained with (1 for files that do not say)."""
+    return read_config_file(os.path.join(run_dir, CONFIG_FILE))[2]

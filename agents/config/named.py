@@ -1,0 +1,48 @@
+"""Named configs (`agents/scripts/configs.py`) and config.yaml paths, as `--config` takes them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agents.config.errors import UsageError
+from agents.config.files import read_config_file
+from agents.scripts import configs
+
+
+def is_config_file(name: str) -> bool:
+    """Whether `name` is the path of a config.yaml rather than a config's name."""
+    return name.endswith((".yaml", ".yml"))
+
+
+def load_named_config(name: str) -> dict[str, Any]:
+    """The config called `name` in `configs.py`, or read from a `config.yaml` path.
+
+    Raises:
+        UsageError: If no config has that name and it is no YAML file.
+    """
+    if is_config_file(name):
+        return dict(read_config_file(name)[1])
+    if name not in configs.CONFIGS:
+        raise UsageError(
+            f"Unknown config {name!r}; available: {', '.join(sorted(configs.CONFIGS))}, "
+            "or a path to a config.yaml."
+        )
+    return configs.CONFIGS[name]()
+
+
+def config_name(name: str) -> str:
+    """The name a run directory takes from `--config`: a config.yaml's saved name, or `name`."""
+    if is_config_file(name):
+        return read_config_file(name)[0]
+    return name
+
+
+def defaults_of(name: str) -> dict[str, Any]:
+    """The values a run of config `name` takes for keys its config.yaml lacks.
+
+    A named config's own values, or the schema's defaults for a config that has no name here
+    (a dict given to the Python API, or a config since renamed).
+    """
+    if name in configs.CONFIGS:
+        return configs.CONFIGS[name]()
+    return configs.default()

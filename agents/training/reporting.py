@@ -1,0 +1,96 @@
+"""The training loop as a Trainer runs it: reports printed, drawn and appended to metrics.jsonl."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import sys
+
+from agents.scripts.metrics_log import MetricsLog
+from agents.tools import mpi
+
+
+@dataclasses.dataclass
+class LoopOutcome:
+    """How the loop ended.
+
+    Attributes:
+        signum: The guard's signal that stopped it, or None.
+        write_error: A line naming the metrics file that could not be written, or None.
+        eval_score: Mean score of the last evaluation phase (nan if no episode finished).
+    """
+
+    signum: int | None = None
+    write_error: str | None = None
+    eval_score: float = math.nan
+
+
+def run_loop(run, world: mpi.World, guard, progress, count) -> LoopOutcome:
+    """Train until the end, a stop request or a failed write of the metrics file.
+
+    A failing environment or a non-finite value ends training before the loop saves another
+    checkpoint, so the latest checkpoint on disk is the last good one.
+
+    Args:
+        run: The Session.
+        world: The MPI ranks; rank 0 prints and writes.
+        guard: Its `signum` stops the loop after the current step.
+        progress: Gets every report (`update`) and line (`write`).
+        count: Called with the env steps before every step (what a watchdog tells).
+
+    Raises:
+        TrainingError: An environment failed, a value was non-finite, a checkpoint could not be
+            written, or (under MPI) the metrics file could not be written.
+    """
+    from agents.tools.batch_env import BatchEnvError
+    from agents.tools.checkpoints import CheckpointError
+    from agents.training.trainer import TrainingError
+
+    outcome = LoopOutcome()
+
+    def should_stop() -> bool:  # Called between the loop's calls.
+        count(run.env_steps)
+        progress.advance(run.env_steps)
+        return guard.signum is not None
+
+    try:
+        metrics = MetricsLog(run.run_dir if world.is_root else None)
+    except OSError as error:
+        raise TrainingError(f"Cannot open {error.filename!r}: {error.strerror}.") from None
+    if metrics.repaired:
+        print(
+            f"warning: removed a partial last line ({metrics.repaired} bytes) of {metrics.path}",
+            file=sys.stderr,
+            flush=True,
+        )
+    with metrics:
+        try:
+            for report in run.loop(should_stop=should_stop):
+                if report.phase == "eval":
+                    outcome.eval_score = float(report.score)
+                if not world.is_root:
+                    continue
+                progress.write(report_line(report))
+                progress.update(report)
+                try:
+                    metrics.append(report)
+                except OSError as error:
+                    failure = f"Cannot write {metrics.path!r} ({error.strerror}); stopped"
+                    if world.size > 1:  # The other ranks would wait for this one.
+                        raise TrainingError(f"{failure} at env step {run.env_steps}.") from None
+                    outcome.write_error = f"{failure} at env step {run.env_steps}"
+                    break
+        except (BatchEnvError, FloatingPointError, CheckpointError) as error:
+            raise TrainingError(f"Stopped at env step {run.env_steps}: {error}") from error
+    outcome.signum = guard.signum
+    return outcome
+
+
+def report_line(report) -> str:
+    """The line printed for a train or eval report."""
+    score = "n/a" if math.isnan(report.score) else f"{report.score:9.2f}"
+    line = f"{report.phase:>5}  env step {report.metrics.get('env_steps', 0):>9.0f}  "
+    line += f"score {score} ({report.episodes:3d} episodes)"
+    if "env_steps_per_second" in report.metrics:
+        line += f"  {report.metrics['env_steps_per_second']:7.0f} steps/s"
+    return line

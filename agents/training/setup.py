@@ -1,0 +1,111 @@
+"""What a run is before anything is built: its config, directory and seed (plain Python).
+
+A bad config name, key, value, path or run is one `UsageError` here, before TensorFlow loads.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from agents.config import files, named, values
+from agents.config.errors import UsageError
+from agents.training import resume, run_dirs
+
+CUSTOM_NAME = "custom"  # The run name of a config given as a dict.
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSetup:
+    """A run's checked config, its directory (created for a new run), name and seed.
+
+    Attributes:
+        config: Every config key with its checked value.
+        run_dir: The run directory.
+        name: The config's name (the run directory's suffix).
+        resumed: Whether the run existed before (it is resumed from its latest checkpoint).
+        seed: Seed of networks, action sampling and environments.
+    """
+
+    config: dict[str, Any]
+    run_dir: str
+    name: str
+    resumed: bool
+    seed: int
+
+
+def new_run(
+    config: str | Mapping[str, Any],
+    logdir: str,
+    seed: int | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> RunSetup:
+    """A new run of `config` (a name, a config.yaml path, or a dict of keys) in `logdir`.
+
+    The seed is `seed`, else the one a config.yaml given as `config` records, else 0.
+
+    Raises:
+        UsageError: An unknown config, key or value, or a logdir that cannot be written.
+    """
+    recorded = None
+    if isinstance(config, str):
+        base, name = named.load_named_config(config), named.config_name(config)
+        if named.is_config_file(config):
+            recorded = files.saved_seed(config)
+    else:
+        unknown = sorted(set(config) - set(named.defaults_of(CUSTOM_NAME)))
+        if unknown:
+            raise UsageError(f"Unknown config keys: {', '.join(unknown)}.")
+        base = {**named.defaults_of(CUSTOM_NAME), **values.apply_values({}, config)}
+        name = CUSTOM_NAME
+    full = values.apply_values(base, overrides or {})
+    values.check_config(full)
+    seed = _seed(seed, recorded)
+    return RunSetup(full, run_dirs.new_run(logdir, name), name, False, seed)
+
+
+def resumed_run(
+    run: str,
+    world_size: int = 1,
+    seed: int | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    expected_name: str | None = None,
+    logdir: str = "logdir",
+) -> RunSetup:
+    """The run `run`, to be resumed with `overrides` (e.g. a larger `train_steps`).
+
+    `run` is a run directory, or the timestamp of a run of `expected_name` in `logdir` (as
+    `--timestamp` gives it). Keys the run's config.yaml lacks take today's values of its named
+    config. The seed is `seed`, else the one the run records.
+
+    Raises:
+        UsageError: No run there, one of another config than `expected_name`, one trained
+            with another number of MPI ranks, or overrides it cannot resume with.
+    """
+    if run_dirs.is_timestamp(run) and expected_name is not None:
+        run = run_dirs.timestamped_run(logdir, expected_name, run)
+    run_dir = run_dirs.existing_run(run)
+    name, _, trained = files.read_config_file(os.path.join(run_dir, files.CONFIG_FILE))
+    if expected_name is not None and name != expected_name:
+        raise UsageError(
+            f"Run {run_dir!r} was trained with --config={name}, not --config={expected_name}."
+        )
+    if trained != world_size:  # Env steps and the learning-rate schedule count per rank.
+        raise UsageError(
+            f"Run {run_dir!r} was trained with {trained} MPI ranks; resume it with as many "
+            f"(mpirun -n {trained}), not {world_size}."
+        )
+    saved = files.load_config(run_dir, name, defaults=named.defaults_of(name))
+    config = values.apply_values(saved, overrides or {})
+    values.check_config(config)
+    resume.check_resumable(run_dir, saved, config)
+    recorded = files.saved_seed(os.path.join(run_dir, files.CONFIG_FILE))
+    return RunSetup(config, run_dir, name, True, _seed(seed, recorded))
+
+
+def _seed(seed: int | None, recorded: int | None) -> int:
+    if seed is not None:
+        return int(seed)
+    return 0 if recorded is None else recorded

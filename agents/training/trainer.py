@@ -1,0 +1,315 @@
+"""Trainer: one training run, owned by the library; the command line and `agents.train` use it.
+
+```python
+from agents import Trainer
+
+trainer = Trainer("pendulum", logdir="logdir", seed=1, overrides={"train_steps": 20_000})
+result = trainer.train()  # TrainResult(run_dir, env_steps, eval_score, signum)
+```
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import shutil
+from collections.abc import Mapping
+from typing import Any
+
+from agents.config import files
+from agents.config.errors import UsageError
+from agents.tools import mpi
+from agents.training import setup as run_setup
+from agents.training.hooks import NoGuard, PlainProgress
+from agents.training.reporting import run_loop
+
+
+class TrainingError(Exception):
+    """An environment failed, training met a non-finite value, or a file could not be written;
+    the message says which and where (the latest checkpoint on disk is a good one).
+
+    Attributes:
+        next_step: What continues the run: "resume" (the checkpoint is saved), "write results"
+            (training is finished and saved, its results are not written), or None.
+    """
+
+    def __init__(self, message: str, next_step: str | None = None) -> None:
+        super().__init__(message)
+        self.next_step = next_step
+
+
+class FinishedRunError(UsageError):
+    """A resumed run has trained its `train_steps` already; a larger one continues it.
+
+    Attributes:
+        run_dir: The run.
+        env_steps: The env steps it trained.
+        train_steps: Its `train_steps`.
+    """
+
+    def __init__(self, run_dir: str, env_steps: int, train_steps: int) -> None:
+        self.run_dir, self.env_steps, self.train_steps = run_dir, env_steps, train_steps
+        super().__init__(self.message("--set train_steps=N"))
+
+    def message(self, how: str) -> str:
+        """The line, with `how` a larger train_steps is given (e.g. `--set train_steps=N`)."""
+        return (
+            f"Run {self.run_dir!r} is finished: it trained {self.env_steps} env steps of "
+            f"train_steps={self.train_steps}. Continue it with {how} (N > {self.env_steps})."
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainResult:
+    """How a training run ended; usable as a path (`os.fspath(result)` is the run directory).
+
+    Attributes:
+        run_dir: The run directory (config.yaml, summaries, checkpoints, policy/, metrics.jsonl);
+            None when a stop during start-up removed the new run's directory.
+        env_steps: Training env steps made, over all ranks (None when stopped during start-up).
+        eval_score: Mean score of the last evaluation phase (nan if no episode finished).
+        signum: The signal that stopped training early (a checkpoint was saved and the policy
+            exported), or None: it trained `train_steps`.
+    """
+
+    run_dir: str | None
+    env_steps: int | None
+    eval_score: float
+    signum: int | None = None
+
+    @property
+    def stopped(self) -> bool:
+        """Whether a stop request ended training before `train_steps`."""
+        return self.signum is not None
+
+    def __fspath__(self) -> str:
+        return self.run_dir or ""
+
+    def __str__(self) -> str:
+        return self.run_dir or ""
+
+
+class Trainer:
+    """A training run: creates or resumes its directory (locked while it is owned), builds the
+    environments and agent, trains and evaluates, checkpoints, exports the policy and draws the
+    learning curve, and returns a `TrainResult` from memory.
+
+    The config is checked when the Trainer is made, in plain Python: a bad value is a
+    `UsageError` naming it before TensorFlow loads, and no run directory is left behind. Under
+    MPI every rank makes a Trainer: rank 0 chooses the run and shares it, all ranks train in
+    lockstep, rank 0 writes the files and prints.
+
+    Args:
+        config: A config name (`agents/scripts/configs.py`), the path of a config.yaml, or a
+            dict of config keys (keys it lacks take their defaults). None with `resume`.
+        logdir: Parent directory of the new run's directory.
+        seed: Seed of networks, action sampling and envs (default: the one a config.yaml or
+            the resumed run records, else 0).
+        resume: A run to resume from its latest checkpoint instead of starting a new one: its
+            directory, or its timestamp (`<logdir>/<timestamp>-<config>`).
+        overrides: Config keys to set, as values (numpy scalars too), e.g.
+            `{"learning_rate": 1e-3}`; a resumed run takes those it may change.
+        world: The MPI ranks (default: one process).
+
+    Raises:
+        UsageError: A bad config, key, value, seed or run (one line naming it), or the run is
+            in use by another process.
+    """
+
+    def __init__(
+        self,
+        config: str | Mapping[str, Any] | None = "pendulum",
+        logdir: str = "logdir",
+        *,
+        seed: int | None = None,
+        resume: str | None = None,
+        overrides: Mapping[str, Any] | None = None,
+        world: mpi.World | None = None,
+    ) -> None:
+        self.world = world or mpi.World()
+        setup, error, self._lock = None, None, None
+        if self.world.is_root:
+            try:
+                setup = self._prepare(config, logdir, seed, resume, overrides)
+                self._lock = _lock(setup)
+            except UsageError as exc:
+                error = exc
+        self.world.agree(error)
+        setup = self.world.bcast(setup)
+        self.config, self.run_dir, self.name = setup.config, setup.run_dir, setup.name
+        self.resumed, self.seed = setup.resumed, setup.seed
+        self.session = None  # The built Session, while training.
+        self.started = False  # Whether training began (the run directory holds a run).
+        self.env_steps: int | None = None  # Updated between training calls (any thread reads).
+        self.saved = False  # Whether the final checkpoint is written.
+
+    def _prepare(self, config, logdir, seed, resume, overrides) -> run_setup.RunSetup:
+        if resume is None:
+            return run_setup.new_run(config, logdir, seed, overrides)
+        expected = None
+        if isinstance(config, str):
+            from agents.config.named import config_name
+
+            expected = config_name(config)
+        return run_setup.resumed_run(resume, self.world.size, seed, overrides, expected, logdir)
+
+    def train(self, guard=None, progress=None, tf_logs: bool = False) -> TrainResult:
+        """Train to `train_steps` or until `guard` has a signal; save, export, return the result.
+
+        Args:
+            guard: Stop requests and watchdog (`agents.scripts.run_guard.RunGuard`): training
+                stops after the step during which `guard.signum` is set. Default: none.
+            progress: Where progress and lines go (`agents.scripts.progress.TrainingProgress`);
+                default: lines printed, no bar.
+            tf_logs: Show TensorFlow's own log lines (hidden by default).
+
+        Raises:
+            UsageError: The resumed run is finished, or a checkpoint does not fit the config.
+            TrainingError: An environment failed, training met a non-finite value, or a file
+                could not be written (the latest checkpoint is kept).
+        """
+        guard = guard or NoGuard()
+        progress = progress or PlainProgress()
+        try:
+            return self._train(guard, progress, tf_logs)
+        finally:
+            self.close()
+
+    def _train(self, guard, progress, tf_logs: bool) -> TrainResult:
+        world = self.world
+        try:
+            run = self._start(tf_logs)
+        except Exception:
+            if guard.signum is None or world.size > 1:
+                raise
+            # A signal to the whole process group killed the env processes being started.
+            return self._stopped_in_start_up(guard.signum)
+        progress.restart_at(run.env_steps)
+        progress.stage("compiling")
+        signum = _agreed_signal(world, guard.signum)
+        if signum is not None:  # Stopped during start-up: nothing to save.
+            run.close()
+            return self._stopped_in_start_up(signum)
+        if self.resumed and run.env_steps >= self.config["train_steps"]:
+            return self._finished_already(run, progress.write)
+        self.session, self.env_steps, self.started = run, run.env_steps, True
+        run.guard_saves(guard.saving)
+        guard.watch(run.batch_envs, run.config.env_timeout)
+        try:
+            if world.is_root:
+                self._record_config()
+                action = "Resuming" if self.resumed else "Starting"
+                progress.write(f"{action} run {self.run_dir} at env step {run.env_steps}.")
+            loop = run_loop(run, world, guard, progress, self._count)
+            self._save(run)
+            self.saved = True
+            if loop.write_error is not None:  # The state is sound: saved, then stopped.
+                raise TrainingError(f"{loop.write_error}; checkpoint saved.", "resume")
+            if world.is_root:
+                self._write_results(run, progress.write)
+        finally:
+            self.env_steps = run.env_steps
+            run.close()
+            self.session = None  # Nothing of the run stays in memory.
+        signum = _agreed_signal(world, loop.signum)
+        if signum is None and world.is_root:
+            progress.write(f"Done: {run.env_steps} env steps in {self.run_dir}.")
+        return TrainResult(self.run_dir, run.env_steps, loop.eval_score, signum)
+
+    def _count(self, env_steps: int) -> None:
+        self.env_steps = env_steps
+
+    def close(self) -> None:
+        """Release the run (its lock); a Trainer that never built its session keeps no new,
+        empty run directory."""
+        if self.world.is_root and not self.resumed and not self.started:
+            shutil.rmtree(self.run_dir, ignore_errors=True)
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    def __enter__(self) -> Trainer:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def _start(self, tf_logs: bool):
+        """The Session (a new run's directory is removed by `close` when building it fails)."""
+        from agents.scripts import console
+
+        console.import_tensorflow(tf_logs, self.config["agent"])
+        from agents.scripts import session
+        from agents.tools.batch_env import BatchEnvError
+        from agents.tools.checkpoints import CheckpointError
+
+        mpi.share_cores(self.world)
+        try:
+            return session.Session(self.config, self.run_dir, self.seed, self.world)
+        except (BatchEnvError, CheckpointError) as error:  # E.g. the first reset.
+            raise TrainingError(str(error)) from error
+
+    def _stopped_in_start_up(self, signum: int) -> TrainResult:
+        """A stop before training: a new run's directory goes (see `close`), a resumed one stays."""
+        return TrainResult(self.run_dir if self.resumed else None, None, math.nan, signum)
+
+    def _finished_already(self, run, say) -> TrainResult:
+        """A resumed run that trained its `train_steps`: write results it lacks, else refuse."""
+        from agents.scripts import results
+
+        steps = run.env_steps
+        if self.world.is_root and not results.has_policy(self.run_dir):  # Its export failed.
+            try:
+                self._write_results(run, say)
+            finally:
+                run.close()
+            say(f"Run {self.run_dir} was finished at env step {steps}; wrote its results.")
+            return TrainResult(self.run_dir, steps, math.nan)
+        run.close()
+        raise FinishedRunError(self.run_dir, steps, self.config["train_steps"])
+
+    def _record_config(self) -> None:
+        """Write config.yaml and the hparams; a new run that cannot is removed (full disk)."""
+        from agents.scripts import summaries  # TensorFlow is imported by now.
+
+        try:
+            files.save_config(self.config, self.run_dir, self.name, self.world.size, self.seed)
+            summaries.write_hparams(self.run_dir, dict(self.config, seed=self.seed))
+        except OSError as error:
+            where = error.filename or self.run_dir
+            kept = "the run is unchanged" if self.resumed else "removed the new run directory"
+            if not self.resumed:
+                shutil.rmtree(self.run_dir, ignore_errors=True)
+            raise TrainingError(f"Cannot write {where!r} ({error.strerror}); {kept}.") from None
+
+    def _save(self, run) -> None:
+        from agents.tools.checkpoints import CheckpointError
+
+        try:
+            run.save()
+        except CheckpointError as error:
+            raise TrainingError(f"Stopped at env step {run.env_steps}: {error}") from error
+
+    def _write_results(self, run, say) -> None:
+        from agents.scripts import results
+
+        failure = results.write_results(run, say)
+        if failure is not None:  # Training and its checkpoint are kept.
+            raise TrainingError(f"{failure}; the checkpoint is saved.", "write results")
+
+
+def _lock(setup: run_setup.RunSetup):
+    from agents.scripts.run_lock import RunLock
+
+    try:
+        return RunLock(setup.run_dir)
+    except UsageError:
+        if not setup.resumed:
+            shutil.rmtree(setup.run_dir, ignore_errors=True)
+        raise
+
+
+def _agreed_signal(world: mpi.World, signum: int | None) -> int | None:
+    """The signal that stopped any rank (ranks stop together, but not all of them got it)."""
+    signums = [s for s in world.allgather(signum) if s is not None]
+    return signums[0] if signums else None

@@ -1,0 +1,57 @@
+"""Memory of a host process that trains again and again: RSS after each `agents.train` call.
+
+A notebook trains many runs in one kernel, so a call must give back what it took. This process
+calls `agents.train(<config>, train_steps=...)` `--calls` times in a row (each a new run in a
+temporary logdir, printing nothing) and prints the resident set size after each call, and its
+growth over the first call's.
+
+Run: `python benchmarks/api_memory.py [--config debug] [--calls 6] [--train_steps 256]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import machine_line  # noqa: E402
+
+
+def rss_mb() -> float:
+    """Resident set size of this process, MB (from /proc)."""
+    with open("/proc/self/statm") as handle:
+        pages = int(handle.read().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", default="debug")
+    parser.add_argument("--calls", type=int, default=6)
+    parser.add_argument("--train_steps", type=int, default=256)
+    args = parser.parse_args()
+    import agents
+
+    start = time.perf_counter()
+    rows = []
+    with tempfile.TemporaryDirectory() as logdir:
+        for call in range(1, args.calls + 1):
+            began = time.perf_counter()
+            agents.train(args.config, logdir=logdir, verbose=0, train_steps=args.train_steps)
+            gc.collect()
+            rows.append((call, rss_mb(), time.perf_counter() - began))
+    first = rows[0][1]
+    print(f"# agents.train({args.config!r}, train_steps={args.train_steps}) x {args.calls}")
+    print(f"# {machine_line(time.perf_counter() - start)}")
+    print("| call | RSS (MB) | growth over call 1 (MB) | seconds |")
+    print("| ---: | ---: | ---: | ---: |")
+    for call, rss, seconds in rows:
+        print(f"| {call} | {rss:.0f} | {rss - first:+.0f} | {seconds:.1f} |")
+
+
+if __name__ == "__main__":
+    main()

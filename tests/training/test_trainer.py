@@ -1,0 +1,149 @@
+"""Tests for `agents.Trainer`: a run owned by the library, its result from memory."""
+
+import json
+import math
+import os
+import signal
+
+import numpy as np
+import pytest
+import yaml
+
+from agents import Trainer
+from agents.config.errors import UsageError
+from agents.training import FinishedRunError, TrainResult
+
+
+def _records(run_dir):
+    with open(os.path.join(run_dir, "metrics.jsonl")) as handle:
+        return [json.loads(line) for line in handle]
+
+
+class StopAfter:
+    """A guard whose stop request comes with the `reports`-th report line."""
+
+    def __init__(self, reports):
+        self.signum, self.saving, self._left = None, _Nothing(), reports
+        self.watched = None
+
+    def watch(self, batches, timeout):
+        self.watched = (list(batches), timeout)
+
+    def count(self):
+        self._left -= 1
+        if self._left == 0:
+            self.signum = signal.SIGINT
+
+
+class _Nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        return None
+
+
+class Lines:
+    """Progress that keeps its lines and counts the reports."""
+
+    def __init__(self, guard=None):
+        self.lines, self.stages, self.guard = [], [], guard
+
+    def stage(self, text):
+        self.stages.append(text)
+
+    def restart_at(self, env_steps):
+        self.start = env_steps
+
+    def advance(self, env_steps):
+        self.at = env_steps
+
+    def update(self, report):
+        if self.guard is not None:
+            self.guard.count()
+
+    def write(self, line):
+        self.lines.append(line)
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    """A debug run trained by a Trainer, with its result and printed lines."""
+    logdir = str(tmp_path_factory.mktemp("logdir"))
+    trainer = Trainer("debug", logdir, seed=5, overrides={"learning_rate": np.float32(2e-3)})
+    progress = Lines()
+    return trainer, trainer.train(progress=progress), progress
+
+
+def test_the_result_comes_from_memory_and_matches_what_is_on_disk(finished):
+    trainer, result, progress = finished
+    assert isinstance(result, TrainResult) and not result.stopped
+    assert result.run_dir == trainer.run_dir and result.env_steps == 256
+    evals = [r for r in _records(result.run_dir) if r["phase"] == "eval"]
+    score = evals[-1]["score"]
+    assert (math.isnan(result.eval_score) and score is None) or result.eval_score == score
+    assert os.path.isfile(os.path.join(result.run_dir, "policy", "saved_model.pb"))
+    assert progress.stages == ["compiling"]
+    assert progress.lines[0] == f"Starting run {result.run_dir} at env step 0."
+    assert progress.lines[-1] == f"Done: 256 env steps in {result.run_dir}."
+
+
+def test_the_run_records_its_seed_and_overrides_given_as_values(finished):
+    trainer, result, _ = finished
+    with open(os.path.join(result.run_dir, "config.yaml")) as handle:
+        saved = yaml.safe_load(handle)
+    assert saved["seed"] == 5 == trainer.seed and saved["name"] == "debug"
+    value = saved["config"]["learning_rate"]
+    assert type(value) is float and value == pytest.approx(2e-3)
+
+
+def test_a_finished_run_is_refused_naming_the_key_that_continues_it(finished):
+    _, result, _ = finished
+    trainer = Trainer(resume=result.run_dir, config=None)
+    with pytest.raises(FinishedRunError) as caught:
+        trainer.train(progress=Lines())
+    assert str(caught.value) == (
+        f"Run {result.run_dir!r} is finished: it trained 256 env steps of train_steps=256. "
+        "Continue it with --set train_steps=N (N > 256)."
+    )
+
+
+def test_a_stop_request_saves_exports_and_resumes_by_timestamp(tmp_path):
+    trainer = Trainer("debug", str(tmp_path), overrides={"train_steps": 1024})
+    guard = StopAfter(reports=3)  # train, eval, train: stops at env step 256.
+    result = trainer.train(guard, Lines(guard))
+    assert result.stopped and result.signum == signal.SIGINT and result.env_steps == 256
+    assert guard.watched[1] == trainer.config["env_timeout"]
+    assert os.path.isfile(os.path.join(result.run_dir, "policy", "saved_model.pb"))
+    timestamp = os.path.basename(result.run_dir).split("-debug")[0]
+    again = Trainer("debug", str(tmp_path), resume=timestamp, overrides={"train_steps": 384})
+    assert again.run_dir == result.run_dir and again.resumed
+    resumed = again.train(progress=Lines())
+    assert not resumed.stopped and resumed.env_steps == 384
+    assert [r["env_steps"] for r in _records(result.run_dir) if r["phase"] == "train"] == [
+        128,
+        256,
+        384,
+    ]
+
+
+def test_a_run_is_owned_by_one_trainer_and_an_unused_one_leaves_nothing(tmp_path):
+    first = Trainer("debug", str(tmp_path))
+    (name,) = os.listdir(tmp_path)
+    # A second owner of the same run is refused while the first holds it.
+    with open(os.path.join(first.run_dir, "config.yaml"), "w") as handle:
+        yaml.safe_dump({"name": "debug", "config": {}, "seed": 0, "world_size": 1}, handle)
+    with pytest.raises(UsageError, match="is in use by"):
+        Trainer(resume=first.run_dir, config=None)
+    first.close()
+    assert os.listdir(tmp_path) == []  # Never trained: the new run directory is gone.
+
+
+def test_bad_values_are_one_line_naming_the_key_and_create_no_directory(tmp_path):
+    with pytest.raises(UsageError, match=r"^num_agents=0: num_agents must be"):
+        Trainer("debug", str(tmp_path), overrides={"num_agents": np.int64(0)})
+    with pytest.raises(UsageError, match=r"Unknown config key 'lerning_rate' \(did you mean"):
+        Trainer("debug", str(tmp_path), overrides={"lerning_rate": 1e-3})
+    with pytest.raises(UsageError, match="is no run directory"):
+        Trainer(resume=str(tmp_path), config=None)
+    assert os.listdir(tmp_path) == []
