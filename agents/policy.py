@@ -11,31 +11,43 @@ import numpy as np
 
 
 class Policy:
-    """A trained policy: maps observations to deterministic actions (numpy), as deployed.
+    """A trained policy: maps observations to actions (numpy), as deployed.
 
-    Actions are the policy's mode, clipped to a Box action space's bounds. A recurrent policy
+    Actions are the policy's mode by default, or drawn from its distribution with
+    `deterministic=False`; both are clipped to a Box action space's bounds. A recurrent policy
     carries its state from call to call, as it did in its episodes (`reset()` starts new
     episodes; a call with another batch size starts them too); for a feed-forward policy the
-    state is empty and calls are independent.
+    state is empty and calls are independent. Sampled and deterministic calls share that state.
+
+    Args:
+        saved_model: The loaded SavedModel that `agents.ppo.export.export_policy` wrote.
+        seed: Seed of the sampled actions: the same seed gives the same sequence of samples
+            for the same calls; None draws one from the operating system.
 
     Attributes:
-        saved_model: The loaded SavedModel (`step`, `initial_state`, `unclipped` and the
-            `serving_default` and `tflite` signatures).
+        saved_model: The loaded SavedModel (`step`, `sample_step`, `value`, `initial_state`,
+            `unclipped` and the `serving_default` and `tflite` signatures).
         observation_shape: The shape of one observation.
     """
 
-    def __init__(self, saved_model: Any) -> None:
+    def __init__(self, saved_model: Any, seed: int | None = None) -> None:
         self.saved_model = saved_model
         (spec,) = saved_model.signatures["serving_default"].structured_input_signature[1].values()
         self.observation_shape = tuple(spec.shape.as_list()[1:])
         self._state = None
+        # Draws one stateless seed per sampled call: the exported function holds no generator.
+        self._seeds = np.random.default_rng(seed)
 
     def reset(self) -> None:
         """Start new episodes: the next call begins from the initial state."""
         self._state = None
 
-    def __call__(self, observation: Any) -> np.ndarray:
+    def __call__(self, observation: Any, deterministic: bool = True) -> np.ndarray:
         """Actions for `observation`: one observation `[*shape]` or a batch `[batch, *shape]`.
+
+        Args:
+            observation: Raw observations, as the environment gives them.
+            deterministic: The policy's mode if True, else a sample of its distribution.
 
         Raises:
             ValueError: The observation has another shape, or an entry that is NaN or infinite.
@@ -43,13 +55,50 @@ class Policy:
         import tensorflow as tf
 
         batch, single = self._batch(observation)
-        first = self._state is None or int(self._state.shape[0]) != len(batch)
-        if first:
-            self._state = self.saved_model.initial_state(tf.constant(len(batch), tf.int32))
-        reset = tf.fill([len(batch)], first)
-        action, self._state = self.saved_model.step(tf.constant(batch), reset, self._state)
+        state, reset = self._carried(len(batch))
+        if deterministic:
+            action, self._state = self.saved_model.step(batch, reset, state)
+        else:
+            seed = tf.constant(self._seeds.integers(0, 2**31 - 1, size=2), tf.int32)
+            action, self._state = self._exported("sample_step")(batch, reset, state, seed)
         action = action.numpy()
         return action[0] if single else action
+
+    def value(self, observation: Any) -> np.ndarray:
+        """The value estimate of `observation` (one, or a batch), float32 numpy.
+
+        The value of the environment's reward stream (the extrinsic one of RND agents), in the
+        units the value head learned (the scaled reward's with `normalize_reward`). A recurrent
+        policy values the observation from its carried state, as the next call would act on
+        it, and keeps that state: `value(o)` then `policy(o)` acts as `policy(o)` alone does.
+
+        Raises:
+            ValueError: The observation has another shape, or an entry that is NaN or infinite.
+        """
+        batch, single = self._batch(observation)
+        state, reset = self._carried(len(batch))
+        value = self._exported("value")(batch, reset, state).numpy()
+        return value[0] if single else value
+
+    def _carried(self, size: int) -> tuple[Any, Any]:
+        """The state to act from for a batch of `size`, and where episodes start (all or none)."""
+        import tensorflow as tf
+
+        first = self._state is None or int(self._state.shape[0]) != size
+        state = self._state
+        if first:
+            state = self.saved_model.initial_state(tf.constant(size, tf.int32))
+        return state, tf.fill([size], first)
+
+    def _exported(self, name: str) -> Any:
+        """The SavedModel's function `name`, which policies exported before it existed lack."""
+        function = getattr(self.saved_model, name, None)
+        if function is None:
+            raise ValueError(
+                f"This SavedModel has no {name!r}: it was exported before sampling and values "
+                "were; load_policy(run_dir, checkpoint=...) exports it again from a checkpoint."
+            )
+        return function
 
     def _batch(self, observation: Any) -> tuple[np.ndarray, bool]:
         """The observation as a float32 batch, and whether it was a single one; checked."""
@@ -73,12 +122,13 @@ class Policy:
         return batch, single
 
 
-def load_policy(run_dir: str, checkpoint: str | None = None) -> Policy:
+def load_policy(run_dir: str, checkpoint: str | None = None, seed: int | None = None) -> Policy:
     """The policy a training run exported to `<run_dir>/policy` (or a SavedModel directory).
 
     A run without `policy/` (stopped before it was written), or any run given a `checkpoint`,
     gives the policy of that checkpoint (the newest readable one by default), exported as
-    training exports it; its environment is built once to read its spaces.
+    training exports it; its environment is built once to read its spaces. `seed` seeds the
+    policy's sampled actions (see `Policy`).
 
     Raises:
         FileNotFoundError: There is neither an exported policy nor a checkpoint there.
@@ -93,8 +143,8 @@ def load_policy(run_dir: str, checkpoint: str | None = None) -> Policy:
     if not os.path.isfile(os.path.join(path, "saved_model.pb")):
         path = run_dir
     if checkpoint is None and os.path.isfile(os.path.join(path, "saved_model.pb")):
-        return Policy(tf.saved_model.load(path))
-    return _from_checkpoint(run_dir, checkpoint)
+        return Policy(tf.saved_model.load(path), seed)
+    return Policy(_from_checkpoint(run_dir, checkpoint).saved_model, seed)
 
 
 def _from_checkpoint(run_dir: str, checkpoint: str | None) -> Policy:

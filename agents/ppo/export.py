@@ -11,6 +11,10 @@ a controller.
 TFLite's builtin ops cannot raise an error, so the `tflite` signature (convert with
 `signature_keys=["tflite"]`) returns `finite` beside `action`: false for a row whose observation
 was not finite, whose action is then that of the observation with those entries set to zero.
+
+Beside the deterministic functions, `sample_step` draws actions from the policy's distribution
+and `value` gives the value estimate; both are functions of their inputs, the seed included (no
+generator inside), so the same seed and inputs give the same actions in any order of calls.
 """
 
 from __future__ import annotations
@@ -61,10 +65,18 @@ class _ExportedPolicy(tf.Module):
             input_signature=[tf.TensorSpec(None, tf.float32, name=SIGNATURE_INPUT)],
             autograph=False,
         )
-        self.step = tf.function(
-            self._step,
-            input_signature=[observ, tf.TensorSpec([None], tf.bool, name="reset"), state],
+        reset = tf.TensorSpec([None], tf.bool, name="reset")
+        self.step = tf.function(self._step, input_signature=[observ, reset, state], autograph=False)
+        # Stateless sampling: a seed is an input like the observation, so a deployment can
+        # replay an episode, and the module holds no generator whose position a SavedModel
+        # would have to save.
+        self.sample_step = tf.function(
+            self._sample_step,
+            input_signature=[observ, reset, state, tf.TensorSpec([2], tf.int32, name="seed")],
             autograph=False,
+        )
+        self.value = tf.function(
+            self._value, input_signature=[observ, reset, state], autograph=False
         )
         self.initial_state = tf.function(
             lambda batch_size: network.initial_state(batch_size),
@@ -107,8 +119,30 @@ class _ExportedPolicy(tf.Module):
         return self._clip_action(action), state
 
     def _mode_step(self, observ: tf.Tensor, reset: tf.Tensor, state: tf.Tensor):
-        output = act(self._network.model, self._normalize(observ), reset, state)
+        output = self._network_step(observ, reset, state)
         return output.policy.mode()[:, 0], output.state
+
+    def _network_step(self, observ: tf.Tensor, reset: tf.Tensor, state: tf.Tensor):
+        """The network's output for raw observations: normalized here, as in every function."""
+        return act(self._network.model, self._normalize(observ), reset, state)
+
+    def _sample_step(self, observ: tf.Tensor, reset: tf.Tensor, state: tf.Tensor, seed: tf.Tensor):
+        """One step with a sampled action: returns (clipped action, new state).
+
+        gSDE policies draw fresh noise from the Gaussian of each step given its features (the
+        exploration matrix that training holds for some steps is not part of the policy).
+        """
+        output = self._network_step(self._checked(observ), reset, state)
+        action = output.policy.sample(seed=seed)[:, 0]
+        return self._clip_action(action), output.state
+
+    def _value(self, observ: tf.Tensor, reset: tf.Tensor, state: tf.Tensor) -> tf.Tensor:
+        """The extrinsic value [B] of a step that `step` would take from `state`.
+
+        Only the environment's reward stream: further streams (RND's intrinsic one) serve
+        training's exploration and mean nothing to a deployment.
+        """
+        return self._network_step(self._checked(observ), reset, state).value
 
     @staticmethod
     def _checked(observ: tf.Tensor) -> tf.Tensor:
@@ -181,6 +215,13 @@ def export_policy(agent, path: str) -> str:
     Every policy offers `step(observ, reset, state) -> (action, state)` and
     `initial_state(batch_size)` (an empty state for feed-forward policies). Non-finite
     observations are refused (see the module docstring).
+
+    `sample_step(observ, reset, state, seed) -> (action, state)` is `step` with the action
+    sampled from the policy's distribution (clipped as the mode is); `seed` is an int32 [2]
+    tensor, and the same seed and inputs give the same actions. `value(observ, reset, state)`
+    is the value estimate [batch] of the environment's reward stream for the step `step` would
+    take, on the same normalized observation; with `normalize_reward` it is in the scaled
+    reward's units. Neither changes `serving_default` or `tflite`, which stay deterministic.
 
     Returns:
         The path.
