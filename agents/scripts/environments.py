@@ -9,6 +9,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from agents.scripts import env_warnings
+
 WRAPPERS = ("minigrid_pixels", "atari")
 API_NAMESPACE = (
     "agents_api"  # Gymnasium namespace of environments given to agents.train as callables.
@@ -32,6 +34,7 @@ def make_env(
     """
     _check_wrapper(wrapper)
     _register(env_id)
+    env_warnings.quiet_mujoco(env_id)
     if wrapper == "atari":
         kwargs.setdefault("frameskip", 1)  # AtariPreprocessing skips frames itself.
     try:
@@ -51,6 +54,9 @@ def make_envs(
 ) -> list:
     """`count` environments, each in its own process when `processes` is True.
 
+    Warnings raised while an env process makes its environment are shown in this process, so that
+    a warning of every environment shows once, as it does without processes.
+
     Raises:
         ValueError: If gymnasium does not know `env_id` or `wrapper` is unknown (checked in this
             process also when the environments live in child processes).
@@ -66,7 +72,8 @@ def make_envs(
     envs = []
     try:
         for _ in range(count):
-            envs.append(ExternalProcess(constructor))
+            envs.append(ExternalProcess(functools.partial(env_warnings.record, constructor)))
+            env_warnings.show_recorded(envs[-1])
     except BaseException:
         for env in envs:
             env.close()

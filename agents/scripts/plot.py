@@ -15,6 +15,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from agents.config.errors import UsageError
+from agents.scripts import console
 
 Curve = tuple[np.ndarray, np.ndarray]  # (x, y) of one line.
 
@@ -41,7 +42,9 @@ def read_scalars(run_dir: str, phase: str, tag: str) -> Curve:
     """
     if not has_events(run_dir, phase):
         raise UsageError(f"No TensorBoard event files in {os.path.join(run_dir, phase)!r}.")
-    # Imported here: the import is slow, and the accumulator pulls in TensorFlow when installed.
+    # Imported here: the import is slow. The accumulator reads the events with TensorFlow when it
+    # is installed, so TensorFlow is loaded first, without its log lines.
+    console.import_tensorflow()
     from tensorboard.backend.event_processing import event_accumulator
     from tensorboard.util import tensor_util
 

@@ -1,10 +1,15 @@
-"""Progress bars of the scripts: tqdm on stderr, silent where stderr is no terminal."""
+"""Progress bars of the scripts: tqdm on stderr, silent where stderr is no terminal.
+
+In a Jupyter kernel stderr is no terminal either, yet the bar is wanted there: it is tqdm's
+notebook widget (`tqdm.auto`), or text on stdout where ipywidgets is missing (`tqdm.auto` would
+warn and fall back to stderr, where the bar stays silent) or stdout is redirected.
+"""
 
 from __future__ import annotations
 
 import math
 import sys
-from typing import IO
+from typing import IO, Any
 
 from tqdm import tqdm
 
@@ -19,6 +24,8 @@ def bar(
 ) -> tqdm:
     """A progress bar on `file` (default stderr), drawn only when `enabled` and on a terminal.
 
+    Without a `file`, in a Jupyter kernel, the bar is drawn in the notebook (see the module).
+
     Args:
         total: The count at completion.
         unit: Name of one counted thing, e.g. "step" (shown as "step/s").
@@ -27,16 +34,53 @@ def bar(
         enabled: False keeps the bar silent anyway (e.g. on MPI ranks other than 0).
         file: Where the bar is drawn.
     """
-    return tqdm(
+    kind, where = _bar_kind(enabled, file)
+    return kind(
         total=total,
         initial=initial,
         unit=unit,
         desc=desc,
         unit_scale=True,
         dynamic_ncols=True,
-        disable=None if enabled else True,  # None: silent when `file` is not a terminal.
-        file=file if file is not None else sys.stderr,
+        **where,
     )
+
+
+def in_notebook() -> bool:
+    """Whether this process is a Jupyter kernel: ipykernel runs its IPython shell."""
+    if "ipykernel" not in sys.modules:
+        return False
+    get_ipython = getattr(sys.modules.get("IPython"), "get_ipython", None)
+    shell = get_ipython() if get_ipython is not None else None
+    return getattr(shell, "kernel", None) is not None  # A terminal IPython shell has none.
+
+
+def _bar_kind(enabled: bool, file: IO[str] | None) -> tuple[type[tqdm], dict[str, Any]]:
+    """The bar's class and its `file` and `disable` arguments."""
+    if enabled and file is None and in_notebook():
+        # Where stdout is redirected (e.g. `agents.train(verbose=0)`), the bar is redirected too.
+        widget = _widget_bar() if _is_kernel_stream(sys.stdout) else None
+        if widget is not None:
+            return widget, {"disable": False}
+        return tqdm, {"file": sys.stdout, "disable": False}
+    file = sys.stderr if file is None else file
+    return tqdm, {"file": file, "disable": None if enabled else True}  # None: off a terminal.
+
+
+def _is_kernel_stream(stream: IO[str]) -> bool:
+    """Whether `stream` is one the Jupyter kernel shows in the notebook."""
+    return type(stream).__module__.startswith("ipykernel.")
+
+
+def _widget_bar() -> type[tqdm] | None:
+    """`tqdm.auto`'s bar where it is the notebook widget; None without ipywidgets."""
+    from tqdm import notebook  # Imports quietly without ipywidgets; `tqdm.auto` warns.
+
+    if notebook.IProgress is None:
+        return None
+    from tqdm.auto import tqdm as auto
+
+    return auto
 
 
 def write(line: str) -> None:

@@ -1,6 +1,9 @@
 """Tests for the learning-curve plot: reading summaries back, the PNG, and runs without events."""
 
 import os
+import pathlib
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -93,6 +96,19 @@ def test_main_writes_to_out(run_dir, tmp_path, capsys):
     out = str(tmp_path / "out.png")
     assert plot.main(["--run_dir", run_dir, "--out", out]) == 0
     assert capsys.readouterr().out == out + "\n"
+    _png_size(out)
+
+
+def test_main_in_a_fresh_process_prints_only_the_path(run_dir, tmp_path):
+    # No TensorFlow log lines (absl's, CUDA's, oneDNN's) from the import the event reader makes.
+    env = {k: v for k, v in os.environ.items() if k not in ("TF_CPP_MIN_LOG_LEVEL", "TF_XLA_FLAGS")}
+    env["PYTHONPATH"] = str(pathlib.Path(__file__).parent.parent.parent)
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    out = str(tmp_path / "out.png")
+    command = [sys.executable, "-m", "agents.scripts.plot", "--run_dir", run_dir, "--out", out]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+    assert result.returncode == 0, result.stderr
+    assert (result.stdout, result.stderr) == (out + "\n", "")
     _png_size(out)
 
 

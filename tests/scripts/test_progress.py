@@ -1,6 +1,12 @@
 """Tests for the progress bars: what they show, and when they stay silent."""
 
 import io
+import sys
+import types
+import warnings
+
+import pytest
+from tqdm import tqdm
 
 from agents.scripts import progress
 from agents.tools.loop import Report
@@ -70,3 +76,103 @@ def test_write_prints_a_line_on_stdout(capsys):
         progress.write("Episode 0: return 1.00")
         bar.update()
     assert capsys.readouterr().out == "Episode 0: return 1.00\n"
+
+
+def _fake_ipython(monkeypatch, shell, kernel_module=True):
+    """Fake IPython (and ipykernel) modules: `get_ipython()` returns `shell`."""
+    ipython = types.ModuleType("IPython")
+    ipython.get_ipython = lambda: shell
+    monkeypatch.setitem(sys.modules, "IPython", ipython)
+    if kernel_module:
+        monkeypatch.setitem(sys.modules, "ipykernel", types.ModuleType("ipykernel"))
+    else:
+        monkeypatch.delitem(sys.modules, "ipykernel", raising=False)
+
+
+@pytest.mark.parametrize(
+    "shell, kernel_module, expected",
+    [
+        (types.SimpleNamespace(kernel=object()), True, True),  # Jupyter: the shell of a kernel.
+        (types.SimpleNamespace(), True, False),  # Terminal IPython, ipykernel merely imported.
+        (None, True, False),  # A script that imported ipykernel.
+        (types.SimpleNamespace(kernel=object()), False, False),  # No ipykernel loaded.
+    ],
+)
+def test_in_notebook_only_in_an_ipython_kernel(monkeypatch, shell, kernel_module, expected):
+    _fake_ipython(monkeypatch, shell, kernel_module)
+    assert progress.in_notebook() is expected
+
+
+def test_in_notebook_without_ipython_loaded(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ipykernel", types.ModuleType("ipykernel"))
+    monkeypatch.delitem(sys.modules, "IPython", raising=False)
+    assert not progress.in_notebook()
+
+
+def test_default_bar_stays_silent_off_a_terminal_outside_notebooks(monkeypatch, capsys):
+    monkeypatch.setattr(progress, "in_notebook", lambda: False)
+    with progress.TrainingProgress(256) as bar:
+        for report in _reports():
+            bar.update(report)
+    assert capsys.readouterr() == ("", "")  # pytest's stderr is no terminal.
+
+
+def test_notebook_without_ipywidgets_draws_text_on_stdout_without_warnings(monkeypatch, capsys):
+    monkeypatch.setattr(progress, "in_notebook", lambda: True)
+    monkeypatch.setattr("tqdm.notebook.IProgress", None)  # As without ipywidgets.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # `tqdm.auto` would warn "IProgress not found".
+        with progress.TrainingProgress(256) as bar:
+            for report in _reports():
+                bar.update(report)
+    assert type(bar._bar) is tqdm
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert out.split("\r")[-1].startswith("env steps: 100%|") and "256/256" in out
+
+
+class _KernelStream(io.StringIO):
+    """Stands for ipykernel's `OutStream`, the kernel's stdout."""
+
+
+_KernelStream.__module__ = "ipykernel.iostream"
+
+
+def test_notebook_bar_is_the_widget_of_tqdm_auto_when_ipywidgets_is_there(monkeypatch):
+    class Widget(tqdm):
+        def __init__(self, **kwargs):
+            self.kwargs = kwargs
+            super().__init__(file=io.StringIO(), **kwargs)
+
+    monkeypatch.setattr(progress, "in_notebook", lambda: True)
+    monkeypatch.setattr(progress, "_widget_bar", lambda: Widget)
+    monkeypatch.setattr(sys, "stdout", _KernelStream())
+    with progress.bar(3, "episode") as bar:
+        assert type(bar) is Widget
+        assert bar.kwargs["disable"] is False and "file" not in bar.kwargs  # In the notebook.
+    with progress.bar(3, "episode", file=_Terminal()) as bar:
+        assert type(bar) is tqdm  # A file of the caller's is kept.
+    with progress.bar(3, "episode", enabled=False) as bar:
+        assert type(bar) is tqdm and bar.disable  # MPI ranks other than 0.
+
+
+def test_widget_bar_is_tqdm_auto_only_with_ipywidgets(monkeypatch):
+    from tqdm import auto
+
+    monkeypatch.setattr("tqdm.notebook.IProgress", None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert progress._widget_bar() is None
+    monkeypatch.setattr("tqdm.notebook.IProgress", object)
+    assert progress._widget_bar() is auto.tqdm
+
+
+def test_notebook_bar_follows_a_redirected_stdout(monkeypatch):
+    # `agents.train(verbose=0)` redirects stdout to keep the notebook quiet; no widget then.
+    monkeypatch.setattr(progress, "in_notebook", lambda: True)
+    monkeypatch.setattr(progress, "_widget_bar", lambda: pytest.fail("no widget"))
+    redirected = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", redirected)
+    with progress.bar(3, "episode") as bar:
+        bar.update(3)
+    assert type(bar) is tqdm and "3.00/3.00" in redirected.getvalue()
