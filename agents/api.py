@@ -28,8 +28,8 @@ from typing import Any
 from agents.config.errors import UsageError
 from agents.config.values import plain_value
 from agents.policy import Policy, evaluate, load_policy  # noqa: F401 (the API's names)
-from agents.scripts.environments import API_NAMESPACE  # gymnasium, no TensorFlow
 from agents.training import Trainer, TrainResult  # noqa: F401 (the API's names)
+from agents.training.environments import API_NAMESPACE  # gymnasium, no TensorFlow
 
 
 def train(
@@ -133,7 +133,7 @@ def _plain(key: str, value: Any) -> Any:
     Raises:
         ValueError: An unknown key or a bad value, naming the keyword.
     """
-    from agents.ppo import validate
+    from agents.config import validate
 
     value = plain_value(value)
     if callable(value) and key == "env":

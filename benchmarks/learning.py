@@ -84,7 +84,7 @@ def train_and_evaluate(config: dict, budget: int, seed: int, run_dir: str) -> di
     from agents.scripts import console
 
     console.import_tensorflow()  # As train does: its TF settings (oneDNN off, XLA's cache).
-    from agents.scripts import session
+    from agents.training import session
 
     train_call = config["rollout_length"] * config["num_agents"]
     run = session.Session(config, run_dir, seed)

@@ -62,8 +62,9 @@ def _register(cost_us: float) -> None:
 
 def worker(steps: int, cost_us: float, seed: int) -> None:
     """One rank of a run; rank 0 prints the measurements as a JSON line."""
-    from agents.scripts import configs, session
+    from agents.scripts import configs
     from agents.tools import mpi
+    from agents.training import session
 
     world = mpi.init_world()
     threads = mpi.share_cores(world)

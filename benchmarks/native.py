@@ -68,7 +68,7 @@ def score(run_dir: str, seed: int) -> dict:
     """The policy's deterministic episodes on gymnasium's env of the run's id."""
     import agents
     from agents.config.files import read_config_file
-    from agents.scripts.metrics_log import read_metrics
+    from agents.training.metrics_log import read_metrics
 
     _, config, _ = read_config_file(os.path.join(run_dir, "config.yaml"))
     evaluation = agents.evaluate(run_dir, config["env"], episodes=EPISODES, seed=10_000 + seed)
@@ -87,7 +87,8 @@ def steady(envs: int = 1024) -> str:
     import tensorflow as tf
 
     from agents import tools
-    from agents.scripts import configs, session
+    from agents.scripts import configs
+    from agents.training import session
 
     lines = ["| config | envs x steps per call | what | env steps/s |", "|---|---|---|---|"]
     runs = (

@@ -67,7 +67,7 @@ def child(name: str, seed: int, steps: int, run_dir: str) -> dict:
     from agents.scripts import configs, console
 
     console.import_tensorflow()  # As train does: its TF settings (oneDNN off, XLA's cache).
-    from agents.scripts import session
+    from agents.training import session
 
     config = getattr(configs, name)()
     train_steps, train_every = schedule(steps, config["rollout_length"] * config["num_agents"])

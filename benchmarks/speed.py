@@ -80,7 +80,8 @@ def child(task: str, calls: int, spawned: float, part: str) -> dict[str, float]:
     import tensorflow as tf
 
     from agents import tools
-    from agents.scripts import configs, session
+    from agents.scripts import configs
+    from agents.training import session
 
     imported = time.time()  # Read by the "update" part.
     config = getattr(configs, task)()

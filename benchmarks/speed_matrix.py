@@ -71,8 +71,8 @@ def child(family: str, seconds: float) -> dict:
         console.import_tensorflow(agent=config["agent"])  # As train does.
     except TypeError:  # A checkout (`--against`) whose settings do not depend on the agent.
         console.import_tensorflow()
-    from agents.scripts import session
     from agents.tools import mpi
+    from agents.training import session
 
     world = mpi.init_world()
     mpi.share_cores(world)

@@ -61,7 +61,7 @@ def child(run_dir: str) -> dict[str, float]:
 
     console.import_tensorflow()  # As train does: its TF settings (oneDNN off).
     from agents.config import files
-    from agents.scripts import session
+    from agents.training import session
 
     # Scored on gymnasium's env, also when trained natively.
     config = dict(files.load_config(run_dir), native_env=False)

@@ -8,8 +8,8 @@ from typing import Any
 
 import yaml
 
+from agents.config import schema
 from agents.config.errors import UsageError
-from agents.ppo import schema
 from agents.tools.attr_dict import AttrDict
 
 CONFIG_FILE = "config.yaml"

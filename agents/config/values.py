@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from agents.config import schema, validate
 from agents.config.errors import UsageError
-from agents.ppo import schema, validate
 
 
 def plain_value(value: Any) -> Any:

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from agents.config.validate import validate_config
 from agents.ppo import advantages, compilation, losses, minibatch, streams, update
 from agents.ppo.evaluator import Evaluator  # noqa: F401 (re-exported)
 from agents.ppo.memory import RolloutBuffer, transition_specs
@@ -17,7 +18,6 @@ from agents.ppo.optimizers import make_optimizer
 from agents.ppo.recurrent_state import RecurrentState
 from agents.ppo.sde import ExplorationNoise
 from agents.ppo.streams import ValueStream
-from agents.ppo.validate import validate_config
 from agents.ppo.weights import Weights
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-COMPILERS = ("auto", "xla", "graph")
 XLA_UPDATE = {"ppo": True, "rnd_ppo": False}
 ONEDNN = {"ppo": False, "rnd_ppo": True}
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import tensorflow as tf
 
+from agents.config.validate import POLICY_LOSSES
 from agents.ppo import losses
 from agents.ppo.streams import ValueStream, extrinsic
-from agents.ppo.validate import POLICY_LOSSES
 
 
 def to_sequences(data: dict, chunk_length: int) -> dict:

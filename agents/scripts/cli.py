@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from agents.ppo import schema, validate
+from agents.config import schema, validate
 from agents.scripts import configs
 from agents.scripts.arg_types import MAX_SEED, seed
 

@@ -1,6 +1,6 @@
 """Training configurations: one function per task, each returning plain serializable values.
 
-Each task states only what differs from `default` (the schema's defaults, `agents/ppo/schema.py`,
+Each task states only what differs from `default` (the schema's defaults, `agents/config/schema.py`,
 which also documents every key). Optimizer and network are named, not constructed, so a config
 round-trips through `config.yaml`. Values are overridden on the command line with `--set`.
 """
@@ -11,7 +11,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from agents.ppo import schema
+from agents.config import schema
 
 
 def _task(parent: Callable[[], dict[str, Any]] | None = None):

@@ -165,7 +165,7 @@ def visualize(args: argparse.Namespace) -> list[float]:
 
 def make_run_env(config, render_mode: str | None = None):
     """The run's environment, rendering as asked; an env that cannot be made is one line."""
-    from agents.scripts.environments import API_NAMESPACE, make_env
+    from agents.training.environments import API_NAMESPACE, make_env
 
     if config.env.startswith(f"{API_NAMESPACE}/"):
         raise UsageError(

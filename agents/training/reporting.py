@@ -6,8 +6,8 @@ import dataclasses
 import math
 import sys
 
-from agents.scripts.metrics_log import MetricsLog
 from agents.tools import mpi
+from agents.training.metrics_log import MetricsLog
 
 
 @dataclasses.dataclass

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 
+from agents.config import schema
 from agents.config.errors import UsageError
 from agents.config.files import CONFIG_FILE
-from agents.ppo import schema
-from agents.scripts.metrics_log import METRICS_FILE, read_metrics
 from agents.tools.checkpoints import list_checkpoints
+from agents.training.metrics_log import METRICS_FILE, read_metrics
 
 
 def check_resumable(run_dir: str, saved, config) -> None:

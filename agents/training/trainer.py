@@ -239,9 +239,9 @@ class Trainer:
         from agents.scripts import console
 
         console.import_tensorflow(tf_logs, self.config["agent"])
-        from agents.scripts import session
         from agents.tools.batch_env import BatchEnvError
         from agents.tools.checkpoints import CheckpointError
+        from agents.training import session
 
         mpi.share_cores(self.world)
         try:
@@ -255,7 +255,7 @@ class Trainer:
 
     def _finished_already(self, run, say) -> TrainResult:
         """A resumed run that trained its `train_steps`: write results it lacks, else refuse."""
-        from agents.scripts import results
+        from agents.training import results
 
         steps = run.env_steps
         if self.world.is_root and not results.has_policy(self.run_dir):  # Its export failed.
@@ -270,7 +270,7 @@ class Trainer:
 
     def _record_config(self) -> None:
         """Write config.yaml and the hparams; a new run that cannot is removed (full disk)."""
-        from agents.scripts import summaries  # TensorFlow is imported by now.
+        from agents.training import summaries  # TensorFlow is imported by now.
 
         try:
             files.save_config(self.config, self.run_dir, self.name, self.world.size, self.seed)
@@ -291,7 +291,7 @@ class Trainer:
             raise TrainingError(f"Stopped at env step {run.env_steps}: {error}") from error
 
     def _write_results(self, run, say) -> None:
-        from agents.scripts import results
+        from agents.training import results
 
         failure = results.write_results(run, say)
         if failure is not None:  # Training and its checkpoint are kept.
@@ -299,7 +299,7 @@ class Trainer:
 
 
 def _lock(setup: run_setup.RunSetup):
-    from agents.scripts.run_lock import RunLock
+    from agents.training.run_lock import RunLock
 
     try:
         return RunLock(setup.run_dir)

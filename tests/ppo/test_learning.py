@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from agents.scripts import configs
-from agents.scripts.session import Session
+from agents.training.session import Session
 
 
 def _train_within(session: Session, config: dict, budget: int) -> None:

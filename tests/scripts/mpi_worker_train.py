@@ -21,8 +21,9 @@ import tensorflow as tf
 
 from agents.ppo.normalize import StreamingNormalize
 from agents.ppo.update import average_over_ranks
-from agents.scripts import configs, session, train
+from agents.scripts import configs, train
 from agents.tools import mpi
+from agents.training import session
 
 
 def check(world, passed, name, detail=""):

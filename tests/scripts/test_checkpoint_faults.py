@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from agents.config.errors import UsageError
 from agents.scripts import visualize
-from agents.scripts.environments import make_env
+from agents.training.environments import make_env
 from tests.scripts import runs
 
 

@@ -8,9 +8,8 @@ import sys
 import pytest
 import yaml
 
-from agents.config import files
+from agents.config import files, schema
 from agents.config.errors import UsageError
-from agents.ppo import schema
 from agents.scripts import configs, train
 from agents.training import run_dirs
 from agents.training import setup as run_setup

@@ -15,7 +15,8 @@ import time
 
 import pytest
 
-from agents.scripts import results, train
+from agents.scripts import train
+from agents.training import results
 from tests.scripts import faulty_envs
 from tests.scripts.capture import run_main, training_process
 
@@ -166,6 +167,6 @@ def test_second_process_on_a_run_is_refused_naming_the_owner(tmp_path):
         assert sorted(os.listdir(run_dir)) == before
         process.kill()
         process.wait()
-    from agents.scripts.run_lock import RunLock  # A killed owner leaves no lock behind.
+    from agents.training.run_lock import RunLock  # A killed owner leaves no lock behind.
 
     RunLock(run_dir).release()

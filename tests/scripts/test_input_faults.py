@@ -11,8 +11,8 @@ import signal
 import pytest
 
 from agents.config import files
-from agents.scripts import configs, session, train, visualize
-from agents.training import reporting
+from agents.scripts import configs, train, visualize
+from agents.training import reporting, session
 from tests.scripts import faulty_envs
 from tests.scripts.capture import run_main
 

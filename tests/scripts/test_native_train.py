@@ -10,7 +10,8 @@ import pytest
 import agents
 from agents.envs import NativeBatchEnv
 from agents.ppo import compilation
-from agents.scripts import configs, session, train, visualize
+from agents.scripts import configs, train, visualize
+from agents.training import session
 from tests.scripts.capture import run_main
 
 

@@ -14,8 +14,8 @@ import yaml
 
 from agents.config import files
 from agents.config.errors import UsageError
-from agents.scripts import configs, results, train
-from agents.training import reporting
+from agents.scripts import configs, train
+from agents.training import reporting, results
 from tests.scripts import faulty_envs
 from tests.scripts.capture import run_main, training_process
 
@@ -155,7 +155,7 @@ def test_a_failed_export_exits_1_and_the_resume_command_writes_it(tmp_path, monk
 
 
 def test_session_restores_the_latest_checkpoint(first_run):
-    from agents.scripts.session import Session
+    from agents.training.session import Session
 
     run_dir = first_run[1]
     session = Session(files.load_config(run_dir, "debug"), run_dir)

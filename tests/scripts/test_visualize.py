@@ -7,7 +7,7 @@ import pytest
 
 from agents.config import files
 from agents.scripts import configs, visualize
-from agents.scripts.session import Session
+from agents.training.session import Session
 
 
 @pytest.fixture(scope="module")

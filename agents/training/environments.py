@@ -9,7 +9,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from agents.scripts import env_warnings
+from agents.training import env_warnings
 
 WRAPPERS = ("minigrid_pixels", "atari")
 API_NAMESPACE = (

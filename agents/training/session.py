@@ -18,9 +18,9 @@ from agents.envs import NativeBatchEnv, make_native
 from agents.ppo import compilation
 from agents.ppo.algorithm import Evaluator
 from agents.ppo.factory import make_agent
-from agents.scripts import exploration, summaries
-from agents.scripts.environments import make_envs
 from agents.tools.mpi import World, mpi_cross_replica_sum
+from agents.training import exploration, summaries
+from agents.training.environments import make_envs
 
 EVAL_CALL_STEPS = 100  # Simulation steps per compiled evaluation call.
 RANK_SEED_STRIDE = 100_000  # Rank r's envs and sampling use seed + r * stride.

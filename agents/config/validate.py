@@ -1,4 +1,4 @@
-"""Checks of config values against `agents.ppo.schema`, so bad values fail early, named.
+"""Checks of config values against `agents.config.schema`, so bad values fail early, named.
 
 Plain Python: the scripts check a config before TensorFlow is imported.
 """
@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agents.config import schema
+from agents.config.schema import Key
 from agents.envs import registry
-from agents.ppo import schema
-from agents.ppo.schema import Key
 
 POLICY_LOSSES = schema.KEYS["policy_loss"].choices
 SCHEDULES = schema.KEYS["learning_rate_schedule"].choices

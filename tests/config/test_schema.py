@@ -2,7 +2,7 @@
 
 import pytest
 
-from agents.ppo import schema, validate
+from agents.config import schema, validate
 from agents.scripts import configs
 
 
@@ -30,7 +30,7 @@ def test_world_size_is_no_config_value():
 
 def test_closed_choices_match_what_the_code_builds():
     from agents.ppo import cnn_gru, factory, networks
-    from agents.scripts import environments
+    from agents.training import environments
 
     assert schema.KEYS["network"].choices == ("auto", *networks._NETWORKS)
     assert schema.KEYS["policy_size"].choices == tuple(cnn_gru.POLICY_SIZES)

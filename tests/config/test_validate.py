@@ -2,7 +2,7 @@
 
 import pytest
 
-from agents.ppo.validate import validate_config
+from agents.config.validate import validate_config
 from agents.scripts import configs
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from agents.ppo import compilation
+COMPILERS = ("auto", "xla", "graph")  # How the update is compiled (see agents.ppo.compilation).
+
 
 AGENTS = ("ppo", "rnd_ppo")
 
@@ -183,7 +184,7 @@ GROUPS: dict[str, tuple[Key, ...]] = {
             "update_compiler",
             "auto",
             "auto: XLA for ppo, graph mode for rnd_ppo (faster for its convolutions on a CPU).",
-            choices=compilation.COMPILERS,
+            choices=COMPILERS,
         ),
     ),
     "losses": (
