@@ -36,6 +36,10 @@ class PPO(tf.Module):
         cross_replica_sum: Optional function summing a tensor over MPI ranks; gradients and
             normalizer statistics are then averaged over all ranks.
         world_size: Number of MPI ranks (the learning-rate schedule counts all ranks' steps).
+        all_gather: Optional function gathering tensors of all MPI ranks (see
+            `agents.tools.mpi.mpi_all_gather`). Where `compilation.replicated_update` says so,
+            the ranks gather their rollouts and each runs the update of all of them, compiled
+            by XLA, instead of averaging gradients minibatch by minibatch.
     """
 
     # Minibatch diagnostics averaged over an epoch, and all diagnostics of an update.
@@ -43,7 +47,13 @@ class PPO(tf.Module):
     METRICS = LOSS_METRICS + ("explained_variance", "learning_rate", "kl_beta", "epochs")
 
     def __init__(
-        self, batch_env, config: Any, seed: int = 0, cross_replica_sum=None, world_size: int = 1
+        self,
+        batch_env,
+        config: Any,
+        seed: int = 0,
+        cross_replica_sum=None,
+        world_size: int = 1,
+        all_gather=None,
     ):
         super().__init__(name="ppo")
         self._world_size = world_size
@@ -51,6 +61,10 @@ class PPO(tf.Module):
         self._config = config
         self._size = size = len(batch_env)
         self._sum = cross_replica_sum
+        replicated = all_gather is not None and compilation.replicated_update(config, world_size)
+        self._gather = all_gather if replicated else None
+        # What the update averages over ranks with: nothing when every rank updates on all data.
+        self._update_sum = None if replicated else cross_replica_sum
         observ_space, action_space = batch_env.observation_space, batch_env.action_space
         self.observation_space, self.action_space = observ_space, action_space
         self.network = self._make_network(observ_space, action_space, config)
@@ -101,8 +115,8 @@ class PPO(tf.Module):
         # 5x faster per gradient step on a CPU for dense networks (see `compilation`). MPI's
         # collectives are Python calls, which XLA cannot compile, so under MPI the update runs in
         # graph mode (two XLA programs per minibatch around the collective were slower still).
-        xla = compilation.xla_update(config) and cross_replica_sum is None
-        self._train = tf.function(self._train, jit_compile=xla, autograph=False)
+        xla = compilation.xla_update(config) and self._update_sum is None
+        self._update = tf.function(self._update, jit_compile=xla, autograph=False)
 
     # Hooks for agents with other networks, value streams or losses (see `agents.ppo.rnd_agent`).
 
@@ -153,16 +167,21 @@ class PPO(tf.Module):
         fields.update({f"value{key}": value for key, value in output.values.items()})
         return action[:, 0], fields, output.state
 
-    def _bootstrap(self, observ: tf.Tensor) -> dict[str, tf.Tensor]:
+    def _bootstrap(self, observ: tf.Tensor, state: tf.Tensor | None = None) -> dict:
         """Each stream's value of observations that follow the current step (current state)."""
-        reset = tf.zeros([self._size], tf.bool)
-        return act(self.network, self.normalize(observ), reset, self._recurrent.state).values
+        state = self._recurrent.state if state is None else state
+        reset = tf.zeros([observ.shape[0]], tf.bool)
+        return act(self.network, self.normalize(observ), reset, state).values
 
-    def _targets(self, data: dict, next_observ: tf.Tensor) -> tuple[dict, dict]:
+    def _targets(self, data: dict, next_observ: tf.Tensor, state: tf.Tensor) -> tuple[dict, dict]:
         """Adds `advantage` and each stream's return to the rollout; returns it and diagnostics."""
         rewards, metrics = self._stream_rewards(data, next_observ)
         advantage, returns = streams.stream_targets(
-            data, rewards, self._bootstrap(next_observ), self.streams, self._config.gae_lambda
+            data,
+            rewards,
+            self._bootstrap(next_observ, state),
+            self.streams,
+            self._config.gae_lambda,
         )
         data.update(returns)
         if self._config.normalize_advantages:
@@ -237,9 +256,7 @@ class PPO(tf.Module):
         """Store the transition; run the update when the rollout is full."""
         del agent_indices, observ, action
         full = self._store(reward, terminated, truncated, next_observ)
-        update.rare_branch(
-            full, lambda: update.no_value(self._train(next_observ, self._epoch_keys()))
-        )
+        update.rare_branch(full, lambda: update.no_value(self._train(next_observ)))
 
     def _store(self, reward, terminated, truncated, next_observ) -> tf.Tensor:
         """Write what the env returned into the rollout; returns whether the rollout is full."""
@@ -278,12 +295,41 @@ class PPO(tf.Module):
         program and they are drawn inside it, where Pendulum learns as well as with a Python env
         (`benchmarks/native.py`).
         """
-        count = self._config.rollout_length * self._size // self._config.chunk_length
+        batch = self._size * (self._world_size if self._gather is not None else 1)
+        count = self._config.rollout_length * batch // self._config.chunk_length
         return tf.stack([self.rng.uniform([count]) for _ in range(self._config.update_epochs)])
 
-    def _train(self, next_observ: tf.Tensor, epoch_keys: tf.Tensor):
-        data, rollout_metrics = self._targets(self._buffer.data(), next_observ)
-        self._buffer.assign("advantage", data["advantage"])
+    def _train(self, next_observ: tf.Tensor) -> tf.Operation:
+        """The update on the full rollout; its advantages are kept for the summaries."""
+        data, state, keys = (
+            self._buffer.data(),
+            self._recurrent.state.read_value(),
+            self._epoch_keys(),
+        )
+        if self._gather is None:
+            advantage = self._update(data, next_observ, state, keys)
+        else:
+            advantage = self._replicated_update(data, next_observ, state, keys)
+        self._buffer.assign("advantage", advantage)
+        self._buffer.clear()
+        return tf.no_op()
+
+    def _replicated_update(self, data: dict, next_observ, state, epoch_keys) -> tf.Tensor:
+        """The update of all ranks' rollouts (gathered), the same on every rank; returns this
+        rank's advantages. The minibatch order is rank 0's."""
+        names = sorted(data)
+        parts = self._gather([data[name] for name in names] + [next_observ, state, epoch_keys])
+        joined = {name: _join_batches(part, axis=1) for name, part in zip(names, parts)}
+        advantage = self._update(
+            joined, _join_batches(parts[-3]), _join_batches(parts[-2]), parts[-1][0]
+        )
+        rank, size = self._gather.rank, self._size
+        return advantage[:, rank * size : (rank + 1) * size]
+
+    def _update(self, data: dict, next_observ, state, epoch_keys) -> tf.Tensor:
+        """Targets and `update_epochs` of minibatch steps on a rollout [time, batch]; returns
+        its advantages."""
+        data, rollout_metrics = self._targets(dict(data), next_observ, state)
         self._set_learning_rate()
         sequences = minibatch.to_sequences(data, self._config.chunk_length)
         metrics = update.run_epochs(
@@ -294,7 +340,7 @@ class PPO(tf.Module):
             self._config.update_epochs,
             self._config.target_kl,
             self.LOSS_METRICS,
-            self._sum,
+            self._update_sum,
         )
         metrics.update(rollout_metrics)
         if self._config.policy_loss == "kl_penalty":
@@ -305,15 +351,15 @@ class PPO(tf.Module):
         metrics["learning_rate"] = tf.cast(self.optimizer.learning_rate, tf.float32)
         for key, value in metrics.items():
             self.metrics[key].assign(tf.cast(value, tf.float32))
-        self._buffer.clear()
+        return data["advantage"]
 
     def _rollout_kl(self, sequences: dict) -> tf.Tensor:
         """Approximate KL of the policy before and after the update, over the whole rollout."""
         output = self.network(sequences["observ"], sequences["reset"], sequences["state"])
         log_prob = output.policy.log_prob(sequences["action"])
         kl = losses.approx_kl(sequences["log_prob"], log_prob)
-        if self._sum is not None:
-            kl = update.average_over_ranks([kl], self._sum)[0]
+        if self._update_sum is not None:
+            kl = update.average_over_ranks([kl], self._update_sum)[0]
         return kl
 
     def _gradient_step(self, batch: dict) -> dict:
@@ -321,8 +367,8 @@ class PPO(tf.Module):
         with tf.GradientTape() as tape:
             loss, metrics = self._loss(batch)
         gradients = tape.gradient(loss, variables)
-        if self._sum is not None:
-            gradients = update.average_over_ranks(gradients, self._sum)
+        if self._update_sum is not None:
+            gradients = update.average_over_ranks(gradients, self._update_sum)
         gradients, norm = tf.clip_by_global_norm(gradients, self._config.max_grad_norm or 1e10)
         # A non-finite loss or gradient never reaches the weights: the step is skipped and
         # recorded, and the caller stops training (so no checkpoint holds non-finite values).
@@ -361,3 +407,10 @@ class PPO(tf.Module):
             progress = tf.cast(self.env_steps, tf.float32) * self._world_size / config.train_steps
             rate *= tf.maximum(1.0 - progress, 0.0)
         self.optimizer.learning_rate.assign(rate)
+
+
+def _join_batches(gathered: tf.Tensor, axis: int = 0) -> tf.Tensor:
+    """[ranks, ..., batch, ...] gathered tensors as one batch: ranks' batches side by side."""
+    moved = tf.experimental.numpy.moveaxis(gathered, 0, axis)  # [..., ranks, batch, ...]
+    shape = moved.shape.as_list()
+    return tf.reshape(moved, shape[:axis] + [shape[axis] * shape[axis + 1]] + shape[axis + 2 :])

@@ -28,6 +28,17 @@ def xla_update(config: Mapping[str, Any]) -> bool:
     return choice == "xla"
 
 
+def replicated_update(config: Mapping[str, Any], ranks: int) -> bool:
+    """Whether MPI ranks gather their rollouts and each runs the same XLA-compiled update.
+
+    For `ppo` with the XLA update: one gather per update replaces a collective per minibatch
+    (the update in graph mode around them cost ~1.5 ms per minibatch at 2 ranks), and every rank
+    computes the update of all ranks' data, as one process would with all the envs. Ranks keep
+    identical parameters because they run one deterministic program on identical inputs.
+    """
+    return ranks > 1 and config.get("agent", "ppo") == "ppo" and xla_update(config)
+
+
 def whole_call(config: Mapping[str, Any], ranks: int = 1) -> bool:
     """Whether XLA compiles a whole training call (rollout and update) as one program: with a
     native env (no Python step), an XLA update, and one process (MPI's collectives are Python)."""

@@ -37,7 +37,16 @@ class RNDPPO(PPO):
         "explained_variance_int",
     )
 
-    def __init__(self, batch_env, config, seed: int = 0, cross_replica_sum=None, world_size=1):
+    def __init__(
+        self,
+        batch_env,
+        config,
+        seed: int = 0,
+        cross_replica_sum=None,
+        world_size=1,
+        all_gather=None,
+    ):
+        del all_gather  # RND's update averages over ranks (see `compilation.replicated_update`).
         super().__init__(batch_env, config, seed, cross_replica_sum, world_size)
         self.intrinsic_scaler = RewardScaler(  # Unclipped, as in RND.
             len(batch_env), config.gamma_int, clip=None, cross_replica_sum=cross_replica_sum

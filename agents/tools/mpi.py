@@ -244,3 +244,45 @@ def mpi_cross_replica_sum(comm: Any | None) -> CrossReplicaSum | None:
 
     cross_replica_sum.order = order
     return cross_replica_sum
+
+
+def mpi_all_gather(comm: Any | None):
+    """Builds a function that gathers tensors of every rank, as `mpi_cross_replica_sum` sums.
+
+    The returned function takes a list of tensors (any dtypes whose values float64 holds
+    exactly: floats of 32 bits or less, ints of 32 bits or less, bools, uint8) and returns, for
+    each, the tensors of all ranks stacked on a new first axis, [ranks, *shape], in its dtype.
+    One `Allgather` moves them all. It shares the communicator's `order` variable with the sums,
+    so gathers and sums stay in program order on every rank.
+
+    Returns:
+        The function, or None when `comm` is None or has a single rank. Its `rank` attribute is
+        this rank's index.
+    """
+    if comm is None or comm.Get_size() == 1:
+        return None
+    import tensorflow as tf
+
+    order, ranks = _order_variable(comm), comm.Get_size()
+
+    def allgather(flat: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        send = np.ascontiguousarray(flat, dtype=np.float64)
+        recv = np.empty((ranks, send.size), np.float64)
+        comm.Allgather(send, recv)
+        return recv, count + 1
+
+    def all_gather(tensors: list) -> list:
+        flat = tf.concat([tf.reshape(tf.cast(t, tf.float64), [-1]) for t in tensors], 0)
+        gathered, count = tf.numpy_function(
+            allgather, [flat, order.read_value()], [tf.float64, tf.int64], stateful=True
+        )
+        order.assign(count)
+        gathered.set_shape([ranks, flat.shape[0]])
+        sizes = [t.shape.num_elements() for t in tensors]
+        parts = tf.split(gathered, sizes, axis=1)
+        return [
+            tf.cast(tf.reshape(part, [ranks, *t.shape]), t.dtype) for part, t in zip(parts, tensors)
+        ]
+
+    all_gather.rank = comm.Get_rank()
+    return all_gather

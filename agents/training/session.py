@@ -18,7 +18,7 @@ from agents.envs import NativeBatchEnv, make_native
 from agents.ppo import compilation
 from agents.ppo.algorithm import Evaluator
 from agents.ppo.factory import make_agent
-from agents.tools.mpi import World, mpi_cross_replica_sum
+from agents.tools.mpi import World, mpi_all_gather, mpi_cross_replica_sum
 from agents.training import exploration, summaries
 from agents.training.environments import make_envs
 
@@ -92,9 +92,13 @@ class Session:
         self.train_env = self._make_batch_env(config.num_agents, rank_seed, "train")
         self.eval_env = self._make_batch_env(config.eval_agents, rank_seed + 10_000, "eval")
         try:
-            cross_replica_sum = mpi_cross_replica_sum(world.comm)
             self.agent = make_agent(
-                self.train_env, config, rank_seed, cross_replica_sum, world.size
+                self.train_env,
+                config,
+                rank_seed,
+                mpi_cross_replica_sum(world.comm),
+                world.size,
+                mpi_all_gather(world.comm),
             )
         except ValueError as error:
             raise UsageError(str(error)) from None

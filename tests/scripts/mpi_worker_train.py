@@ -59,6 +59,11 @@ def check_session(world, logdir):
         merged = stats.count.numpy() == 256 and all_equal(world, [stats.mean, stats.var])
         check(world, merged, "observation statistics merged", stats.count.numpy())
         check(world, not all_equal(world, [agent.rng.state]), "sampling differs per rank")
+        # Each rank updated on both ranks' rollouts: advantages normalized over their union.
+        advantage = agent.last_rollout(["advantage"])["advantage"]
+        union = np.concatenate(world.allgather(advantage), axis=1)
+        joint = abs(union.mean()) < 1e-5 and abs(union.std() - 1) < 1e-3
+        check(world, joint and abs(advantage.mean()) > 1e-3, "update of both ranks' rollouts")
         check_gradients(world, agent)
     finally:
         run.close()

@@ -42,6 +42,7 @@ def test_two_ranks_train_identically_and_write_one_run(tmp_path):
         "parameters identical after updates",
         "observation statistics merged",
         "sampling differs per rank",
+        "update of both ranks' rollouts",
         "gradient is the mean over ranks",
         "one run directory",
         "only rank 0 prints",

@@ -10,7 +10,13 @@ import pytest
 import tensorflow as tf
 
 from agents.ppo.normalize import StreamingNormalize
-from agents.tools.mpi import World, init_world, launched_by_mpi, mpi_cross_replica_sum
+from agents.tools.mpi import (
+    World,
+    init_world,
+    launched_by_mpi,
+    mpi_all_gather,
+    mpi_cross_replica_sum,
+)
 from agents.tools.running_mean_std import RunningMeanStd
 
 WORKER = os.path.join(os.path.dirname(__file__), "mpi_worker_stats.py")
@@ -76,6 +82,23 @@ class _RecordingComm:
         time.sleep(0.002)
         self.sizes.append(send.size)
         recv[...] = 2 * send
+
+
+class _GatherComm:
+    """Rank 1 of a fake two-rank world whose rank 0 sends `root` (a float64 vector)."""
+
+    def __init__(self, root):
+        self.root, self.calls = root, 0
+
+    def Get_size(self):  # noqa: N802 (mpi4py's name)
+        return 2
+
+    def Get_rank(self):  # noqa: N802 (mpi4py's name)
+        return 1
+
+    def Allgather(self, send, recv):  # noqa: N802 (mpi4py's name)
+        self.calls += 1
+        recv[0], recv[1] = self.root, send
 
 
 def _batches(seed, sizes):
@@ -152,6 +175,27 @@ def test_reductions_keep_program_order_around_a_loop():
         update()
         assert comm.sizes == [3, 3, 3, 1]
     assert in_loop.order.numpy() == 12
+
+
+def test_all_gather_stacks_every_ranks_tensors_in_their_dtypes_with_one_collective():
+    mine = [
+        tf.constant([[1.5, -2.0]], tf.float32),
+        tf.constant([True, False]),
+        tf.constant([[7, 255]], tf.uint8),
+        tf.constant([-3], tf.int32),
+    ]
+    theirs = [np.array([[0.25, 8.0]]), np.array([False, True]), np.array([[0, 9]]), np.array([4])]
+    comm = _GatherComm(np.concatenate([np.ravel(a).astype(np.float64) for a in theirs]))
+    all_gather = mpi_all_gather(comm)
+    assert all_gather.rank == 1 and mpi_all_gather(_OneRankComm()) is None
+    gathered = tf.function(all_gather)(mine)
+    assert comm.calls == 1
+    for result, own, other in zip(gathered, mine, theirs):
+        assert result.dtype == own.dtype and result.shape == (2, *own.shape)
+        np.testing.assert_array_equal(result[0], other.astype(own.dtype.as_numpy_dtype))
+        np.testing.assert_array_equal(result[1], own)
+    # The gather counts in the order its communicator's sums keep (see the test below).
+    assert mpi_cross_replica_sum(comm).order.numpy() == 1
 
 
 def test_cross_replica_sum_keeps_shape_inside_tf_function():
