@@ -72,7 +72,11 @@ def child(family: str, seconds: float) -> dict:
     except TypeError:  # A checkout (`--against`) whose settings do not depend on the agent.
         console.import_tensorflow()
     from agents.tools import mpi
-    from agents.training import session
+
+    try:  # A checkout (`--against`) from before the run's modules moved to agents.training.
+        from agents.scripts import session
+    except ImportError:
+        from agents.training import session
 
     world = mpi.init_world()
     mpi.share_cores(world)

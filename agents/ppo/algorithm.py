@@ -116,7 +116,9 @@ class PPO(tf.Module):
         # collectives are Python calls, which XLA cannot compile, so under MPI the update runs in
         # graph mode (two XLA programs per minibatch around the collective were slower still).
         xla = compilation.xla_update(config) and self._update_sum is None
-        self._update = tf.function(self._update, jit_compile=xla, autograph=False)
+        # One process reads the rollout inside the compiled update; ranks pass the gathered one.
+        self._update_rollout = tf.function(self._update_rollout, jit_compile=xla, autograph=False)
+        self._update_gathered = tf.function(self._update, jit_compile=xla, autograph=False)
 
     # Hooks for agents with other networks, value streams or losses (see `agents.ppo.rnd_agent`).
 
@@ -299,20 +301,21 @@ class PPO(tf.Module):
         count = self._config.rollout_length * batch // self._config.chunk_length
         return tf.stack([self.rng.uniform([count]) for _ in range(self._config.update_epochs)])
 
-    def _train(self, next_observ: tf.Tensor) -> tf.Operation:
+    def _train(self, next_observ: tf.Tensor) -> None:
         """The update on the full rollout; its advantages are kept for the summaries."""
-        data, state, keys = (
-            self._buffer.data(),
-            self._recurrent.state.read_value(),
-            self._epoch_keys(),
-        )
         if self._gather is None:
-            advantage = self._update(data, next_observ, state, keys)
-        else:
-            advantage = self._replicated_update(data, next_observ, state, keys)
+            self._update_rollout(next_observ, self._epoch_keys())
+            return
+        data, state = self._buffer.data(), self._recurrent.state.read_value()
+        advantage = self._replicated_update(data, next_observ, state, self._epoch_keys())
         self._buffer.assign("advantage", advantage)
         self._buffer.clear()
-        return tf.no_op()
+
+    def _update_rollout(self, next_observ: tf.Tensor, epoch_keys: tf.Tensor) -> None:
+        """`_update` on this process's rollout buffer, which it then empties."""
+        data, state = self._buffer.data(), self._recurrent.state
+        self._buffer.assign("advantage", self._update(data, next_observ, state, epoch_keys))
+        self._buffer.clear()
 
     def _replicated_update(self, data: dict, next_observ, state, epoch_keys) -> tf.Tensor:
         """The update of all ranks' rollouts (gathered), the same on every rank; returns this
@@ -320,7 +323,7 @@ class PPO(tf.Module):
         names = sorted(data)
         parts = self._gather([data[name] for name in names] + [next_observ, state, epoch_keys])
         joined = {name: _join_batches(part, axis=1) for name, part in zip(names, parts)}
-        advantage = self._update(
+        advantage = self._update_gathered(
             joined, _join_batches(parts[-3]), _join_batches(parts[-2]), parts[-1][0]
         )
         rank, size = self._gather.rank, self._size

@@ -66,7 +66,7 @@ def test_no_retracing_between_updates():
     for _ in range(3):
         run()
     assert run.experimental_get_tracing_count() == 1
-    assert ppo._update.experimental_get_tracing_count() == 1  # The compiled update.
+    assert ppo._update_rollout.experimental_get_tracing_count() == 1  # The compiled update.
     assert int(ppo.optimizer.iterations) == 4 * 4
 
 

@@ -33,4 +33,4 @@ def test_the_agents_update_is_compiled_as_chosen(choice, jit):
     envs = [tools.MockEnvironment((3,), (2,), 3, 9, index) for index in range(2)]
     env = tools.InGraphBatchEnv(tools.BatchEnv(envs, blocking=True))
     agent = PPO(env, config)
-    assert agent._update._jit_compile is jit
+    assert agent._update_rollout._jit_compile is jit
