@@ -1,9 +1,18 @@
 """What a Trainer is given by its caller when the caller gives nothing: no stop requests, and
-lines printed without a progress bar."""
+lines printed without a progress bar; and `warn`, which prints around any bar."""
 
 from __future__ import annotations
 
 import contextlib
+import sys
+
+from tqdm import tqdm
+
+
+def warn(line: str) -> None:
+    """Print `line` on stderr; a progress bar on the terminal is cleared first and redrawn."""
+    tqdm.write(line, file=sys.stderr)
+    sys.stderr.flush()
 
 
 class NoGuard:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import sys
 
 from agents.tools import mpi
+from agents.training.hooks import warn
 from agents.training.metrics_log import MetricsLog
 
 
@@ -58,11 +58,7 @@ def run_loop(run, world: mpi.World, guard, progress, count) -> LoopOutcome:
     except OSError as error:
         raise TrainingError(f"Cannot open {error.filename!r}: {error.strerror}.") from None
     if metrics.repaired:
-        print(
-            f"warning: removed a partial last line ({metrics.repaired} bytes) of {metrics.path}",
-            file=sys.stderr,
-            flush=True,
-        )
+        warn(f"warning: removed a partial last line ({metrics.repaired} bytes) of {metrics.path}")
     with metrics:
         try:
             for report in run.loop(should_stop=should_stop):

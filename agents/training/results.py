@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from collections.abc import Callable
 
 from agents.config.errors import UsageError
+from agents.training.hooks import warn
 
 POLICY_DIR = "policy"  # The exported SavedModel, in the run directory.
 
@@ -61,7 +61,7 @@ def _write(what: str, write_file: Callable[[], str], say: Callable[[str], None])
     try:
         path = write_file()
     except UsageError as error:  # E.g. no episode ended yet: nothing to plot.
-        print(f"warning: {what} not written: {error}", file=sys.stderr, flush=True)
+        warn(f"warning: {what} not written: {error}")
     except Exception as error:
         reason = (str(error).strip().splitlines() or [""])[0]
         return f"{what} not written: {type(error).__name__}: {reason}"
