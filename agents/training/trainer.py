@@ -16,7 +16,7 @@ import shutil
 from collections.abc import Mapping
 from typing import Any
 
-from agents.config import files
+from agents.config import files, named
 from agents.config.errors import UsageError
 from agents.tools import mpi
 from agents.training import setup as run_setup
@@ -138,7 +138,6 @@ class Trainer:
         setup = self.world.bcast(setup)
         self.config, self.run_dir, self.name = setup.config, setup.run_dir, setup.name
         self.resumed, self.seed = setup.resumed, setup.seed
-        self.session = None  # The built Session, while training.
         self.started = False  # Whether training began (the run directory holds a run).
         self.env_steps: int | None = None  # Updated between training calls (any thread reads).
         self.saved = False  # Whether the final checkpoint is written.
@@ -146,11 +145,7 @@ class Trainer:
     def _prepare(self, config, logdir, seed, resume, overrides) -> run_setup.RunSetup:
         if resume is None:
             return run_setup.new_run(config, logdir, seed, overrides)
-        expected = None
-        if isinstance(config, str):
-            from agents.config.named import config_name
-
-            expected = config_name(config)
+        expected = named.config_name(config) if isinstance(config, str) else None
         return run_setup.resumed_run(resume, self.world.size, seed, overrides, expected, logdir)
 
     def train(self, guard=None, progress=None, tf_logs: bool = False) -> TrainResult:
@@ -192,7 +187,7 @@ class Trainer:
             return self._stopped_in_start_up(signum)
         if self.resumed and run.env_steps >= self.config["train_steps"]:
             return self._finished_already(run, progress.write)
-        self.session, self.env_steps, self.started = run, run.env_steps, True
+        self.env_steps, self.started = run.env_steps, True
         run.guard_saves(guard.saving)
         guard.watch(run.batch_envs, run.config.env_timeout)
         try:
@@ -210,7 +205,6 @@ class Trainer:
         finally:
             self.env_steps = run.env_steps
             run.close()
-            self.session = None  # Nothing of the run stays in memory.
         signum = _agreed_signal(world, loop.signum)
         if signum is None and world.is_root:
             progress.write(f"Done: {run.env_steps} env steps in {self.run_dir}.")
