@@ -238,7 +238,7 @@ class PPO(tf.Module):
         """Sample actions for all environments (`agent_indices` must cover the batch)."""
         del agent_indices
         if self.observ_normalizer is not None:
-            self.observ_normalizer.update(observ)
+            self.observ_normalizer.accumulate(observ)  # Shared over MPI ranks by `_train`.
         observ = self.normalize(observ)
         seed = tf.cast(self.rng.make_seeds(1)[:, 0], tf.int32)  # tfp wants int32 seeds.
         action, fields, state = self._act(observ, seed)
@@ -303,6 +303,7 @@ class PPO(tf.Module):
 
     def _train(self, next_observ: tf.Tensor) -> None:
         """The update on the full rollout; its advantages are kept for the summaries."""
+        self._sync_statistics()
         if self._gather is None:
             self._update_rollout(next_observ, self._epoch_keys())
             return
@@ -310,6 +311,17 @@ class PPO(tf.Module):
         advantage = self._replicated_update(data, next_observ, state, self._epoch_keys())
         self._buffer.assign("advantage", advantage)
         self._buffer.clear()
+
+    def _sync_statistics(self) -> None:
+        """Under MPI, the normalizers' statistics of this rollout's steps on all ranks.
+
+        Ranks gather them once a rollout rather than at every step (a collective per step made
+        every rank wait for the slowest one at every step); within a rollout each rank's
+        statistics follow its own envs. In a single process there is nothing to share.
+        """
+        for normalizer in (self.observ_normalizer, self.reward_scaler):
+            if normalizer is not None:
+                normalizer.sync()
 
     def _update_rollout(self, next_observ: tf.Tensor, epoch_keys: tf.Tensor) -> None:
         """`_update` on this process's rollout buffer, which it then empties."""

@@ -140,9 +140,14 @@ class RewardScaler(tf.Module):
         """
         reward = tf.cast(reward, tf.float64)
         returns = self.returns * self._gamma + reward
-        self.return_stats.update(returns)
+        self.return_stats.accumulate(returns)  # Under MPI shared by `sync`.
         self.returns.assign(returns * (1.0 - tf.cast(done, tf.float64)))
         return self.return_stats.transform(reward)
+
+    def sync(self) -> None:
+        """Under MPI, give every rank the return statistics of all ranks' `scale` calls
+        (a collective; see `RunningMeanStd.accumulate`)."""
+        self.return_stats.sync()
 
     def scale_rollout(self, reward: tf.Tensor) -> tf.Tensor:
         """Updates the statistics with a rollout's returns and returns its scaled rewards.

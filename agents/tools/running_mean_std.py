@@ -91,6 +91,42 @@ def _batch_moments(
     return mean, tf.math.divide_no_nan(m2, count), count
 
 
+def _reduce_moments(
+    mean: tf.Tensor, var: tf.Tensor, count: tf.Tensor, cross_replica_sum: CrossReplicaSum
+) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    """The moments of every rank's sample concatenated, from each rank's own moments.
+
+    As `_batch_moments` does with raw samples: count and sum first, then each rank's squared
+    deviations from the global mean (its `var * count` plus `count * (mean - global)**2`).
+    """
+    shape = mean.shape
+    packed = cross_replica_sum(tf.concat([count[None], tf.reshape(mean * count, [-1])], 0))
+    total_count = packed[0]
+    total_mean = tf.math.divide_no_nan(tf.reshape(packed[1:], shape), total_count)
+    m2 = cross_replica_sum(var * count + count * tf.square(mean - total_mean))
+    return total_mean, tf.math.divide_no_nan(m2, total_count), total_count
+
+
+class _Deferred:
+    """A rank's samples since the last `sync` and the statistics it started from.
+
+    A plain object, so that its variables are not part of the module's checkpoint (nor of its
+    `variables`): the caller syncs before every save, which leaves nothing pending, and `base`
+    is taken afresh from the statistics by the first `accumulate` after a sync or a restore.
+    """
+
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        zeros = tf.zeros(shape, tf.float64)
+        self.mean = tf.Variable(zeros, trainable=False, name="pending_mean")
+        self.var = tf.Variable(zeros, trainable=False, name="pending_var")
+        self.count = tf.Variable(tf.constant(0.0, tf.float64), trainable=False)
+        self.base = [  # Mean, variance and count at the last sync.
+            tf.Variable(zeros, trainable=False, name="base_mean"),
+            tf.Variable(zeros, trainable=False, name="base_var"),
+            tf.Variable(tf.constant(0.0, tf.float64), trainable=False, name="base_count"),
+        ]
+
+
 class RunningMeanStd(tf.Module):
     """Mean and variance of every sample seen so far, as in OpenAI baselines and RND.
 
@@ -143,6 +179,8 @@ class RunningMeanStd(tf.Module):
             )
             self.mean = tf.Variable(tf.zeros(self.shape, tf.float64), trainable=False, name="mean")
             self.var = tf.Variable(tf.ones(self.shape, tf.float64), trainable=False, name="var")
+        # What `accumulate` keeps until `sync` (MPI only).
+        self._deferred = _Deferred(self.shape) if cross_replica_sum is not None else None
 
     @property
     def std(self) -> tf.Tensor:
@@ -165,3 +203,52 @@ class RunningMeanStd(tf.Module):
         self.mean.assign(mean)
         self.var.assign(var)
         self.count.assign(count)
+
+    def accumulate(self, x: TensorLike) -> None:
+        """Adds a batch of this rank's samples without a collective; `sync` shares them.
+
+        Under MPI, `update` is a collective at every call, so every rank waits for the slowest
+        one at every environment step. `accumulate` merges the batch into this rank's
+        statistics at once (so they follow its own data, as `update` would) and keeps it
+        pending; `sync`, called by every rank at the same point (e.g. once per rollout),
+        replaces each rank's statistics with those of all ranks' samples. Between syncs the
+        ranks' statistics differ; right after one they are identical. In a single process
+        `accumulate` is `update`.
+
+        Args:
+          x: Tensor of shape `[..., *shape]`; the leading dimensions are flattened into the batch.
+        """
+        if self._deferred is None:
+            self.update(x)
+            return
+        pending = self._deferred
+        fresh = tf.equal(pending.count, 0.0)  # The statistics are shared ones: keep them.
+        for base, value in zip(pending.base, (self.mean, self.var, self.count)):
+            base.assign(tf.where(fresh, value, base))
+        batch = _batch_moments(x, self.shape)
+        merged = combine_moments(pending.mean, pending.var, pending.count, *batch)
+        for variable, value in zip((pending.mean, pending.var, pending.count), merged):
+            variable.assign(value)
+        merged = combine_moments(self.mean, self.var, self.count, *batch)
+        for variable, value in zip((self.mean, self.var, self.count), merged):
+            variable.assign(value)
+
+    def sync(self) -> None:
+        """Give every rank the statistics of all samples `accumulate`d on all ranks.
+
+        A collective (two reductions) every rank must call at the same point; nothing to do in
+        a single process.
+        """
+        if self._deferred is None:
+            return
+        pending = self._deferred
+        shared = _reduce_moments(pending.mean, pending.var, pending.count, self._cross_replica_sum)
+        fresh = tf.equal(pending.count, 0.0)  # Nothing of this rank's: its statistics are shared.
+        stats = (self.mean, self.var, self.count)
+        base = [tf.where(fresh, value, old) for value, old in zip(stats, pending.base)]
+        merged = combine_moments(*base, *shared)
+        for variable, value in zip(stats, merged):
+            variable.assign(value)
+        pending.mean.assign(tf.zeros_like(pending.mean))
+        pending.var.assign(tf.zeros_like(pending.var))
+        pending.count.assign(0.0)

@@ -235,3 +235,53 @@ def test_two_mpi_ranks_agree_with_numpy():
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     assert "OK rank=0" in result.stdout and "OK rank=1" in result.stdout, output
+
+
+def test_accumulate_follows_own_data_until_sync_shares_every_ranks():
+    local = _batches(0, [4, 6, 5])
+    other = _batches(1, [9, 7])  # Rank 1's samples of each period between syncs.
+    comm = _TwoRankComm(other)
+    normalizer = StreamingNormalize((3,), cross_replica_sum=mpi_cross_replica_sum(comm))
+    accumulate, sync = tf.function(normalizer.accumulate), tf.function(normalizer.sync)
+    accumulate(tf.constant(local[0]))
+    accumulate(tf.constant(local[1]))
+    assert comm._totals == []  # No collective while accumulating.
+    own = np.concatenate(local[:2])
+    np.testing.assert_allclose(normalizer.mean.numpy(), own.mean(0), rtol=1e-10)
+    np.testing.assert_allclose(normalizer.var.numpy(), own.var(0), rtol=1e-10)
+    sync()
+    first = np.concatenate([own, other[0]])
+    np.testing.assert_allclose(normalizer.mean.numpy(), first.mean(0), rtol=1e-10)
+    np.testing.assert_allclose(normalizer.var.numpy(), first.var(0), rtol=1e-10)
+    accumulate(tf.constant(local[2]))
+    sync()
+    everything = np.concatenate([first, local[2], other[1]])
+    np.testing.assert_allclose(normalizer.mean.numpy(), everything.mean(0), rtol=1e-10)
+    np.testing.assert_allclose(normalizer.var.numpy(), everything.var(0), rtol=1e-10)
+    assert normalizer.count.numpy() == len(everything) and len(comm._totals) == 4
+    assert len(normalizer.variables) == 3  # What is pending is never checkpointed.
+
+
+def test_accumulate_after_a_restore_starts_from_the_restored_statistics(tmp_path):
+    saved = StreamingNormalize((3,))
+    saved.update(_batches(2, [8])[0])
+    path = tf.train.Checkpoint(stats=saved).save(str(tmp_path / "ckpt"))
+    local, other = _batches(0, [5]), _batches(1, [4])
+    normalizer = StreamingNormalize(
+        (3,), cross_replica_sum=mpi_cross_replica_sum(_TwoRankComm(other))
+    )
+    tf.train.Checkpoint(stats=normalizer).restore(path).assert_existing_objects_matched()
+    normalizer.accumulate(local[0])
+    normalizer.sync()
+    everything = np.concatenate([_batches(2, [8])[0], local[0], other[0]])
+    np.testing.assert_allclose(normalizer.mean.numpy(), everything.mean(0), rtol=1e-10)
+    np.testing.assert_allclose(normalizer.var.numpy(), everything.var(0), rtol=1e-10)
+
+
+def test_accumulate_in_a_single_process_is_update():
+    data = _batches(0, [5])[0]
+    normalizer = StreamingNormalize((3,))
+    normalizer.accumulate(data)
+    normalizer.sync()  # Nothing to share.
+    np.testing.assert_allclose(normalizer.mean.numpy(), data.mean(0), rtol=1e-12)
+    np.testing.assert_allclose(normalizer.var.numpy(), data.var(0), rtol=1e-12)
