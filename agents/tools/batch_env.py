@@ -97,6 +97,9 @@ class BatchEnv:
                     f"but environment 0 has {action_space}; all must match."
                 )
         self.observation_space = observ_space
+        self._far_limits = None  # What an observation may be, when checked at every step.
+        if isinstance(observ_space, gym.spaces.Box):
+            self._far_limits = env_checks.far_limits(observ_space)
         self.action_space = action_space
         self._clip_actions = clip_actions and isinstance(action_space, gym.spaces.Box)
         # Read now: a dead child process could not tell its id any more.
@@ -147,7 +150,7 @@ class BatchEnv:
                 for i in indices
             ]
             results = [self._call(i, "step", promises[i], since=since) for i in indices]
-        stacked = env_checks.stacked_step(results, self.observation_space)
+        stacked = env_checks.stacked_step(results, self.observation_space, self._far_limits)
         if stacked is None:  # Something is wrong: find the env and say what.
             self._check(indices, "step", results, env_checks.step_problem)
             raise BatchEnvError(self.env_name(0), 0, "step", "results that do not stack")
