@@ -90,6 +90,25 @@ def check_rnd(world, logdir):
         run.close()
 
 
+def check_native(world, logdir):
+    """A native env under MPI: envs seeded by rank, identical parameters after the updates."""
+    config = configs.cartpole_native()
+    config.update(
+        num_agents=8, rollouts_per_call=1, train_steps=1024, train_every=512, eval_steps=400
+    )
+    run = session.Session(config, world.bcast(os.path.join(logdir, "native")), seed=7, world=world)
+    try:
+        list(run.loop())
+        agent = run.agent
+        variables = agent.network.trainable_variables + agent.optimizer.variables
+        check(world, run.env_steps == 1024, "native env steps", run.env_steps)
+        check(world, all_equal(world, variables), "native parameters identical after updates")
+        observ = run.train_env.observ.numpy()
+        check(world, not all_equal(world, [observ]), "native envs differ per rank")
+    finally:
+        run.close()
+
+
 def check_gradients(world, agent):
     """PPO's average over ranks equals the mean of per-rank gradients on per-rank data."""
     rng = np.random.default_rng(world.rank)
@@ -182,6 +201,7 @@ def main():
     check_normalizer(world)
     check_session(world, logdir)
     check_rnd(world, logdir)
+    check_native(world, logdir)
     check_script(world, logdir)
 
 

@@ -53,6 +53,9 @@ def test_two_ranks_train_identically_and_write_one_run(tmp_path):
         "rnd parameters identical after updates",
         "rnd statistics merged",
         "visited cells of all ranks",
+        "native env steps",
+        "native parameters identical after updates",
+        "native envs differ per rank",
     ):
         assert f"OK {name}\n" in result.stdout, output
 
