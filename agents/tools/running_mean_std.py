@@ -139,6 +139,8 @@ class RunningMeanStd(tf.Module):
     ranks (an allreduce of count and sum, then one of the squared deviations from the global batch
     mean), so every rank holds the statistics of all ranks' data concatenated. `update` is then a
     collective: every rank must call it the same number of times (an empty batch is allowed).
+    Alternatively `accumulate` adds a batch on this rank alone and `sync`, called by every rank at
+    one point (e.g. once per rollout), merges what all ranks accumulated since the last sync.
 
     The statistics start at mean 0, variance 1 with a pseudo-count of `epsilon`, so dividing by
     `std` is safe before the first update; with `epsilon=0` they are exactly those of the data and
