@@ -78,17 +78,11 @@ def _batch_moments(
             raise ValueError(f"Expected samples of shape {shape}, got a tensor of {value.shape}.")
     value = tf.reshape(tf.cast(value, tf.float64), [-1, *shape])
     count = tf.cast(tf.shape(value)[0], tf.float64)
-    total = tf.reduce_sum(value, 0)
+    mean = tf.math.divide_no_nan(tf.reduce_sum(value, 0), count)
+    var = tf.math.divide_no_nan(tf.reduce_sum(tf.square(value - mean), 0), count)
     if cross_replica_sum is not None:
-        # Two exact reductions: count and sum give the global mean, around which every rank then
-        # sums its squared deviations. Summing raw squares instead would lose precision.
-        packed = cross_replica_sum(tf.concat([count[None], tf.reshape(total, [-1])], 0))
-        count, total = packed[0], tf.reshape(packed[1:], shape)
-    mean = tf.math.divide_no_nan(total, count)
-    m2 = tf.reduce_sum(tf.square(value - mean), 0)
-    if cross_replica_sum is not None:
-        m2 = cross_replica_sum(m2)
-    return mean, tf.math.divide_no_nan(m2, count), count
+        return _reduce_moments(mean, var, count, cross_replica_sum)
+    return mean, var, count
 
 
 def _reduce_moments(
@@ -96,8 +90,9 @@ def _reduce_moments(
 ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     """The moments of every rank's sample concatenated, from each rank's own moments.
 
-    As `_batch_moments` does with raw samples: count and sum first, then each rank's squared
-    deviations from the global mean (its `var * count` plus `count * (mean - global)**2`).
+    Two reductions: count and sum give the global mean, around which every rank then sums its
+    squared deviations (its `var * count` plus `count * (mean - global)**2`). Summing raw
+    squares instead would lose precision.
     """
     shape = mean.shape
     packed = cross_replica_sum(tf.concat([count[None], tf.reshape(mean * count, [-1])], 0))
