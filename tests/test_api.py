@@ -1,5 +1,6 @@
 """Tests for the Python API: `from agents import train, load_policy`."""
 
+import gc
 import glob
 import json
 import math
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 
 import gymnasium as gym
 import numpy as np
@@ -194,6 +196,28 @@ def test_train_runs_from_a_worker_thread(tmp_path):
     thread.start()
     thread.join(timeout=300)
     assert not errors and results[0].env_steps == 128
+
+
+def test_a_finished_run_leaves_no_graph_and_no_env_alive_in_the_host_process(tmp_path):
+    import tensorflow as tf
+
+    made = []
+
+    def env():
+        made.append(short_pendulum())
+        return made[-1]
+
+    def live_graphs():
+        gc.collect()
+        return sum(isinstance(item, tf.Graph) for item in gc.get_objects())
+
+    agents.train("debug", logdir=str(tmp_path), env=env, train_steps=128, verbose=0)
+    graphs = live_graphs()
+    agents.train("debug", logdir=str(tmp_path), env=env, train_steps=128, verbose=0)
+    envs = [weakref.ref(item.unwrapped) for item in made]
+    made.clear()
+    assert live_graphs() == graphs  # The second run's traced graphs went with it.
+    assert envs and all(ref() is None for ref in envs)
 
 
 def test_verbose_0_prints_nothing_and_1_the_report_lines(tmp_path, capfd):

@@ -3,6 +3,24 @@
 from __future__ import annotations
 
 import keras
+import tensorflow as tf
+
+
+class _OwnGradients:
+    """Applies gradients as given when no `tf.distribute` strategy is in scope.
+
+    Keras' TensorFlow optimizer sums every gradient over the replicas of the current replica
+    context, the default one included, and that all-reduce registers a custom gradient in
+    TensorFlow's process-wide gradient registry at each trace. The registered function holds
+    the traced update's graph, so every agent built in a process kept its update graph alive
+    (about 20 MB per `agents.train` call). This agent averages gradients over MPI ranks itself
+    and never runs under a strategy, so with none in scope the sum over one replica is skipped.
+    """
+
+    def _all_reduce_sum_gradients(self, grads_and_vars):
+        if tf.distribute.has_strategy():
+            return super()._all_reduce_sum_gradients(grads_and_vars)
+        return list(grads_and_vars)
 
 
 def make_optimizer(name: str, learning_rate: float) -> keras.optimizers.Optimizer:
@@ -18,4 +36,6 @@ def make_optimizer(name: str, learning_rate: float) -> keras.optimizers.Optimize
     config["learning_rate"] = learning_rate
     if "epsilon" in config:
         config["epsilon"] = 1e-5  # The PPO reference implementations' Adam epsilon.
-    return type(optimizer).from_config(config)
+    base = type(optimizer)
+    own = type(base.__name__, (_OwnGradients, base), {"__module__": base.__module__})
+    return own.from_config(config)

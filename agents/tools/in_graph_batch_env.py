@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import weakref
+from collections.abc import Callable, Iterator
 
 import gymnasium as gym
 import numpy as np
@@ -57,7 +58,7 @@ class InGraphBatchEnv(Transitions):
         # Reading `done` orders the environment call after earlier writes (e.g. a reset): automatic
         # control dependencies order stateful ops per resource, and the Python call touches none.
         observ, reward, terminated, truncated = tf.numpy_function(
-            self._step,
+            _weak_method(self._step),
             [action, self.done.read_value()],
             [self._observ_dtype, tf.float32, tf.bool, tf.bool],
             stateful=True,
@@ -73,7 +74,10 @@ class InGraphBatchEnv(Transitions):
             indices = tf.range(len(self))
         indices = tf.convert_to_tensor(indices, tf.int32)
         observ = tf.numpy_function(
-            self._reset, [indices, self.done.read_value()], self._observ_dtype, stateful=True
+            _weak_method(self._reset),
+            [indices, self.done.read_value()],
+            self._observ_dtype,
+            stateful=True,
         )
         observ.set_shape(tf.TensorShape([None]).concatenate(self.observ.shape[1:]))
         self._restart(indices, observ)
@@ -122,6 +126,25 @@ class InGraphBatchEnv(Transitions):
             self._error = error
             raise
         return observ.astype(self._observ_dtype.as_numpy_dtype, copy=False)
+
+
+def _weak_method(method: Callable) -> Callable:
+    """`method` called through a weak reference to its object.
+
+    `tf.numpy_function` keeps the Python function it calls alive as long as the outermost graph,
+    which for a `tf.function` traced eagerly is the process-wide default graph: a bound method
+    would keep this env, and the environments it holds, alive after the run that built it.
+    """
+    reference, name = weakref.WeakMethod(method), method.__name__
+
+    def call(*args):
+        bound = reference()
+        if bound is None:
+            raise RuntimeError(f"{name}: its InGraphBatchEnv no longer exists.")
+        return bound(*args)
+
+    call.__name__ = name
+    return call
 
 
 def _action_signature(space: gym.Space) -> tuple[tf.DType, tuple[int, ...]]:
