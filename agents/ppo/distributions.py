@@ -118,6 +118,39 @@ class GaussianHead(keras.layers.Layer):
         return tfd.Independent(tfd.Normal(mean, std), reinterpreted_batch_ndims=1)
 
 
+def inverse_cdf(logits: tf.Tensor, uniform: tf.Tensor) -> tf.Tensor:
+    """The category each draw falls into: the first k with `uniform < CDF(k)` (int32).
+
+    Args:
+        logits: [..., n] unnormalized log-probabilities.
+        uniform: [...] draws in [0, 1).
+
+    The CDF is divided by its last entry, so that it ends at exactly 1: a category of
+    probability 0 after the last one of positive probability (a `MASKED_LOGIT`) is never chosen,
+    whatever the rounding of the softmax.
+    """
+    cdf = tf.math.cumsum(tf.nn.softmax(logits), axis=-1)
+    cdf = cdf[..., :-1] / cdf[..., -1:]
+    return tf.reduce_sum(tf.cast(uniform[..., None] >= cdf, tf.int32), axis=-1)
+
+
+class Categorical(tfd.Categorical):
+    """`tfd.Categorical` sampled by `inverse_cdf`: one uniform draw per sample, no argmax.
+
+    TensorFlow samples categoricals with the Gumbel-max trick, whose argmax XLA compiles on a CPU
+    into a scalar loop: in a compiled rollout of 1,024 CartPoles that cost about 5% of a step.
+    """
+
+    def _sample_n(self, n, seed=None):
+        logits = self._logits_parameter_no_checks()
+        shape = tf.concat([[n], tf.shape(logits)[:-1]], 0)
+        if seed is None or isinstance(seed, int):
+            uniform = tf.random.uniform(shape, seed=seed)
+        else:
+            uniform = tf.random.stateless_uniform(shape, seed)
+        return tf.cast(inverse_cdf(logits, uniform), self.dtype)
+
+
 class CategoricalHead(keras.layers.Layer):
     """Categorical over `num_actions` choices with int32 samples."""
 
@@ -131,7 +164,7 @@ class CategoricalHead(keras.layers.Layer):
     def call(self, features: tf.Tensor, outer_shape: tf.Tensor) -> tfd.Distribution:
         """Returns Categorical with batch shape `outer_shape` and event shape []."""
         logits = unflatten(self._logits(features), outer_shape, [-1])
-        return tfd.Categorical(logits=logits, dtype=tf.int32)
+        return Categorical(logits=logits, dtype=tf.int32)
 
 
 class MultiCategoricalHead(keras.layers.Layer):
@@ -159,7 +192,7 @@ class MultiCategoricalHead(keras.layers.Layer):
         logits = unflatten(self._logits(features), outer_shape, [self._num_entries, self._max_n])
         if self._valid is not None:
             logits = tf.where(self._valid, logits, MASKED_LOGIT)
-        categorical = tfd.Categorical(logits=logits, dtype=tf.int32)
+        categorical = Categorical(logits=logits, dtype=tf.int32)
         return tfd.Independent(categorical, reinterpreted_batch_ndims=1)
 
 
