@@ -23,7 +23,6 @@ Run: `python benchmarks/native.py [--configs cartpole_native pendulum_native] [-
 from __future__ import annotations
 
 import argparse
-import functools
 import os
 import shutil
 import statistics
@@ -100,11 +99,12 @@ def steady(envs: int = 1024) -> str:
         config = dict(getattr(configs, name)(), **changes)
         run = session.Session(config, tempfile.mkdtemp(), seed=0)
         steps = config["rollout_length"] - 1
-        rollout = tf.function(
-            functools.partial(tools.simulate_steps, run.train_env, run.agent, steps),
-            autograph=False,
-            jit_compile=True,
-        )
+
+        def steps_alone(run=run, steps=steps):  # The step loop of a call, without its update.
+            with run.agent.deferred_updates():
+                return tools.simulate_steps(run.train_env, run.agent, steps)
+
+        rollout = tf.function(steps_alone, autograph=False, jit_compile=True)
 
         def best(call, after=lambda: None):
             times = []

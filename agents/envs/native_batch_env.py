@@ -93,6 +93,21 @@ class NativeBatchEnv(Transitions):
         self._restart(indices, observ)
         return observ
 
+    resets_in_place = True
+
+    def reset_where(self, mask: tf.Tensor) -> None:
+        """Start new episodes where `mask` [B] is True: the states `reset` gives those indices.
+
+        Every state is drawn and the masked ones kept, so the op has static shapes and no branch;
+        the draw counter advances only when some environment restarts, as with `reset`.
+        """
+        fresh = self._draw(self._size, self.draws)
+        self.draws.assign_add(tf.cast(tf.reduce_any(mask), tf.int64))
+        rows = tf.reshape(mask, [-1] + [1] * (len(self.state.shape) - 1))
+        state = tf.where(rows, fresh, self.state)
+        self.state.assign(state)
+        self._restart_where(mask, self.env.observe(state))
+
     def checkpointables(self) -> dict:
         """The counter of reset draws: a resumed run draws fresh initial states."""
         return {"env_draws": self.draws}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -119,6 +121,7 @@ class PPO(tf.Module):
         # One process reads the rollout inside the compiled update; ranks pass the gathered one.
         self._update_rollout = tf.function(self._update_rollout, jit_compile=xla, autograph=False)
         self._update_gathered = tf.function(self._update, jit_compile=xla, autograph=False)
+        self._deferred = False  # Set while `deferred_updates` traces steps.
 
     # Hooks for agents with other networks, value streams or losses (see `agents.ppo.rnd_agent`).
 
@@ -258,7 +261,25 @@ class PPO(tf.Module):
         """Store the transition; run the update when the rollout is full."""
         del agent_indices, observ, action
         full = self._store(reward, terminated, truncated, next_observ)
-        update.rare_branch(full, lambda: update.no_value(self._train(next_observ)))
+        if not self._deferred:
+            update.rare_branch(full, lambda: update.no_value(self._train(next_observ)))
+
+    @contextlib.contextmanager
+    def deferred_updates(self) -> Iterator[None]:
+        """Steps traced inside only store their transitions; the caller runs `update_if_full`.
+
+        For a rollout compiled as one loop (a native env): the update's branch in every step
+        costs XLA about 5% of the step even when not taken, so it goes after the loop.
+        """
+        self._deferred = True
+        try:
+            yield
+        finally:
+            self._deferred = False
+
+    def update_if_full(self, next_observ: tf.Tensor) -> None:
+        """The update, if the rollout is full; `next_observ` follows its last step."""
+        update.rare_branch(self._buffer.full(), lambda: update.no_value(self._train(next_observ)))
 
     def _store(self, reward, terminated, truncated, next_observ) -> tf.Tensor:
         """Write what the env returned into the rollout; returns whether the rollout is full."""

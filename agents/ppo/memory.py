@@ -53,6 +53,10 @@ class RolloutBuffer(tf.Module):
     def advance(self) -> tf.Tensor:
         """Move to the next time step; returns whether the buffer is now full."""
         self.index.assign_add(1)
+        return self.full()
+
+    def full(self) -> tf.Tensor:
+        """Whether every time step is written (until `clear`)."""
         return self.index >= self.length
 
     def data(self) -> dict[str, tf.Tensor]:

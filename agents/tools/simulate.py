@@ -30,9 +30,13 @@ def simulate(batch_env, algo: Algorithm, log: bool = True, reset=False):
         with the mean score and length of the episodes that ended (zero if none), and their count.
     """
     reset = tf.convert_to_tensor(reset, tf.bool)
-    begin = tf.where(batch_env.done | reset)[:, 0]
-    begin = tf.cast(begin, tf.int32)
-    tf.cond(tf.size(begin) > 0, lambda: _begin_episode(batch_env, algo, begin), tf.no_op)
+    starts = batch_env.done | reset
+    begin = tf.cast(tf.where(starts)[:, 0], tf.int32)
+    if getattr(batch_env, "resets_in_place", False):  # A native env: a few cheap ops, every step.
+        batch_env.reset_where(starts)
+        algo.begin_episode(begin)
+    else:
+        tf.cond(tf.size(begin) > 0, lambda: _begin_episode(batch_env, algo, begin), tf.no_op)
     agent_indices = tf.range(len(batch_env))
     prev_observ = tf.identity(batch_env.observ)
     action = algo.perform(agent_indices, prev_observ)

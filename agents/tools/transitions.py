@@ -55,6 +55,19 @@ class Transitions(tf.Module):
         self.score.assign_add(reward)
         self.length.assign_add(tf.ones_like(self.length))
 
+    # Whether `reset_where(mask)` restarts episodes in place (`tools.simulate` then calls it at
+    # every step, without a branch and without indices of data-dependent size).
+    resets_in_place = False
+
+    def _restart_where(self, mask: tf.Tensor, observ: tf.Tensor) -> None:
+        """New episodes where `mask` [B] is True, starting from those rows of `observ` [B, ...]."""
+        rows = tf.reshape(mask, [-1] + [1] * (len(observ.shape) - 1))
+        self.observ.assign(tf.where(rows, observ, self.observ))
+        for value in (self.reward, self.score, self.length):
+            value.assign(tf.where(mask, tf.zeros_like(value), value))
+        for flag in (self.terminated, self.truncated, self.done):
+            flag.assign(flag & tf.logical_not(mask))
+
     def _restart(self, indices: tf.Tensor, observ: tf.Tensor) -> None:
         """New episodes at `indices`, starting from `observ`."""
         rows = indices[:, None]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import time
 from collections.abc import Callable, Iterator
@@ -21,6 +22,7 @@ from agents.ppo.factory import make_agent
 from agents.tools.mpi import World, mpi_all_gather, mpi_cross_replica_sum
 from agents.training import exploration, summaries
 from agents.training.environments import make_envs
+from agents.training.rollouts import rollouts_then_updates
 
 EVAL_CALL_STEPS = 100  # Simulation steps per compiled evaluation call.
 RANK_SEED_STRIDE = 100_000  # Rank r's envs and sampling use seed + r * stride.
@@ -71,11 +73,20 @@ class Session:
         # With a native env the calls have no Python in them: XLA compiles each whole call,
         # rollout and update, into one program (see `compilation.whole_call`).
         whole = compilation.whole_call(self.config, self.world.size)
-        self._train_fn = tf.function(
-            lambda: tools.simulate_steps(self.train_env, self.agent, self._call_steps),
-            autograph=False,
-            jit_compile=whole,
-        )
+        config = self.config
+        if whole:  # The update after each rollout, out of its step loop.
+            call = functools.partial(
+                rollouts_then_updates,
+                self.train_env,
+                self.agent,
+                config.rollouts_per_call,
+                config.rollout_length,
+            )
+        else:
+            call = functools.partial(
+                tools.simulate_steps, self.train_env, self.agent, self._call_steps
+            )
+        self._train_fn = tf.function(call, autograph=False, jit_compile=whole)
         self._eval_fn = tf.function(
             lambda reset: tools.simulate_steps(
                 self.eval_env, self.evaluator, EVAL_CALL_STEPS, reset

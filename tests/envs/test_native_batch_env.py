@@ -92,6 +92,27 @@ def test_reset_draws_advance_within_and_across_compiled_calls_and_reproduce_by_s
     assert not np.allclose(first[0], other[0])
 
 
+def test_reset_where_restarts_the_masked_envs_as_reset_of_their_indices_does():
+    by_index, in_place = (NativeBatchEnv(make_native("CartPole-v1"), 4, seed=2) for _ in "ab")
+    assert in_place.resets_in_place
+    by_index.reset()
+    in_place.reset_where(tf.ones([4], tf.bool))
+    push = tf.constant([1, 0, 1, 1])
+    for batch in (by_index, in_place):
+        for _ in range(3):
+            batch.simulate(push)
+    draws = int(in_place.draws.numpy())
+    in_place.reset_where(tf.zeros([4], tf.bool))  # Nobody restarts: nothing moves.
+    assert int(in_place.draws.numpy()) == draws and in_place.length.numpy().tolist() == [3] * 4
+    by_index.reset(tf.constant([0, 2]))
+    in_place.reset_where(tf.constant([True, False, True, False]))
+    for name in ("state", "observ", "reward", "score", "length", "done", "draws"):
+        np.testing.assert_array_equal(
+            getattr(in_place, name).numpy(), getattr(by_index, name).numpy(), err_msg=name
+        )
+    assert in_place.length.numpy().tolist() == [0, 3, 0, 3]
+
+
 def test_episodes_truncate_at_the_limit_and_restart_on_reset():
     batch = NativeBatchEnv(Drift(), 2, seed=0)
     batch.reset()

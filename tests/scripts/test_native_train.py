@@ -98,6 +98,42 @@ def test_draws_inside_the_compiled_call_advance_per_call_and_reproduce_by_seed(t
     assert any(not np.array_equal(a, b) for a, b in zip(weights, other[2]))
 
 
+def test_the_compiled_call_updates_after_each_rollout_as_a_step_by_step_loop_does(tmp_path):
+    """The call runs each rollout's update after its step loop (`rollouts_then_updates`); the
+    loop of `simulate_steps`, which updates inside the step that fills the rollout, agrees."""
+    import tensorflow as tf
+
+    from agents import tools
+
+    def after_one_call(run_dir, step_by_step):
+        run = session.Session(small_native(), run_dir, seed=3)
+        try:
+            call = run._train_fn
+            if step_by_step:
+                steps = 2 * 16  # rollouts_per_call x rollout_length.
+                call = tf.function(
+                    lambda: tools.simulate_steps(run.train_env, run.agent, steps),
+                    jit_compile=True,
+                    autograph=False,
+                )
+            done, score, length = (x.numpy() for x in call())
+            weights = [v.numpy() for v in run.agent.network.variables]
+            return done, score, length, weights, run.agent.metrics["epochs"].numpy()
+        finally:
+            run.close()
+
+    ours, reference = (
+        after_one_call(str(tmp_path / "a"), False),
+        after_one_call(str(tmp_path / "b"), True),
+    )
+    for a, b in zip(ours[:3], reference[:3]):
+        np.testing.assert_array_equal(a, b)  # The same episodes, step for step.
+    for a, b in zip(ours[3], reference[3]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert ours[4] == reference[4] == 4  # Both updates ran their epochs.
+    assert ours[0].shape == (32, 8) and ours[0].any()
+
+
 def test_a_resumed_native_run_draws_fresh_initial_states(tmp_path):
     config = small_native()
     run = session.Session(config, str(tmp_path), seed=0)
