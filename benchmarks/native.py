@@ -13,8 +13,8 @@ MountainCarContinuous-v0 88.3 (20k), Pendulum-v1 about -200 (100k, gSDE).
 
 `--steady` measures instead, in this process, the steady state of `cartpole_native` with 1,024
 envs after compiling: the PPO rollout alone (sampling, buffer writes and the env, no update: calls
-of one step less than a rollout, the buffer emptied between them), and whole training calls
-(rollouts with their updates), best of 5 calls each.
+of one step less than a rollout of 16 or of 128 steps, the buffer emptied between them), and
+whole training calls (rollouts with their updates), best of 5 calls each.
 
 Run: `python benchmarks/native.py [--configs cartpole_native pendulum_native] [--seeds 3]
 [--gym] [--steady] [--out benchmarks/out]`.
@@ -89,9 +89,13 @@ def steady(envs: int = 1024) -> str:
     from agents.scripts import configs
     from agents.training import session
 
-    lines = ["| config | envs x steps per call | what | env steps/s |", "|---|---|---|---|"]
+    lines = [
+        "| config | envs x (rollouts x) steps per call | what | env steps/s |",
+        "|---|---|---|---|",
+    ]
     runs = (
         ("cartpole_native", {"num_agents": envs, "rollouts_per_call": 1}),
+        ("cartpole_native", {"num_agents": envs, "rollouts_per_call": 1, "rollout_length": 128}),
         ("cartpole_native", {"num_agents": envs}),
         ("cartpole_native_fast", {}),
     )
@@ -118,7 +122,8 @@ def steady(envs: int = 1024) -> str:
         count = config["num_agents"]
         per_call = config["rollout_length"] * config["rollouts_per_call"] * count
         whole = per_call / best(run._train_fn)
-        shape = f"{count} x {per_call // count}"
+        rollouts, length = config["rollouts_per_call"], config["rollout_length"]
+        shape = f"{count} x {length}" if rollouts == 1 else f"{count} x {rollouts} x {length}"
         if config["rollouts_per_call"] == 1:
             alone = steps * count / best(rollout, run.agent._buffer.clear)
             lines.append(f"| {name} | {count} x {steps} | rollout alone | {alone:,.0f} |")
