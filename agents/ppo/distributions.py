@@ -144,7 +144,7 @@ class Categorical(tfd.Categorical):
     def _sample_n(self, n, seed=None):
         logits = self._logits_parameter_no_checks()
         shape = tf.concat([[n], tf.shape(logits)[:-1]], 0)
-        if seed is None or isinstance(seed, int):
+        if seed is None or isinstance(seed, (int, np.integer)):  # A stateful op's seed.
             uniform = tf.random.uniform(shape, seed=seed)
         else:
             uniform = tf.random.stateless_uniform(shape, seed)

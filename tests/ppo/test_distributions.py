@@ -55,3 +55,5 @@ def test_samples_follow_the_probabilities_and_a_seed_reproduces_them():
     np.testing.assert_array_equal(policy.sample(40_000, seed=seed).numpy(), draws)
     other = policy.sample(40_000, seed=tf.constant([4, 3], tf.int32)).numpy()
     assert not np.array_equal(other, draws)
+    for seed in (None, 7, np.int64(7), (4, 2)):  # Stateful-op seeds and a stateless pair too.
+        assert policy.sample(3, seed=seed).numpy().shape == (3, 2)
