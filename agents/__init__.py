@@ -1,7 +1,8 @@
 """Batched PPO on TensorFlow 2: in-graph batch environments, PPO agents and training scripts.
 
 `from agents import train, load_policy, evaluate` is the Python API (see `agents.api`), and
-`agents.Trainer` the training run it is built on (see `agents.training`); they are imported on
+`agents.Trainer` the training run it is built on (see `agents.training`), with `agents.Callback`
+the seam to act as it goes; they are imported on
 first use, so `import agents` stays light (no TensorFlow).
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["Trainer", "evaluate", "load_policy", "train"]
+__all__ = ["Callback", "Trainer", "evaluate", "load_policy", "train"]
 
 
 def __getattr__(name: str) -> Any:

@@ -22,13 +22,14 @@ import io
 import os
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agents.config.errors import UsageError
 from agents.config.values import plain_value
 from agents.policy import Policy, evaluate, load_policy  # noqa: F401 (the API's names)
 from agents.training import Trainer, TrainResult  # noqa: F401 (the API's names)
+from agents.training.callbacks import Callback  # noqa: F401 (the API's names)
 from agents.training.environments import API_NAMESPACE  # gymnasium, no TensorFlow
 
 
@@ -39,6 +40,7 @@ def train(
     env: str | Callable[[], Any] | None = None,
     verbose: int = 1,
     resume: str | None = None,
+    callbacks: Sequence[Callback] = (),
     **overrides: Any,
 ) -> TrainResult:
     """Train an agent and export its policy; returns the run directory and the final eval score.
@@ -63,6 +65,10 @@ def train(
             results went (as the command line prints them); 2: TensorFlow's log lines too.
         resume: A run directory to resume from its latest checkpoint (`config` and `logdir`
             are then the run's own); overrides may raise `train_steps`.
+        callbacks: `agents.training.callbacks.Callback`s called on start, on each report, on
+            each checkpoint and at the end; one may stop the run (`TrainResult.stopped_by`
+            then says why). The config keys `stop_at_score`, `patience` and
+            `keep_best_policy` add the common ones.
         **overrides: Config keys to set, e.g. `learning_rate=1e-3` (numpy scalars too).
 
     Returns:
@@ -70,12 +76,13 @@ def train(
 
     Raises:
         ValueError: A config name, key or value is invalid (the message names it).
-        RuntimeError: An environment failed or training met a non-finite value.
+        RuntimeError: An environment failed, training met a non-finite value, or a callback
+            raised (the message names it; the checkpoint is saved).
         KeyboardInterrupt: Training was stopped by a signal (after saving and exporting).
     """
-    from agents.scripts.progress import TrainingProgress
-    from agents.scripts.run_guard import RunGuard
     from agents.training import FinishedRunError, TrainingError
+    from agents.training.progress import TrainingProgress
+    from agents.training.run_guard import RunGuard
 
     overrides = {key: _plain(key, value) for key, value in overrides.items()}
     if _is_native(env):
@@ -94,7 +101,7 @@ def train(
         )
         progress = TrainingProgress(trainer.config["train_steps"], enabled=verbose > 0)
         with silence or contextlib.nullcontext(), RunGuard(host=True) as guard, progress:
-            result = trainer.train(guard, progress, tf_logs=verbose >= 2)
+            result = trainer.train(guard, progress, verbose >= 2, callbacks)
     except FinishedRunError as error:
         raise ValueError(error.message(f"train(resume={error.run_dir!r}, train_steps=N)")) from None
     except UsageError as error:

@@ -134,9 +134,9 @@ def load_policy(run_dir: str, checkpoint: str | None = None, seed: int | None = 
         FileNotFoundError: There is neither an exported policy nor a checkpoint there.
         ValueError: The checkpoint or the run's environment cannot be used (the message says).
     """
-    from agents.scripts import console
+    from agents.training import tf_loading
 
-    console.import_tensorflow()  # Quietly: no TensorFlow log lines in the caller's output.
+    tf_loading.import_tensorflow()  # Quietly: no TensorFlow log lines in the caller's output.
     import tensorflow as tf
 
     path = os.path.join(run_dir, "policy")
@@ -150,21 +150,22 @@ def load_policy(run_dir: str, checkpoint: str | None = None, seed: int | None = 
 def _from_checkpoint(run_dir: str, checkpoint: str | None) -> Policy:
     from agents.config import files
     from agents.config.errors import UsageError
-    from agents.scripts import visualize
+    from agents.training import checkpoint_policy
 
     try:
-        visualize.find_checkpoint(run_dir, checkpoint)
+        checkpoint_policy.find_checkpoint(run_dir, checkpoint)
     except UsageError as error:
         raise FileNotFoundError(f"No exported policy in {run_dir!r}. {error}") from None
     try:
-        env = visualize.make_run_env(files.load_config(run_dir))
+        config = files.load_config(run_dir)
+        env = checkpoint_policy.make_run_env(config)
         try:
-            policy, _ = visualize.restore_policy(run_dir, checkpoint, env)
+            saved_model, _ = checkpoint_policy.restore_saved_model(run_dir, checkpoint, env, config)
         finally:
             env.close()
     except UsageError as error:
         raise ValueError(str(error)) from None
-    return policy
+    return Policy(saved_model)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -81,9 +81,9 @@ def train_and_evaluate(config: dict, budget: int, seed: int, run_dir: str) -> di
 
     Shared by the benchmarks that train in a child process (learning, mujoco_scores).
     """
-    from agents.scripts import console
+    from agents.training import tf_loading
 
-    console.import_tensorflow()  # As train does: its TF settings (oneDNN off, XLA's cache).
+    tf_loading.import_tensorflow()  # As train does: its TF settings (oneDNN off, XLA's cache).
     from agents.training import session
 
     train_call = config["rollout_length"] * config["num_agents"]
@@ -175,7 +175,7 @@ def save_curves(task: str, run_dirs: dict[int, str], runs: dict[int, dict], out:
 
     Each curve is the eval `mean_score` of the run's summaries, then the final evaluation.
     """
-    from agents.scripts import plot
+    from agents.training import curves as plot
 
     curves = {}
     for seed, path in run_dirs.items():

@@ -80,9 +80,10 @@ TASK_COLUMNS = (
 
 def child(task: str, seed: int, steps: int, threads: int, run_dir: str) -> dict[str, float]:
     """Train and evaluate one run in this process; `steps` 0 keeps the config's budget."""
-    from agents.scripts import configs, console
+    from agents.scripts import configs
+    from agents.training import tf_loading
 
-    console.import_tensorflow()  # As train does: its TF settings (oneDNN off, XLA's cache).
+    tf_loading.import_tensorflow()  # As train does: its TF settings (oneDNN off, XLA's cache).
     import tensorflow as tf
 
     if threads:  # Before TensorFlow runs an op.
@@ -129,7 +130,7 @@ def save_curves(task: str, run_dirs: dict[int, str], runs: dict[int, dict], out:
     """
     from matplotlib.figure import Figure
 
-    from agents.scripts import plot
+    from agents.training import curves as plot
 
     curves = []
     for seed, path in run_dirs.items():

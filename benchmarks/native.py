@@ -80,9 +80,9 @@ def steady(envs: int = 1024) -> str:
     import tempfile
     import time
 
-    from agents.scripts import console
+    from agents.training import tf_loading
 
-    console.import_tensorflow()  # As train does: its TF settings.
+    tf_loading.import_tensorflow()  # As train does: its TF settings.
     import tensorflow as tf
 
     from agents import tools

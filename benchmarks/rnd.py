@@ -64,9 +64,10 @@ def child(name: str, seed: int, steps: int, run_dir: str) -> dict:
     """Train and evaluate one run of config `name` in this process; returns the measurements."""
     import numpy as np
 
-    from agents.scripts import configs, console
+    from agents.scripts import configs
+    from agents.training import tf_loading
 
-    console.import_tensorflow()  # As train does: its TF settings (oneDNN off, XLA's cache).
+    tf_loading.import_tensorflow()  # As train does: its TF settings (oneDNN off, XLA's cache).
     from agents.training import session
 
     config = getattr(configs, name)()

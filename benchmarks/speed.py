@@ -74,9 +74,9 @@ def child(task: str, calls: int, spawned: float, part: str) -> dict[str, float]:
     a training run does: timed after two other Sessions in the same process, the rollout step of
     Pendulum measured 0.74-0.80 ms against 0.62 ms first (alternating, two rounds each).
     """
-    from agents.scripts import console
+    from agents.training import tf_loading
 
-    console.import_tensorflow()  # As train does: quiet, with XLA's cache unless it is off.
+    tf_loading.import_tensorflow()  # As train does: quiet, with XLA's cache unless it is off.
     import tensorflow as tf
 
     from agents import tools

@@ -63,14 +63,15 @@ def child(family: str, seconds: float) -> dict:
     """Times steady training calls of a family in this process for about `seconds` (at least
     two calls; rank 0 prints the measurements)."""
     spawned = time.perf_counter()
-    from agents.scripts import configs, console
+    from agents.scripts import configs
+    from agents.training import tf_loading
 
     name, overrides = FAMILIES[family]
     config = dict(getattr(configs, name)(), **overrides)
     try:
-        console.import_tensorflow(agent=config["agent"])  # As train does.
+        tf_loading.import_tensorflow(agent=config["agent"])  # As train does.
     except TypeError:  # A checkout (`--against`) whose settings do not depend on the agent.
-        console.import_tensorflow()
+        tf_loading.import_tensorflow()
     from agents.tools import mpi
 
     try:  # A checkout (`--against`) from before the run's modules moved to agents.training.

@@ -57,9 +57,9 @@ HEADER = [
 
 def child(run_dir: str) -> dict[str, float]:
     """Evaluates the latest checkpoint of a training run in this process."""
-    from agents.scripts import console
+    from agents.training import tf_loading
 
-    console.import_tensorflow()  # As train does: its TF settings (oneDNN off).
+    tf_loading.import_tensorflow()  # As train does: its TF settings (oneDNN off).
     from agents.config import files
     from agents.training import session
 

@@ -109,6 +109,26 @@ GROUPS: dict[str, tuple[Key, ...]] = {
         _positive("eval_steps", 1_600, "Env steps of each evaluation phase."),
         _positive("log_every", 2_048, "Training env steps between TensorBoard summaries."),
         _positive("checkpoint_every", 20_000, "Training env steps between checkpoints."),
+        Key(
+            "stop_at_score",
+            None,
+            "Stop once an evaluation's mean score reaches this; None: never.",
+            float,
+            True,
+        ),
+        Key(
+            "patience",
+            None,
+            "Stop after this many evaluations without a new best score; None: never.",
+            int,
+            True,
+            1,
+        ),
+        Key(
+            "keep_best_policy",
+            False,
+            "Export the policy of each new best evaluation to best_policy/ (with its score).",
+        ),
     ),
     "network": (
         Key("agent", "ppo", "ppo, or rnd_ppo: the CNN+GRU pixel agent with RND.", choices=AGENTS),

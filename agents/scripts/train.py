@@ -14,11 +14,11 @@ import sys
 from agents.config.errors import UsageError
 from agents.config.values import parse_overrides
 from agents.scripts import cli, console, shutdown
-from agents.scripts.progress import TrainingProgress
-from agents.scripts.run_guard import RunGuard
 from agents.scripts.run_status import RunStatus
 from agents.tools import mpi
 from agents.training import Trainer, TrainingError
+from agents.training.progress import TrainingProgress
+from agents.training.run_guard import RunGuard
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -11,19 +11,23 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 
 from agents.config import files
 from agents.config.errors import UsageError
 from agents.policy import Policy, play_episode
-from agents.scripts import console, progress, shutdown
+from agents.scripts import shutdown
 from agents.scripts.arg_types import positive_int, seed
+from agents.training import checkpoint_policy, progress, tf_loading
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--run_dir", dest="logdir", required=True, help="Run directory of a training run."
+        "--run_dir",
+        "--logdir",
+        dest="logdir",
+        required=True,
+        help="Run directory of a training run (--logdir, batch-ppo's name for it, works too).",
     )
     parser.add_argument("--outdir", help="Where the videos are written (not with --eval_only).")
     parser.add_argument(
@@ -46,60 +50,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def find_checkpoint(run_dir: str, checkpoint: str | None) -> str:
-    """The checkpoint to restore (the newest one on disk by default), or a clear error."""
-    from agents.tools.checkpoints import list_checkpoints
-
-    if checkpoint:
-        if not os.path.isfile(checkpoint + ".index"):
-            raise UsageError(f"No checkpoint {checkpoint!r} (expected {checkpoint}.index).")
-        return checkpoint
-    found = list_checkpoints(os.path.join(run_dir, "checkpoints"))
-    if not found:
-        raise UsageError(f"No checkpoint in {run_dir!r}: train first, or pass --checkpoint.")
-    return found[-1]
-
-
-def restore_policy(run_dir: str, checkpoint: str | None, env) -> tuple[Policy, str]:
-    """The policy of a run's checkpoint (the newest readable one by default) for `env`, exported
-    as training exports it (into a temporary directory), and the checkpoint's path."""
-    import tensorflow as tf
-
-    from agents import tools
-    from agents.ppo.export import export_policy
-    from agents.ppo.factory import make_agent
-    from agents.tools import checkpoints
-
-    config = files.load_config(run_dir)
-    batch_env = tools.InGraphBatchEnv(tools.BatchEnv([env], blocking=True, clip_actions=True))
-    agent = make_agent(batch_env, config)
-    saved = tf.train.Checkpoint(**agent.policy_checkpointables())
-
-    def restore(path: str) -> None:
-        saved.restore(path).expect_partial().assert_existing_objects_matched()
-
-    if checkpoint:
-        path = find_checkpoint(run_dir, checkpoint)
-        try:
-            restore(path)
-        except (tf.errors.OpError, IndexError, OSError) as error:
-            reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
-            raise UsageError(f"Checkpoint {path} cannot be read ({reason}).") from None
-    else:  # The newest readable one, with a warning for each unreadable newer one.
-        try:
-            path = checkpoints.restore_latest(os.path.join(run_dir, "checkpoints"), restore)
-        except checkpoints.CheckpointError as error:
-            raise UsageError(str(error)) from None
-    with tempfile.TemporaryDirectory() as directory:
-        export_policy(agent, directory)
-        return Policy(tf.saved_model.load(directory)), path
-
-
-def load_policy(run_dir: str, checkpoint: str | None, env) -> Policy:
-    """`restore_policy`, saying which checkpoint it restored."""
-    policy, path = restore_policy(run_dir, checkpoint, env)
+def restore_policy(run_dir: str, checkpoint: str | None, env, config) -> Policy:
+    """The policy of the run's checkpoint (see `checkpoint_policy`), saying which it restored."""
+    saved_model, path = checkpoint_policy.restore_saved_model(run_dir, checkpoint, env, config)
     print(f"Restored {path}")
-    return policy
+    return Policy(saved_model)
 
 
 def run_episode(env, policy: Policy, seed: int, render: bool = True) -> tuple[float, list]:
@@ -124,13 +79,13 @@ def visualize(args: argparse.Namespace) -> list[float]:
     os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
 
     config = files.load_config(args.logdir)
-    find_checkpoint(args.logdir, args.checkpoint)  # Fail before building anything.
+    checkpoint_policy.find_checkpoint(args.logdir, args.checkpoint)  # Fail before building.
     render_mode = None if args.eval_only else "rgb_array"
-    env = make_run_env(config, render_mode)
+    env = checkpoint_policy.make_run_env(config, render_mode)
     fps = args.fps or env.metadata.get("render_fps") or 30
     run_name = os.path.basename(os.path.normpath(args.logdir))
     try:
-        policy = load_policy(args.logdir, args.checkpoint, env)
+        policy = restore_policy(args.logdir, args.checkpoint, env, config)
         if not args.eval_only:
             os.makedirs(args.outdir, exist_ok=True)
         returns = []
@@ -163,24 +118,6 @@ def visualize(args: argparse.Namespace) -> list[float]:
     return returns
 
 
-def make_run_env(config, render_mode: str | None = None):
-    """The run's environment, rendering as asked; an env that cannot be made is one line."""
-    from agents.training.environments import API_NAMESPACE, make_env
-
-    if config.env.startswith(f"{API_NAMESPACE}/"):
-        raise UsageError(
-            f"The run was trained on {config.env}, an environment given to agents.train as a "
-            "Python callable, which exists only in that process: there, evaluate it with "
-            "agents.load_policy(run_dir) on your environment."
-        )
-    try:
-        return make_env(
-            config.env, config.max_episode_steps, config.env_wrapper, render_mode=render_mode
-        )
-    except ValueError as error:
-        raise UsageError(str(error)) from None
-
-
 def _mujoco_hint(env_id: str, error: Exception) -> str:
     """One line for MuJoCo's rendering errors, which mostly mean no OpenGL context here."""
     first = (str(error).strip().splitlines() or [type(error).__name__])[0]
@@ -202,7 +139,7 @@ def _free_path(outdir: str, stem: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    console.import_tensorflow()
+    tf_loading.import_tensorflow()
     try:
         visualize(args)
     except UsageError as error:

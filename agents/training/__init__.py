@@ -3,6 +3,18 @@
 Plain Python until a run is built (TensorFlow loads in `Trainer.train`).
 """
 
-from agents.training.trainer import FinishedRunError, Trainer, TrainingError, TrainResult
+from agents.training.callbacks import Callback, KeepBestPolicy, StopOnNoImprovement, StopOnScore
+from agents.training.errors import FinishedRunError, TrainingError
+from agents.training.train_result import TrainResult
+from agents.training.trainer import Trainer
 
-__all__ = ["FinishedRunError", "TrainResult", "Trainer", "TrainingError"]
+__all__ = [
+    "Callback",
+    "FinishedRunError",
+    "KeepBestPolicy",
+    "StopOnNoImprovement",
+    "StopOnScore",
+    "TrainResult",
+    "Trainer",
+    "TrainingError",
+]

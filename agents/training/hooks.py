@@ -16,7 +16,7 @@ def warn(line: str) -> None:
 
 
 class NoGuard:
-    """A guard without signals or watchdog (see `agents.scripts.run_guard.RunGuard`)."""
+    """A guard without signals or watchdog (see `agents.training.run_guard.RunGuard`)."""
 
     signum: int | None = None
 

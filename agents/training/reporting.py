@@ -6,6 +6,7 @@ import dataclasses
 import math
 
 from agents.tools import mpi
+from agents.training.errors import TrainingError
 from agents.training.hooks import warn
 from agents.training.metrics_log import MetricsLog
 
@@ -18,25 +19,31 @@ class LoopOutcome:
         signum: The guard's signal that stopped it, or None.
         write_error: A line naming the metrics file that could not be written, or None.
         eval_score: Mean score of the last evaluation phase (nan if no episode finished).
+        best: The best mean score of the evaluation phases (nan if none had an episode).
     """
 
     signum: int | None = None
     write_error: str | None = None
     eval_score: float = math.nan
+    best: float = math.nan
 
 
-def run_loop(run, world: mpi.World, guard, progress, count) -> LoopOutcome:
-    """Train until the end, a stop request or a failed write of the metrics file.
+def run_loop(run, world: mpi.World, guard, progress, count, callbacks, outcome: LoopOutcome):
+    """Train until the end, a stop request, a callback's stop or a failed write of the metrics
+    file; yields each report after its consumers (console, progress bar, metrics.jsonl,
+    callbacks) have taken it.
 
     A failing environment or a non-finite value ends training before the loop saves another
     checkpoint, so the latest checkpoint on disk is the last good one.
 
     Args:
         run: The Session.
-        world: The MPI ranks; rank 0 prints and writes.
+        world: The MPI ranks; rank 0 prints, writes, calls the callbacks and yields.
         guard: Its `signum` stops the loop after the current step.
         progress: Gets every report (`update`) and line (`write`).
         count: Called with the env steps before every step (what a watchdog tells).
+        callbacks: The run's `CallbackList`; a stop it requests ends the loop after the step.
+        outcome: Filled in as the loop goes (how it ended, the eval scores).
 
     Raises:
         TrainingError: An environment failed, a value was non-finite, a checkpoint could not be
@@ -44,14 +51,12 @@ def run_loop(run, world: mpi.World, guard, progress, count) -> LoopOutcome:
     """
     from agents.tools.batch_env import BatchEnvError
     from agents.tools.checkpoints import CheckpointError
-    from agents.training.trainer import TrainingError
-
-    outcome = LoopOutcome()
 
     def should_stop() -> bool:  # Called between the loop's calls.
         count(run.env_steps)
+        callbacks.handle.env_steps = run.env_steps
         progress.advance(run.env_steps)
-        return guard.signum is not None
+        return guard.signum is not None or callbacks.stop_requested
 
     try:
         metrics = MetricsLog(run.run_dir if world.is_root else None)
@@ -63,7 +68,7 @@ def run_loop(run, world: mpi.World, guard, progress, count) -> LoopOutcome:
         try:
             for report in run.loop(should_stop=should_stop):
                 if report.phase == "eval":
-                    outcome.eval_score = float(report.score)
+                    _count_eval(outcome, float(report.score))
                 if not world.is_root:
                     continue
                 progress.write(report_line(report))
@@ -76,10 +81,17 @@ def run_loop(run, world: mpi.World, guard, progress, count) -> LoopOutcome:
                         raise TrainingError(f"{failure} at env step {run.env_steps}.") from None
                     outcome.write_error = f"{failure} at env step {run.env_steps}"
                     break
+                callbacks.call("on_report", report)
+                yield report
         except (BatchEnvError, FloatingPointError, CheckpointError) as error:
             raise TrainingError(f"Stopped at env step {run.env_steps}: {error}") from error
     outcome.signum = guard.signum
-    return outcome
+
+
+def _count_eval(outcome: LoopOutcome, score: float) -> None:
+    outcome.eval_score = score
+    if not math.isnan(score) and not score <= outcome.best:  # `not <=`: best starts as nan.
+        outcome.best = score
 
 
 def report_line(report) -> str:

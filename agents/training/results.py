@@ -24,11 +24,11 @@ def write_results(run, say: Callable[[str], None] = print) -> str | None:
     written is returned as one line naming it and the error (the caller exits non-zero).
     Where each went is said with `say`.
     """
-    from agents.scripts import plot
+    from agents.training import curves
 
     failure = None
-    if any(plot.has_events(run.run_dir, phase) for phase in ("train", "eval")):
-        failure = _write("Learning curve", lambda: plot.plot_run(run.run_dir), say)
+    if any(curves.has_events(run.run_dir, phase) for phase in ("train", "eval")):
+        failure = _write("Learning curve", lambda: curves.plot_run(run.run_dir), say)
     policy_dir = os.path.join(run.run_dir, POLICY_DIR)
     export = _write("Policy (SavedModel)", lambda: atomic_directory(policy_dir, run.agent), say)
     return failure or export

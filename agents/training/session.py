@@ -221,6 +221,11 @@ class Session:
         """Save a checkpoint now; returns its path."""
         return self._loop.save()
 
+    def latest_checkpoint(self) -> str | None:
+        """The path of the checkpoint saved last (rank 0's), or None."""
+        manager = self._loop.checkpoint_manager
+        return manager.latest_checkpoint if manager is not None else None
+
     def guard_saves(self, lock) -> None:
         """Hold `lock` (a context manager) while each checkpoint is written."""
         self._loop.save_lock = lock

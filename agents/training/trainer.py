@@ -10,83 +10,22 @@ result = trainer.train()  # TrainResult(run_dir, env_steps, eval_score, signum)
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from agents.config import files, named
 from agents.config.errors import UsageError
 from agents.tools import mpi
-from agents.training import setup as run_setup
+from agents.training import callbacks, run_setup
+from agents.training.callbacks import Callback
+from agents.training.errors import FinishedRunError, TrainingError
 from agents.training.hooks import NoGuard, PlainProgress
-from agents.training.reporting import run_loop
+from agents.training.reporting import LoopOutcome, run_loop
+from agents.training.train_result import TrainResult
 
-
-class TrainingError(Exception):
-    """An environment failed, training met a non-finite value, or a file could not be written;
-    the message says which and where (the latest checkpoint on disk is a good one).
-
-    Attributes:
-        next_step: What continues the run: "resume" (the checkpoint is saved), "write results"
-            (training is finished and saved, its results are not written), or None.
-    """
-
-    def __init__(self, message: str, next_step: str | None = None) -> None:
-        super().__init__(message)
-        self.next_step = next_step
-
-
-class FinishedRunError(UsageError):
-    """A resumed run has trained its `train_steps` already; a larger one continues it.
-
-    Attributes:
-        run_dir: The run.
-        env_steps: The env steps it trained.
-        train_steps: Its `train_steps`.
-    """
-
-    def __init__(self, run_dir: str, env_steps: int, train_steps: int) -> None:
-        self.run_dir, self.env_steps, self.train_steps = run_dir, env_steps, train_steps
-        super().__init__(self.message("--set train_steps=N"))
-
-    def message(self, how: str) -> str:
-        """The line, with `how` a larger train_steps is given (e.g. `--set train_steps=N`)."""
-        return (
-            f"Run {self.run_dir!r} is finished: it trained {self.env_steps} env steps of "
-            f"train_steps={self.train_steps}. Continue it with {how} (N > {self.env_steps})."
-        )
-
-
-@dataclasses.dataclass(frozen=True)
-class TrainResult:
-    """How a training run ended; usable as a path (`os.fspath(result)` is the run directory).
-
-    Attributes:
-        run_dir: The run directory (config.yaml, summaries, checkpoints, policy/, metrics.jsonl);
-            None when a stop during start-up removed the new run's directory.
-        env_steps: Training env steps made, over all ranks (None when stopped during start-up).
-        eval_score: Mean score of the last evaluation phase (nan if no episode finished).
-        signum: The signal that stopped training early (a checkpoint was saved and the policy
-            exported), or None: it trained `train_steps`.
-    """
-
-    run_dir: str | None
-    env_steps: int | None
-    eval_score: float
-    signum: int | None = None
-
-    @property
-    def stopped(self) -> bool:
-        """Whether a stop request ended training before `train_steps`."""
-        return self.signum is not None
-
-    def __fspath__(self) -> str:
-        return self.run_dir or ""
-
-    def __str__(self) -> str:
-        return self.run_dir or ""
+Report = Any  # agents.tools.loop.Report (TensorFlow is not imported before a run starts).
 
 
 class Trainer:
@@ -141,6 +80,7 @@ class Trainer:
         self.started = False  # Whether training began (the run directory holds a run).
         self.env_steps: int | None = None  # Updated between training calls (any thread reads).
         self.saved = False  # Whether the final checkpoint is written.
+        self.result: TrainResult | None = None  # Set when training ends.
 
     def _prepare(self, config, logdir, seed, resume, overrides) -> run_setup.RunSetup:
         if resume is None:
@@ -148,29 +88,62 @@ class Trainer:
         expected = named.config_name(config) if isinstance(config, str) else None
         return run_setup.resumed_run(resume, self.world.size, seed, overrides, expected, logdir)
 
-    def train(self, guard=None, progress=None, tf_logs: bool = False) -> TrainResult:
-        """Train to `train_steps` or until `guard` has a signal; save, export, return the result.
+    def train(
+        self,
+        guard=None,
+        progress=None,
+        tf_logs: bool = False,
+        callbacks: Sequence[Callback] = (),
+    ) -> TrainResult:
+        """Train to `train_steps`, until `guard` has a signal or a callback stops the run; save,
+        export, return the result.
 
         Args:
-            guard: Stop requests and watchdog (`agents.scripts.run_guard.RunGuard`): training
+            guard: Stop requests and watchdog (`agents.training.run_guard.RunGuard`): training
                 stops after the step during which `guard.signum` is set. Default: none.
-            progress: Where progress and lines go (`agents.scripts.progress.TrainingProgress`);
+            progress: Where progress and lines go (`agents.training.progress.TrainingProgress`);
                 default: lines printed, no bar.
             tf_logs: Show TensorFlow's own log lines (hidden by default).
+            callbacks: `agents.training.callbacks.Callback`s, called after those the config
+                asks for (`keep_best_policy`, `stop_at_score`, `patience`).
 
         Raises:
             UsageError: The resumed run is finished, or a checkpoint does not fit the config.
-            TrainingError: An environment failed, training met a non-finite value, or a file
-                could not be written (the latest checkpoint is kept).
+            TrainingError: An environment failed, training met a non-finite value, a file
+                could not be written, or a callback raised (the latest checkpoint is kept).
+        """
+        reports = self.reports(guard, progress, tf_logs, callbacks)
+        for _ in reports:
+            pass
+        return self.result
+
+    def reports(
+        self,
+        guard=None,
+        progress=None,
+        tf_logs: bool = False,
+        callbacks: Sequence[Callback] = (),
+    ) -> Iterator[Report]:
+        """Train as `train` does, yielding each train and eval report (on rank 0).
+
+        ```python
+        for report in trainer.reports():
+            if report.phase == "eval" and report.score > -200:
+                break  # Stops the run: checkpoint saved, policy exported.
+        print(trainer.result)
+        ```
+
+        Leaving the loop early stops the run as a callback's stop does. `self.result` holds
+        the `TrainResult` once the generator is done. Arguments and errors as for `train`.
         """
         guard = guard or NoGuard()
         progress = progress or PlainProgress()
         try:
-            return self._train(guard, progress, tf_logs)
+            self.result = yield from self._train(guard, progress, tf_logs, list(callbacks))
         finally:
             self.close()
 
-    def _train(self, guard, progress, tf_logs: bool) -> TrainResult:
+    def _train(self, guard, progress, tf_logs: bool, extra: list[Callback]):
         world = self.world
         try:
             run = self._start(tf_logs)
@@ -188,27 +161,57 @@ class Trainer:
         if self.resumed and run.env_steps >= self.config["train_steps"]:
             return self._finished_already(run, progress.write)
         self.env_steps, self.started = run.env_steps, True
-        run.guard_saves(guard.saving)
+        calls = self._callbacks(run, extra if world.is_root else [])
+        run.guard_saves(callbacks.AfterSave(guard.saving, calls.saved))
         guard.watch(run.batch_envs, run.config.env_timeout)
+        outcome = LoopOutcome()
         try:
             if world.is_root:
                 self._record_config()
                 action = "Resuming" if self.resumed else "Starting"
                 progress.write(f"{action} run {self.run_dir} at env step {run.env_steps}.")
-            loop = run_loop(run, world, guard, progress, self._count)
+            calls.call("on_start")
+            try:
+                yield from run_loop(run, world, guard, progress, self._count, calls, outcome)
+            except GeneratorExit:  # The caller left `reports()`: a stop, as a callback's.
+                calls.handle.stop("the caller stopped iterating over the reports")
             self._save(run)
             self.saved = True
-            if loop.write_error is not None:  # The state is sound: saved, then stopped.
-                raise TrainingError(f"{loop.write_error}; checkpoint saved.", "resume")
+            if outcome.write_error is not None:  # The state is sound: saved, then stopped.
+                raise TrainingError(f"{outcome.write_error}; checkpoint saved.", "resume")
+            if calls.error is not None:
+                raise TrainingError(f"{calls.error}; checkpoint saved.", "resume")
             if world.is_root:
                 self._write_results(run, progress.write)
         finally:
             self.env_steps = run.env_steps
             run.close()
-        signum = _agreed_signal(world, loop.signum)
-        if signum is None and world.is_root:
-            progress.write(f"Done: {run.env_steps} env steps in {self.run_dir}.")
-        return TrainResult(self.run_dir, run.env_steps, loop.eval_score, signum)
+        signum = _agreed_signal(world, outcome.signum)
+        stopped_by = world.bcast(calls.handle.stopped_by)
+        if world.is_root and signum is None:
+            if stopped_by is None:
+                progress.write(f"Done: {run.env_steps} env steps in {self.run_dir}.")
+            else:
+                progress.write(f"Stopped at env step {run.env_steps}: {stopped_by}.")
+        result = TrainResult(
+            self.run_dir, run.env_steps, outcome.eval_score, signum, stopped_by, outcome.best
+        )
+        self.result = result  # Also when the caller closed `reports()`, which drops the return.
+        calls.call("on_end", result)
+        if calls.error is not None:  # Training is finished and saved; the callback failed.
+            raise TrainingError(str(calls.error))
+        return result
+
+    def _callbacks(self, run, extra: list[Callback]) -> callbacks.CallbackList:
+        """The config's callbacks and the caller's, on rank 0 (the other ranks call none)."""
+        from agents.training.results import atomic_directory
+
+        handle = callbacks.RunHandle(
+            self.run_dir, self.config, lambda path: atomic_directory(path, run.agent)
+        )
+        handle.env_steps = run.env_steps
+        chosen = callbacks.from_config(self.config) + extra if self.world.is_root else []
+        return callbacks.CallbackList(chosen, handle, run.latest_checkpoint)
 
     def _count(self, env_steps: int) -> None:
         self.env_steps = env_steps
@@ -230,9 +233,9 @@ class Trainer:
 
     def _start(self, tf_logs: bool):
         """The Session (a new run's directory is removed by `close` when building it fails)."""
-        from agents.scripts import console
+        from agents.training import tf_loading
 
-        console.import_tensorflow(tf_logs, self.config["agent"])
+        tf_loading.import_tensorflow(tf_logs, self.config["agent"])
         from agents.tools.batch_env import BatchEnvError
         from agents.tools.checkpoints import CheckpointError
         from agents.training import session

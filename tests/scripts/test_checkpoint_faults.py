@@ -13,6 +13,7 @@ import pytest
 import tensorflow as tf
 
 from agents.config.errors import UsageError
+from agents.config.files import load_config
 from agents.scripts import visualize
 from agents.training.environments import make_env
 from tests.scripts import runs
@@ -87,7 +88,7 @@ def test_resume_with_no_readable_checkpoint_stops_with_one_line(run_copy):
 def test_visualize_falls_back_past_a_corrupt_checkpoint_and_changes_nothing(run_copy, capsys):
     _truncate(run_copy, "ckpt-256")
     before = sorted(os.listdir(os.path.join(run_copy, "checkpoints")))
-    visualize.load_policy(run_copy, None, make_env("Pendulum-v1"))
+    visualize.restore_policy(run_copy, None, make_env("Pendulum-v1"), load_config(run_copy))
     out, err = capsys.readouterr()
     directory = os.path.join(run_copy, "checkpoints")
     assert out == f"Restored {directory}/ckpt-192\n"
@@ -99,7 +100,7 @@ def test_visualize_of_a_named_corrupt_checkpoint_is_one_line(run_copy):
     _truncate(run_copy, "ckpt-192")
     path = os.path.join(run_copy, "checkpoints", "ckpt-192")
     with pytest.raises(UsageError, match=rf"^Checkpoint {path} cannot be read \([^\n]*\)\.$"):
-        visualize.load_policy(run_copy, path, make_env("Pendulum-v1"))
+        visualize.restore_policy(run_copy, path, make_env("Pendulum-v1"), load_config(run_copy))
 
 
 def test_full_disk_while_saving_is_one_line_and_keeps_the_last_checkpoint(run_copy, monkeypatch):

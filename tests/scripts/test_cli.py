@@ -12,7 +12,7 @@ from agents.config import files, schema
 from agents.config.errors import UsageError
 from agents.scripts import configs, train
 from agents.training import run_dirs
-from agents.training import setup as run_setup
+from agents.training import run_setup as run_setup
 from tests.scripts.capture import run_main
 
 
@@ -176,14 +176,14 @@ def test_console_is_quiet_unless_verbose(tmp_path):
 @pytest.mark.parametrize("verbose, user_level, level", [(False, None, "3"), (True, None, None),
                                                         (False, "1", "1")])  # fmt: skip
 def test_log_level_is_set_before_tensorflow_loads_unless_verbose_or_set(verbose, user_level, level):
-    from agents.scripts import console
+    from agents.training import tf_loading
 
-    env = {k: v for k, v in os.environ.items() if k != console.LOG_LEVEL}
+    env = {k: v for k, v in os.environ.items() if k != tf_loading.LOG_LEVEL}
     if user_level:
-        env[console.LOG_LEVEL] = user_level
+        env[tf_loading.LOG_LEVEL] = user_level
     code = (
-        "import os; from agents.scripts import console; "
-        f"console.import_tensorflow({verbose}); print(os.environ.get(console.LOG_LEVEL))"
+        "import os; from agents.training import tf_loading; "
+        f"tf_loading.import_tensorflow({verbose}); print(os.environ.get(tf_loading.LOG_LEVEL))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert result.stdout.strip() == str(level)

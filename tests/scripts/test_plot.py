@@ -11,6 +11,7 @@ import tensorflow as tf
 
 from agents.config.errors import UsageError
 from agents.scripts import plot
+from agents.training import curves
 
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -47,38 +48,38 @@ def _png_size(path):
 
 
 def test_read_scalars_returns_steps_and_values_in_order(run_dir):
-    steps, values = plot.read_scalars(run_dir, "train", "train/mean_score")
+    steps, values = curves.read_scalars(run_dir, "train", "train/mean_score")
     assert steps.tolist() == [128, 192, 256]
     np.testing.assert_allclose(values, [-1200.0, -900.0, -400.5])
-    steps, values = plot.read_scalars(run_dir, "eval", "eval/mean_score")
+    steps, values = curves.read_scalars(run_dir, "eval", "eval/mean_score")
     assert steps.tolist() == [128, 256]
     assert values.tolist() == [-1000.0, -250.25]
 
 
 def test_read_scalars_of_a_missing_tag_is_empty(run_dir):
-    steps, values = plot.read_scalars(run_dir, "train", "no_such_tag")
+    steps, values = curves.read_scalars(run_dir, "train", "no_such_tag")
     assert steps.shape == values.shape == (0,)
 
 
 def test_read_scalars_keeps_the_latest_value_of_a_step(tmp_path):
     _write(tmp_path, "train", [(64, -5.0), (128, -4.0)])
     _write(tmp_path, "train", [(128, -3.0), (192, -2.0)])  # A resumed run's second file.
-    steps, values = plot.read_scalars(str(tmp_path), "train", "train/mean_score")
+    steps, values = curves.read_scalars(str(tmp_path), "train", "train/mean_score")
     assert steps.tolist() == [64, 128, 192]
     assert values.tolist() == [-5.0, -3.0, -2.0]
 
 
 def test_read_curve_puts_scores_at_their_env_steps(run_dir):
-    env_steps, values = plot.read_curve(run_dir, "eval")
+    env_steps, values = curves.read_curve(run_dir, "eval")
     assert env_steps.tolist() == [128.0, 256.0]
     assert values.tolist() == [-1000.0, -250.25]
-    env_steps, _ = plot.read_curve(run_dir, "train")
+    env_steps, _ = curves.read_curve(run_dir, "train")
     assert env_steps.tolist() == [128.0, 192.0, 256.0]
 
 
 def test_plot_runs_writes_a_png(run_dir, tmp_path):
-    curves = {"seed 0": plot.read_curve(run_dir, "eval"), "empty": (np.zeros(0), np.zeros(0))}
-    path = plot.plot_runs(curves, str(tmp_path / "sub" / "curve.png"), "title", target=-200.0)
+    lines = {"seed 0": curves.read_curve(run_dir, "eval"), "empty": (np.zeros(0), np.zeros(0))}
+    path = curves.plot_runs(lines, str(tmp_path / "sub" / "curve.png"), "title", target=-200.0)
     assert path == str(tmp_path / "sub" / "curve.png")
     width, height = _png_size(path)
     assert width > 100 and height > 100
@@ -121,7 +122,7 @@ def test_a_dir_without_event_files_is_a_one_line_error(tmp_path, capsys):
     assert captured.err.count("\n") == 1
     assert not os.path.exists(tmp_path / "learning_curve.png")
     with pytest.raises(UsageError, match="No TensorBoard event files"):
-        plot.read_scalars(str(tmp_path), "train", "mean_score")
+        curves.read_scalars(str(tmp_path), "train", "mean_score")
 
 
 def test_read_curve_of_tagged_summaries_on_env_steps(tmp_path):
@@ -130,5 +131,5 @@ def test_read_curve_of_tagged_summaries_on_env_steps(tmp_path):
         tf.summary.scalar("eval/mean_score", -3.0, step=128)
         tf.summary.scalar("eval/mean_score", -1.5, step=256)
     writer.close()
-    env_steps, values = plot.read_curve(str(tmp_path), "eval")
+    env_steps, values = curves.read_curve(str(tmp_path), "eval")
     assert env_steps.tolist() == [128.0, 256.0] and values.tolist() == [-3.0, -1.5]

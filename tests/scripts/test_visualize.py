@@ -116,3 +116,12 @@ def test_mujocos_rendering_error_names_mujoco_gl(trained_run, tmp_path, capsys, 
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith("error: Cannot render Pendulum-v1: gladLoadGL error. Without a display")
     assert "MUJOCO_GL=egl" in line and "MUJOCO_GL=osmesa" in line
+
+
+def test_batch_ppos_logdir_flag_names_the_run_directory(trained_run, tmp_path, capsys):
+    outdir = str(tmp_path / "videos")
+    argv = ["--logdir", trained_run, "--outdir", outdir, "--num_episodes", "1"]
+    assert visualize.main(argv) == 0
+    run = os.path.basename(trained_run)
+    assert os.listdir(outdir) == [f"{run}-episode-000.mp4"]
+    assert "Episode 0: return" in capsys.readouterr().out

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from agents.ppo.rnd_agent import RNDPPO
-from agents.scripts import configs, plot
+from agents.scripts import configs
+from agents.training import curves as plot
 from agents.training import session
 
 

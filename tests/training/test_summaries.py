@@ -11,7 +11,8 @@ import pytest
 import tensorflow as tf
 from tensorflow.python.summary.summary_iterator import summary_iterator
 
-from agents.scripts import plot, train
+from agents.scripts import train
+from agents.training import curves as plot
 from agents.training import summaries
 from tests.scripts.capture import run_main
 

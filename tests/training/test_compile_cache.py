@@ -2,7 +2,7 @@
 
 import os
 
-from agents.scripts import compile_cache
+from agents.training import compile_cache
 
 
 def test_cache_directory_is_per_tensorflow_version_under_xdg_cache_home(tmp_path, monkeypatch):

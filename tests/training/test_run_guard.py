@@ -8,7 +8,7 @@ import time
 _SCRIPT = textwrap.dedent(
     """
     import os, signal, sys, time
-    from agents.scripts.run_guard import RunGuard
+    from agents.training.run_guard import RunGuard
 
     with RunGuard(describe=lambda reason: reason + "; described.") as guard:
         with guard.saving:  # A checkpoint being written when both signals come.
@@ -42,7 +42,7 @@ def test_second_signal_waits_for_the_checkpoint_being_written(tmp_path):
 _HUNG_SCRIPT = textwrap.dedent(
     """
     import time
-    from agents.scripts.run_guard import RunGuard
+    from agents.training.run_guard import RunGuard
     from agents.tools.batch_env import Waiting
 
     class HungBatch:

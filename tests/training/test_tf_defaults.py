@@ -4,7 +4,7 @@ import os
 import subprocess
 import sys
 
-from agents.scripts import tf_defaults
+from agents.training import tf_defaults
 
 
 def test_defaults_are_added_and_the_users_values_kept():
@@ -25,8 +25,8 @@ def test_the_quiet_import_applies_them_before_tensorflow_loads():
     # A fresh interpreter: TensorFlow reads the variables only when it loads.
     code = (
         "import os, sys\n"
-        "from agents.scripts import console\n"
-        "console.import_tensorflow()\n"
+        "from agents.training import tf_loading\n"
+        "tf_loading.import_tensorflow()\n"
         "assert 'tensorflow' in sys.modules\n"
         "print(os.environ['TF_ENABLE_ONEDNN_OPTS'])\n"
     )

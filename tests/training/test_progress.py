@@ -8,8 +8,8 @@ import warnings
 import pytest
 from tqdm import tqdm
 
-from agents.scripts import progress
 from agents.tools.loop import Report
+from agents.training import progress
 
 
 class _Terminal(io.StringIO):
