@@ -1,4 +1,4 @@
-"""Helpers of the benchmarks that compare whole processes: the machine line and a timed command.
+"""Helpers of the benchmarks: the machine line, a timed command, and the child-process entry.
 
 The per-run helpers (`run_child`, `table`, ...) live in `learning.py`; the other scripts import them
 from there.
@@ -6,11 +6,15 @@ from there.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import platform
 import subprocess
+import sys
 import time
+import typing
+from collections.abc import Callable
 
 
 def machine_line(seconds: float | None = None) -> str:
@@ -57,3 +61,20 @@ def timed_process(command: list[str], log_path: str) -> tuple[str, float]:
 def last_json(stdout: str) -> dict:
     """The JSON object on the last line of a child's stdout."""
     return json.loads(stdout.strip().splitlines()[-1])
+
+
+def run_script(main: Callable[[], int | None], child: Callable[..., dict]) -> None:
+    """The entry point of a benchmark that measures in fresh child processes.
+
+    `python script.py --child ARG ...` calls `child` with the ARGs converted to the types its
+    parameters are annotated with, and prints its result as JSON on the last line (rank 0's
+    only, under mpirun); without `--child` the process exits with `main()`.
+    """
+    if sys.argv[1:2] != ["--child"]:
+        sys.exit(main())
+    hints = typing.get_type_hints(child)
+    names = list(inspect.signature(child).parameters)
+    values = [hints.get(name, str)(value) for name, value in zip(names, sys.argv[2:])]
+    result = child(*values)
+    if os.environ.get("PMI_RANK", "0") == "0":
+        print(json.dumps(result), flush=True)

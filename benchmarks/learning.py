@@ -32,6 +32,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import run_script  # noqa: E402
+
 EVAL_EPISODES = 20
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out")
 # (header, format of a run's or a task summary's measurements) of the two tables.
@@ -251,7 +254,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--child"]:
-        print(json.dumps(child(sys.argv[2], int(sys.argv[3]), sys.argv[4])))
-    else:
-        sys.exit(main())
+    run_script(main, child)

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
-import json
 import os
 import statistics
 import sys
@@ -38,7 +37,7 @@ from typing import NamedTuple
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import machine_line  # noqa: E402
+from common import machine_line, run_script  # noqa: E402
 from learning import (  # noqa: E402
     DEFAULT_OUT,
     RUN_COLUMNS,
@@ -231,8 +230,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--child"]:
-        task, seed, steps, threads, run_dir = sys.argv[2:7]
-        print(json.dumps(child(task, int(seed), int(steps), int(threads), run_dir)))
-    else:
-        sys.exit(main())
+    run_script(main, child)

@@ -121,7 +121,7 @@ def steady(envs: int = 1024) -> str:
 
         count = config["num_agents"]
         per_call = config["rollout_length"] * config["rollouts_per_call"] * count
-        whole = per_call / best(run._train_fn)
+        whole = per_call / best(run.train_call)
         rollouts, length = config["rollouts_per_call"], config["rollout_length"]
         shape = f"{count} x {length}" if rollouts == 1 else f"{count} x {rollouts} x {length}"
         if config["rollouts_per_call"] == 1:

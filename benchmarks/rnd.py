@@ -18,7 +18,6 @@ Run: `python benchmarks/rnd.py [--seeds 3] [--steps N] [--config minigrid_rnd] [
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import statistics
@@ -26,6 +25,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import run_script  # noqa: E402
 from learning import DEFAULT_OUT, EVAL_EPISODES, run_child, table  # noqa: E402
 
 REPORTS = 10  # Train reports per run, give or take one.
@@ -218,7 +218,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--child"]:
-        print(json.dumps(child(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])))
-    else:
-        sys.exit(main())
+    run_script(main, child)

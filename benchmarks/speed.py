@@ -39,6 +39,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import run_script  # noqa: E402
 from learning import table  # noqa: E402
 
 COLUMNS = (
@@ -53,20 +54,20 @@ COLUMNS = (
 )
 
 
-def _timed_calls(run, calls: int) -> tuple[float, float]:
+def _timed_calls(call, calls: int) -> tuple[float, float]:
     """(seconds of the first call, median seconds of `calls` later calls)."""
     start = time.perf_counter()
-    run._train_fn()
+    call()
     first = time.perf_counter() - start
     times = []
     for _ in range(calls):
         start = time.perf_counter()
-        run._train_fn()
+        call()
         times.append(time.perf_counter() - start)
     return first, statistics.median(times)
 
 
-def child(task: str, calls: int, spawned: float, part: str) -> dict[str, float]:
+def child(task: str, calls: int, part: str, spawned: float) -> dict[str, float]:
     """Measures one part of a task in this process; `spawned` is the parent's time.time().
 
     `part` "update" times start-up and the training calls of the config and of its one-epoch
@@ -91,20 +92,20 @@ def child(task: str, calls: int, spawned: float, part: str) -> dict[str, float]:
             no_update = dict(config, rollout_length=(calls + 2) * config["rollout_length"])
             run = session.Session(no_update, os.path.join(tmp, "rollout"), seed=0)
             steps = config["rollout_length"]
-            run._train_fn = tf.function(
+            rollout = tf.function(
                 lambda: tools.simulate_steps(run.train_env, run.agent, steps), autograph=False
             )
-            _, rollout_call = _timed_calls(run, calls)
+            _, rollout_call = _timed_calls(rollout, calls)
             run.close()
             return dict(rollout_call=rollout_call)
         run = session.Session(config, os.path.join(tmp, "full"), seed=0)
         built = time.time()
-        first, full = _timed_calls(run, calls)
+        first, full = _timed_calls(run.train_call, calls)
         first_step = time.time()
         run.close()
         one_epoch = dict(config, update_epochs=1)
         run = session.Session(one_epoch, os.path.join(tmp, "one"), seed=0)
-        _, single = _timed_calls(run, calls)
+        _, single = _timed_calls(run.train_call, calls)
         run.close()
     return dict(
         import_s=imported - spawned,
@@ -172,8 +173,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--child"]:
-        task, calls, part, spawned = sys.argv[2], int(sys.argv[3]), sys.argv[4], float(sys.argv[5])
-        print(json.dumps(child(task, calls, spawned, part)))
-    else:
-        sys.exit(main())
+    run_script(main, child)

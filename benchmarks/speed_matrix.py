@@ -39,6 +39,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import run_script  # noqa: E402
 from learning import table  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -68,16 +69,9 @@ def child(family: str, seconds: float) -> dict:
 
     name, overrides = FAMILIES[family]
     config = dict(getattr(configs, name)(), **overrides)
-    try:
-        tf_loading.import_tensorflow(agent=config["agent"])  # As train does.
-    except TypeError:  # A checkout (`--against`) whose settings do not depend on the agent.
-        tf_loading.import_tensorflow()
+    tf_loading.import_tensorflow(agent=config["agent"])  # As train does.
     from agents.tools import mpi
-
-    try:  # A checkout (`--against`) from before the run's modules moved to agents.training.
-        from agents.scripts import session
-    except ImportError:
-        from agents.training import session
+    from agents.training import session
 
     world = mpi.init_world()
     mpi.share_cores(world)
@@ -85,14 +79,14 @@ def child(family: str, seconds: float) -> dict:
     run = session.Session(config, run_dir, seed=0, world=world)
     try:
         start = time.perf_counter()
-        run._train_fn()
+        run.train_call()
         first_end = time.perf_counter()
         first = first_end - start
         times = []
         # Every rank makes the same number of calls (rank 0's count), or MPI ranks would hang.
         while world.bcast(len(times) < 2 or sum(times) < seconds):
             start = time.perf_counter()
-            run._train_fn()
+            run.train_call()
             times.append(time.perf_counter() - start)
     finally:
         run.close()
@@ -108,9 +102,11 @@ def child(family: str, seconds: float) -> dict:
 
 
 def measure(family: str, seconds: float, checkout: str, timeout: float) -> dict | None:
-    """Runs a family's child process on the `agents` package of `checkout`; None (with a line
-    on stderr) when it cannot run here or takes longer than `timeout` seconds."""
-    command = [sys.executable, os.path.abspath(__file__), "--child", family, str(seconds)]
+    """Runs a family's child process on the `agents` package of `checkout`, with that checkout's
+    own copy of this script (which knows its package); None (with a line on stderr) when it
+    cannot run here or takes longer than `timeout` seconds."""
+    script = os.path.join(checkout, "benchmarks", os.path.basename(__file__))
+    command = [sys.executable, script, "--child", family, str(seconds)]
     if family in RANKS:
         command = [MPIRUN, "-n", str(RANKS[family])] + command
     env = dict(os.environ, AGENTS_XLA_CACHE="0")  # Every start compiles, as a first run does.
@@ -230,9 +226,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--child"]:
-        result = child(sys.argv[2], float(sys.argv[3]))
-        if "PMI_RANK" not in os.environ or os.environ["PMI_RANK"] == "0":
-            print(json.dumps(result), flush=True)
-    else:
-        sys.exit(main())
+    run_script(main, child)

@@ -24,7 +24,6 @@ Run: `python benchmarks/vs_sb3.py --sb3-python /path/to/sb3/bin/python
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -32,7 +31,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import last_json, machine_line, timed_process  # noqa: E402
+from common import last_json, machine_line, run_script, timed_process  # noqa: E402
 from learning import DEFAULT_OUT, EVAL_EPISODES, run_child, table  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -190,7 +189,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--child"]:
-        print(json.dumps(child(sys.argv[2])))
-    else:
-        sys.exit(main())
+    run_script(main, child)

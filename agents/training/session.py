@@ -201,6 +201,21 @@ class Session:
         with self._python_errors():
             yield from self._loop.run(cycles * (train_phase + eval_phase), should_stop)
 
+    def train_call(self):
+        """One compiled training call: `rollouts_per_call` rollouts of `rollout_length` steps of
+        this rank's envs with the update after each; what the loop's train phase calls.
+
+        Returns:
+            `done`, `score` and `length` tensors [steps, envs] of the call's steps (the loop
+            gathers them over ranks).
+        """
+        return self._train_fn()
+
+    def eval_call(self, reset: bool):
+        """One compiled evaluation call: `EVAL_CALL_STEPS` steps of the deterministic policy on
+        the eval envs, restarted first when `reset`; returns `done`, `score` and `length`."""
+        return self._eval_fn(tf.constant(reset))
+
     def evaluate(self, episodes: int) -> list[float]:
         """Returns of `episodes` fresh episodes of the deterministic policy on the eval envs.
 
@@ -211,7 +226,7 @@ class Session:
         reset = True
         with self._python_errors():
             while len(scores) < share:
-                done, score, _ = self._eval_fn(tf.constant(reset))
+                done, score, _ = self.eval_call(reset)
                 scores.extend(np.asarray(score)[np.asarray(done)].tolist())
                 reset = False
         every_rank = self.world.allgather(scores[:share])
@@ -243,7 +258,7 @@ class Session:
     def _train_step(self, reset: bool):
         del reset  # Training rollouts continue across phases.
         start = time.perf_counter()
-        done, score, length = self._gather(*self._train_fn())
+        done, score, length = self._gather(*self.train_call())
         self.train_env.raise_if_nonfinite()  # A native env's, recorded inside the call.
         self.agent.raise_if_nonfinite()  # Before the loop can save this step's checkpoint.
         metrics = {key: value.numpy() for key, value in self.agent.metrics.items()}
@@ -267,7 +282,7 @@ class Session:
         return found[0].numpy() if found else None
 
     def _eval_step(self, reset: bool):
-        done, score, length = self._gather(*self._eval_fn(tf.constant(reset)))
+        done, score, length = self._gather(*self.eval_call(reset))
         return done, score, {"env_steps": float(self.env_steps), "length": length}
 
     def _gather(self, done, score, length) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -73,7 +73,7 @@ def _two_calls(seed, run_dir):
         assert isinstance(run.train_env, NativeBatchEnv)
         states, rollouts = [], []
         for _ in range(2):
-            run._train_fn()
+            run.train_call()
             states.append(run.agent.rng.state.numpy().copy())
             rollouts.append(run.rollout(("observ", "action")))
         weights = [v.numpy() for v in run.agent.network.variables]
@@ -108,7 +108,7 @@ def test_the_compiled_call_updates_after_each_rollout_as_a_step_by_step_loop_doe
     def after_one_call(run_dir, step_by_step):
         run = session.Session(small_native(), run_dir, seed=3)
         try:
-            call = run._train_fn
+            call = run.train_call
             if step_by_step:
                 steps = 2 * 16  # rollouts_per_call x rollout_length.
                 call = tf.function(
