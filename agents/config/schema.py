@@ -10,10 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from agents.config import catalogue
+
 COMPILERS = ("auto", "xla", "graph")  # How the update is compiled (see agents.ppo.compilation).
 
 
-AGENTS = ("ppo", "rnd_ppo")
+AGENTS = tuple(catalogue.AGENTS)
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,7 @@ class Key:
         choices: The accepted strings, if the set is closed.
         item: Type of a list's items.
         agents: The agents that read the key; `config.yaml` of a run holds only its agent's keys.
+        imports: Besides `choices`, a "module:attribute" path is accepted (code of the user's).
     """
 
     name: str
@@ -45,6 +48,7 @@ class Key:
     choices: tuple[str, ...] | None = None
     item: type | None = None
     agents: tuple[str, ...] = AGENTS
+    imports: bool = False
 
 
 def _positive(name, default, doc, **kwargs) -> Key:
@@ -65,13 +69,8 @@ def _unit(name: str, default: float, doc: str, **kwargs: Any) -> Key:
 
 _PPO = ("ppo",)
 _PIXEL = ("rnd_ppo",)
-_NETWORKS = (
-    "auto",
-    "feed_forward_gaussian",
-    "feed_forward_categorical",
-    "feed_forward_multi_categorical",
-    "recurrent_gaussian",
-)
+_NETWORKS = (catalogue.AUTO, *catalogue.NETWORKS)
+_CNN = ("ppo", "rnd_ppo")  # The CNN+GRU's keys: rnd_ppo's network, and ppo's with network=cnn_gru.
 
 GROUPS: dict[str, tuple[Key, ...]] = {
     "env": (
@@ -132,7 +131,14 @@ GROUPS: dict[str, tuple[Key, ...]] = {
     ),
     "network": (
         Key("agent", "ppo", "ppo, or rnd_ppo: the CNN+GRU pixel agent with RND.", choices=AGENTS),
-        Key("network", "auto", "auto picks by the action space.", choices=_NETWORKS, agents=_PPO),
+        Key(
+            "network",
+            "auto",
+            "auto picks by the action space; a 'module:builder' path builds your own.",
+            choices=_NETWORKS,
+            agents=_PPO,
+            imports=True,
+        ),
         Key(
             "policy_layers",
             [64, 64],
@@ -264,12 +270,12 @@ GROUPS: dict[str, tuple[Key, ...]] = {
             "small",
             "Widths x1, x2 or x4.",
             choices=("small", "normal", "large"),
-            agents=_PIXEL,
+            agents=_CNN,
         ),
-        _positive("hidsize", 128, "Dense layer after the convolutions.", agents=_PIXEL),
-        _positive("memsize", 128, "GRU units.", agents=_PIXEL),
-        Key("extrahid", True, "Residual layers after the GRU.", agents=_PIXEL),
-        Key("rec_gate_init", 0.0, "Bias of the GRU's gates at start.", agents=_PIXEL),
+        _positive("hidsize", 128, "Dense layer after the convolutions.", agents=_CNN),
+        _positive("memsize", 128, "GRU units.", agents=_CNN),
+        Key("extrahid", True, "Residual layers after the GRU.", agents=_CNN),
+        Key("rec_gate_init", 0.0, "Bias of the GRU's gates at start.", agents=_CNN),
         _unit("gamma_int", 0.99, "Discount of the non-episodic intrinsic return.", agents=_PIXEL),
         Key(
             "int_coef",

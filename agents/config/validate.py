@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agents.config import schema
+from agents.config import catalogue, schema
 from agents.config.schema import Key
 from agents.envs import registry
 
@@ -20,6 +20,7 @@ def accepted(key: Key) -> str:
     """What `key` accepts, in words: 'a float > 0 or None', 'one of clip, dual_clip'."""
     if key.choices:
         text = f"one of {', '.join(key.choices)}"
+        text += " or a 'module:attribute' path" if key.imports else ""
     else:
         kind = schema.type_of(key)
         text = f"a list of {key.item.__name__}s" if key.item else _a(kind)
@@ -50,7 +51,7 @@ def check_value(name: str, value: Any) -> Any:
     elif good and kind in (int, float):
         good = _in_range(key, value)
     if good and key.choices:
-        good = value in key.choices
+        good = value in key.choices or (key.imports and catalogue.is_import_path(value))
     if not good:
         raise ValueError(f"{name} must be {accepted(key)}, got {value!r}.")
     return value
@@ -86,10 +87,12 @@ def _check_native(config: Mapping[str, Any]) -> None:
     """A native env runs in the graph: it needs an id with a native implementation, and no
     Python-side setting (env processes, pixel wrappers)."""
     registry.check_native(config["env"])
-    if config.get("agent", "ppo") != "ppo":
+    agent = config.get("agent", "ppo")
+    if not catalogue.AGENTS[agent].native_envs:
+        native = ", ".join(name for name, entry in catalogue.AGENTS.items() if entry.native_envs)
         raise ValueError(
-            f"agent={config['agent']!r} learns from pixels of Python envs; native envs "
-            "(native_env=True) train the ppo agent."
+            f"agent={agent!r} learns from pixels of Python envs; native envs "
+            f"(native_env=True) train {native}."
         )
     for key in ("env_processes", "env_wrapper"):
         if config.get(key):

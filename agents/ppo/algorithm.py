@@ -169,7 +169,8 @@ class PPO(tf.Module):
             noise = self._sde(output.features, self._buffer.index.read_value(), self.rng)
             action = output.policy.mean() + noise[:, None]
         fields = {"log_prob": output.policy.log_prob(action)[:, 0]}
-        fields.update({f"value{key}": value for key, value in output.values.items()})
+        # The values of the agent's streams: a network may have more heads (the CNN+GRU's "_int").
+        fields.update({f"value{s.key}": output.values[s.key] for s in self.streams})
         return action[:, 0], fields, output.state
 
     def _bootstrap(self, observ: tf.Tensor, state: tf.Tensor | None = None) -> dict:

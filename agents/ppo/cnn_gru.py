@@ -12,7 +12,7 @@ import tensorflow_probability as tfp
 
 from agents.ppo import conv, recurrence
 from agents.ppo.distributions import make_policy_head, orthogonal, orthogonal_dense, unflatten
-from agents.ppo.networks import NetworkOutput
+from agents.ppo.network import Network, NetworkOutput
 
 tfd = tfp.distributions
 
@@ -30,7 +30,7 @@ MIN_FRAME_SIZE = conv.min_input_size(_CONVS)
 _HIDDEN_GAIN = math.sqrt(2.0)
 
 
-class CnnGruPolicy(keras.Model):
+class CnnGruPolicy(Network):
     """Recurrent Atari policy of Burda et al. (2018), "Exploration by Random Network Distillation".
 
     uint8 frames / 255 -> conv 32x8/4, 64x4/2, 64x4/1 (ReLU, 'valid') -> dense `hidsize` (ReLU) ->
@@ -143,6 +143,11 @@ class CnnGruPolicy(keras.Model):
         """Number of GRU units: `memsize` times the `policy_size` multiplier."""
         return self._memsize
 
+    @property
+    def policy_head(self) -> keras.layers.Layer:
+        """The categorical head on the GRU's (residual) output."""
+        return self._policy_head
+
     def initial_state(self, batch_size: int | tf.Tensor) -> tf.Tensor:
         """Returns the zero GRU state, [batch_size, state_size] float32."""
         return tf.zeros([batch_size, self._memsize])
@@ -189,3 +194,17 @@ class CnnGruPolicy(keras.Model):
         keep, read = tf.split(self._gates(tf.concat([state, features], axis=1)), 2, axis=1)
         candidate = self._candidate(tf.concat([read * state, features], axis=1))
         return keep * state + (1.0 - keep) * candidate
+
+
+def cnn_gru(observation_space, action_space, config) -> CnnGruPolicy:
+    """The CNN+GRU of `config` (`policy_size`, `hidsize`, `memsize`, `extrahid`,
+    `rec_gate_init`): the `rnd_ppo` agent's network, and `ppo`'s with `network: cnn_gru`."""
+    return CnnGruPolicy(
+        observation_space.shape,
+        action_space,
+        policy_size=config["policy_size"],
+        hidsize=config["hidsize"],
+        memsize=config["memsize"],
+        extrahid=config["extrahid"],
+        rec_gate_init=config["rec_gate_init"],
+    )

@@ -16,8 +16,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-XLA_UPDATE = {"ppo": True, "rnd_ppo": False}
-ONEDNN = {"ppo": False, "rnd_ppo": True}
+from agents.config import catalogue
+
+XLA_UPDATE = {name: entry.xla_update for name, entry in catalogue.AGENTS.items()}
+ONEDNN = {name: entry.onednn for name, entry in catalogue.AGENTS.items()}
 
 
 def xla_update(config: Mapping[str, Any]) -> bool:

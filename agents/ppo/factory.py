@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from agents.config import catalogue
 from agents.ppo.algorithm import PPO
-from agents.ppo.rnd_agent import RNDPPO
-
-AGENTS = {"ppo": PPO, "rnd_ppo": RNDPPO}
 
 
 def make_agent(
@@ -18,11 +16,11 @@ def make_agent(
     world_size: int = 1,
     all_gather=None,
 ) -> PPO:
-    """Build the agent of `config.agent` on `batch_env`.
+    """Build the agent of `config.agent` (one of `agents.config.catalogue.AGENTS`) on `batch_env`.
 
     Args:
         batch_env: The `InGraphBatchEnv` to learn on.
-        config: Configuration (see `agents.scripts.configs.default`).
+        config: The run's config (see `agents.config.schema`).
         seed: Seed of action sampling and minibatch shuffling.
         cross_replica_sum: Optional function summing a tensor over MPI ranks.
         world_size: Number of MPI ranks.
@@ -35,7 +33,5 @@ def make_agent(
     Raises:
         ValueError: If `config.agent` names no agent, or a setting is invalid.
     """
-    name = config["agent"]
-    if name not in AGENTS:
-        raise ValueError(f"Unknown agent {name!r}; accepted: {', '.join(AGENTS)}.")
-    return AGENTS[name](batch_env, config, seed, cross_replica_sum, world_size, all_gather)
+    agent_class = catalogue.agent_class(config["agent"])
+    return agent_class(batch_env, config, seed, cross_replica_sum, world_size, all_gather)

@@ -1,10 +1,14 @@
-"""PPO policy/value networks: Keras models mapping [batch, time] observations to a NetworkOutput."""
+"""The MLP and GRU policy/value networks of the `ppo` agent, and `make_network`.
+
+Each maps [batch, time] observations to a `NetworkOutput` (see `agents.ppo.network` for the
+contract); `agents.config.catalogue.NETWORKS` names them for configs.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import gymnasium as gym
 import keras
@@ -12,55 +16,14 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_probability as tfp
 
+from agents.config import catalogue
 from agents.ppo import recurrence
 from agents.ppo.distributions import make_policy_head, orthogonal_dense, unflatten
+from agents.ppo.network import Network, NetworkOutput, act  # noqa: F401 (act: callers' name)
 
 tfd = tfp.distributions
 
 _HIDDEN_GAIN = math.sqrt(2.0)
-
-
-class NetworkOutput(NamedTuple):
-    """What every network returns for observations of shape [B, T, ...].
-
-    Attributes:
-        policy: Action distribution with batch shape [B, T]; its event shape is the action shape.
-        values: State-value estimates by value stream, each [B, T] float32: "" for the
-            environment's reward, and one per further stream (e.g. "_int" for an exploration
-            bonus).
-        state: Recurrent state after the last step, [B, ...]; [B, 0] for feed-forward networks.
-        features: What the policy head saw, [B, T, F] (gSDE's noise is a function of them);
-            None where a network does not say.
-    """
-
-    policy: tfd.Distribution
-    values: dict[str, tf.Tensor]
-    state: Any
-    features: tf.Tensor | None = None
-
-    @property
-    def value(self) -> tf.Tensor:
-        """The value of the environment's reward stream, [B, T]."""
-        return self.values[""]
-
-
-def act(network, observ: tf.Tensor, reset: tf.Tensor, state: Any) -> NetworkOutput:
-    """One step of B environments: `network` on [B, 1, ...] observations.
-
-    Args:
-        network: A network returning `NetworkOutput`.
-        observ: [B, ...] observations as the network reads them.
-        reset: [B] bool, set where an episode starts at this step.
-        state: The recurrent state before the step.
-
-    Returns:
-        The output with its time axis dropped from values and features ([B]); the policy keeps
-        batch shape [B, 1] (slice its samples and log-probs with `[:, 0]`).
-    """
-    output = network(observ[:, None], reset[:, None], state)
-    features = None if output.features is None else output.features[:, 0]
-    values = {key: value[:, 0] for key, value in output.values.items()}
-    return NetworkOutput(output.policy, values, output.state, features)
 
 
 def _mlp(sizes: Sequence[int], activation: str, name: str) -> list[keras.layers.Dense]:
@@ -84,7 +47,7 @@ def _apply(layers: Sequence[keras.layers.Layer], inputs: tf.Tensor) -> tf.Tensor
     return inputs
 
 
-class FeedForwardNetwork(keras.Model):
+class FeedForwardNetwork(Network):
     """Separate policy and value MLPs on the flattened observation; ignores `reset` and `state`."""
 
     def __init__(
@@ -139,7 +102,7 @@ class FeedForwardNetwork(keras.Model):
         return NetworkOutput(policy, {"": value}, state, features)
 
 
-class RecurrentNetwork(keras.Model):
+class RecurrentNetwork(Network):
     """MLP torso, then a GRU, then the policy head and a value MLP sharing the GRU output."""
 
     def __init__(
@@ -204,22 +167,6 @@ class RecurrentNetwork(keras.Model):
         return output  # A GRU's output is its new state.
 
 
-# Network name -> (model class, policy head kind).
-_NETWORKS = {
-    "feed_forward_gaussian": (FeedForwardNetwork, "gaussian"),
-    "feed_forward_categorical": (FeedForwardNetwork, "categorical"),
-    "feed_forward_multi_categorical": (FeedForwardNetwork, "multi_categorical"),
-    "recurrent_gaussian": (RecurrentNetwork, "gaussian"),
-}
-
-# Action space type -> network chosen by network="auto".
-_AUTO = (
-    (gym.spaces.Box, "feed_forward_gaussian"),
-    (gym.spaces.Discrete, "feed_forward_categorical"),
-    (gym.spaces.MultiDiscrete, "feed_forward_multi_categorical"),
-)
-
-
 def _option(config: Any, key: str) -> Any:
     """Reads `key` from a Mapping or from an object with attributes."""
     try:
@@ -236,80 +183,101 @@ def _has_sde(config: Any) -> bool:
         return False
 
 
-def _resolve_name(name: str, action_space: gym.Space) -> str:
-    if name == "auto":
-        for space_type, network in _AUTO:
-            if isinstance(action_space, space_type):
-                return network
-        accepted = ", ".join(f"{space.__name__} -> {network}" for space, network in _AUTO)
-        raise ValueError(
-            f"Network 'auto' has no network for the action space {action_space!r}; "
-            f"accepted: {accepted}."
-        )
-    if name not in _NETWORKS:
-        valid = ", ".join(["auto", *_NETWORKS])
-        raise ValueError(f"Unknown network {name!r}; valid names: {valid}.")
-    return name
-
-
-def make_network(
-    observation_space: gym.Space, action_space: gym.Space, config: Mapping[str, Any] | Any
-) -> keras.Model:
-    """Creates the policy/value network named by `config["network"]`, built and ready to call.
-
-    The model is called as `model(observ, reset, state)` with observ [B, T, *obs_shape] float32,
-    reset [B, T] bool and state from `model.initial_state(B)`, and returns a `NetworkOutput`.
-    Evaluation uses `output.policy.mode()`.
-
-    Args:
-        observation_space: A Box of any shape; observations are flattened.
-        action_space: Box of shape (n,), Discrete, or MultiDiscrete with 1-D nvec, as the
-            network requires.
-        config: Mapping or attribute object with `network` (one of "auto",
-            "feed_forward_gaussian", "feed_forward_categorical",
-            "feed_forward_multi_categorical", "recurrent_gaussian"), `policy_layers`,
-            `value_layers`, `activation`, `init_output_factor`, `init_std` (Gaussian policies),
-            optionally `sde_sample_freq` (not None: a gSDE head) and `recurrent_units`
-            (recurrent networks). "auto" picks the feed-forward network for the action space
-            type. A recurrent network uses `policy_layers` as the torso before the GRU and
-            `value_layers` between the GRU and the value output.
-
-    Returns:
-        A built `keras.Model` with `call(observ, reset, state)` and `initial_state(batch_size)`.
-
-    Raises:
-        ValueError: For an unknown network name or unsupported observation or action space.
-        KeyError: If a needed config entry is missing.
-    """
-    name = _resolve_name(_option(config, "network"), action_space)
-    if not isinstance(observation_space, gym.spaces.Box):
-        raise ValueError(
-            f"Network {name!r} does not support the observation space {observation_space!r}: "
-            "it needs a Box observation space (of any shape)."
-        )
-    model_class, head_kind = _NETWORKS[name]
+def _head(name: str, kind: str, action_space: gym.Space, config: Any) -> keras.layers.Layer:
+    """The policy head of kind "gaussian" (gSDE with `sde_sample_freq`), "categorical" or
+    "multi_categorical" for `action_space`."""
     init_std = None
-    if head_kind == "gaussian":
+    if kind == "gaussian":
         init_std = _option(config, "init_std")
         if _has_sde(config):
-            head_kind = "sde_gaussian"
+            kind = "sde_gaussian"
     elif _has_sde(config):
         raise ValueError(
             f"sde_sample_freq applies to Gaussian policies (a Box action space); network "
             f"{name!r} for {action_space!r} needs sde_sample_freq None."
         )
-    head = make_policy_head(
-        name, head_kind, action_space, _option(config, "init_output_factor"), init_std
+    return make_policy_head(
+        name, kind, action_space, _option(config, "init_output_factor"), init_std
     )
-    kwargs = {}
-    if model_class is RecurrentNetwork:
-        kwargs["recurrent_units"] = _option(config, "recurrent_units")
-    return model_class(
+
+
+def _feed_forward(name: str, kind: str):
+    def build(observation_space, action_space, config) -> FeedForwardNetwork:
+        return FeedForwardNetwork(
+            observation_space.shape,
+            _head(name, kind, action_space, config),
+            tuple(_option(config, "policy_layers")),
+            tuple(_option(config, "value_layers")),
+            _option(config, "activation"),
+            name=name,
+        )
+
+    build.__name__ = name
+    build.__doc__ = f"The {name} network of `config` (policy_layers, value_layers, ...)."
+    return build
+
+
+feed_forward_gaussian = _feed_forward("feed_forward_gaussian", "gaussian")
+feed_forward_categorical = _feed_forward("feed_forward_categorical", "categorical")
+feed_forward_multi_categorical = _feed_forward(
+    "feed_forward_multi_categorical", "multi_categorical"
+)
+
+
+def recurrent_gaussian(observation_space, action_space, config) -> RecurrentNetwork:
+    """The GRU network of `config`: `policy_layers` as the torso before the GRU of
+    `recurrent_units`, `value_layers` between the GRU and the value output."""
+    name = "recurrent_gaussian"
+    return RecurrentNetwork(
         observation_space.shape,
-        head,
+        _head(name, "gaussian", action_space, config),
         tuple(_option(config, "policy_layers")),
         tuple(_option(config, "value_layers")),
         _option(config, "activation"),
+        recurrent_units=_option(config, "recurrent_units"),
         name=name,
-        **kwargs,
     )
+
+
+def make_network(
+    observation_space: gym.Space, action_space: gym.Space, config: Mapping[str, Any] | Any
+) -> Network:
+    """Creates the policy/value network named by `config["network"]`, built and ready to call.
+
+    The model is called as `model(observ, reset, state)` with observ [B, T, *obs_shape] float32,
+    reset [B, T] bool and state from `model.initial_state(B)`, and returns a `NetworkOutput`
+    (see `agents.ppo.network`). Evaluation uses `output.policy.mode()`.
+
+    Args:
+        observation_space: A Box of any shape; the MLP networks flatten it.
+        action_space: What the network's policy head supports (Box of shape (n,), Discrete,
+            MultiDiscrete with 1-D nvec).
+        config: Mapping or attribute object with `network`: a name of
+            `agents.config.catalogue.NETWORKS`, "auto" (the feed-forward network for the action
+            space type) or a "module:builder" path, and the keys that network reads
+            (`policy_layers`, `value_layers`, `activation`, `init_output_factor`, `init_std`,
+            `sde_sample_freq`, `recurrent_units`, the CNN+GRU's sizes).
+
+    Returns:
+        A built `Network`.
+
+    Raises:
+        ValueError: For an unknown network name or unsupported observation or action space,
+            or a builder that does not return a `Network`.
+        KeyError: If a needed config entry is missing.
+    """
+    name, builder = catalogue.network_builder(
+        _option(config, "network"), type(action_space).__name__, repr(action_space)
+    )
+    if not isinstance(observation_space, gym.spaces.Box):
+        raise ValueError(
+            f"Network {name!r} does not support the observation space {observation_space!r}: "
+            "it needs a Box observation space (of any shape)."
+        )
+    network = builder(observation_space, action_space, config)
+    if not isinstance(network, Network):
+        raise ValueError(
+            f"Network {name!r} built a {type(network).__name__}, not an agents.ppo.network."
+            "Network (see its contract)."
+        )
+    return network

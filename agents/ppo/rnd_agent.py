@@ -6,7 +6,7 @@ import tensorflow as tf
 
 from agents.ppo import streams
 from agents.ppo.algorithm import PPO
-from agents.ppo.cnn_gru import CnnGruPolicy
+from agents.ppo.cnn_gru import cnn_gru
 from agents.ppo.normalize import RewardScaler
 from agents.ppo.rnd import RND
 
@@ -72,15 +72,7 @@ class RNDPPO(PPO):
         return {"rnd": rnd}
 
     def _make_network(self, observ_space, action_space, config):
-        return CnnGruPolicy(
-            observ_space.shape,
-            action_space,
-            policy_size=config.policy_size,
-            hidsize=config.hidsize,
-            memsize=config.memsize,
-            extrahid=config.extrahid,
-            rec_gate_init=config.rec_gate_init,
-        )
+        return cnn_gru(observ_space, action_space, config)
 
     def _value_streams(self, config):
         return (

@@ -29,13 +29,11 @@ def test_world_size_is_no_config_value():
 
 
 def test_closed_choices_match_what_the_code_builds():
-    from agents.ppo import cnn_gru, factory, networks
+    from agents.ppo import cnn_gru
     from agents.training import environments
 
-    assert schema.KEYS["network"].choices == ("auto", *networks._NETWORKS)
     assert schema.KEYS["policy_size"].choices == tuple(cnn_gru.POLICY_SIZES)
     assert schema.KEYS["env_wrapper"].choices == environments.WRAPPERS
-    assert tuple(factory.AGENTS) == schema.AGENTS
 
 
 @pytest.mark.parametrize(
@@ -60,5 +58,6 @@ def test_task_configs_state_only_differences_from_their_parent(name):
 
 def test_keys_of_the_plain_agent_leave_out_the_pixel_agent():
     ppo_keys = schema.keys_of("ppo")
-    assert "hidsize" not in ppo_keys and "learning_rate" in ppo_keys
+    assert "int_coef" not in ppo_keys and "learning_rate" in ppo_keys
+    assert "hidsize" in ppo_keys  # The CNN+GRU's sizes, for network=cnn_gru.
     assert "policy_layers" not in schema.keys_of("rnd_ppo")
