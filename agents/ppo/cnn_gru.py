@@ -10,7 +10,7 @@ import keras
 import tensorflow as tf
 import tensorflow_probability as tfp
 
-from agents.ppo import conv, recurrence
+from agents.ppo import conv, recurrent_unroll
 from agents.ppo.distributions import make_policy_head, orthogonal, orthogonal_dense, unflatten
 from agents.ppo.network import Network, NetworkOutput
 
@@ -173,7 +173,7 @@ class CnnGruPolicy(Network):
         features = self._hidden(tf.reshape(features, [-1, self._flat_size]))
         features = unflatten(features, outer_shape, [self._hidsize])
         single_step = observ.shape[1] == 1  # Static: the rollout hot path needs no while loop.
-        memory, state = recurrence.unroll(
+        memory, state = recurrent_unroll.unroll(
             self._step, features, tf.cast(reset, tf.bool), state, single_step
         )
         memory = tf.reshape(memory, [-1, self._memsize])
@@ -190,7 +190,7 @@ class CnnGruPolicy(Network):
     def _step(self, state: tf.Tensor, inputs: tuple[tf.Tensor, tf.Tensor]) -> tf.Tensor:
         """One GRU step; its output is its new state."""
         features, reset = inputs
-        state = recurrence.reset_state(state, reset)
+        state = recurrent_unroll.reset_state(state, reset)
         keep, read = tf.split(self._gates(tf.concat([state, features], axis=1)), 2, axis=1)
         candidate = self._candidate(tf.concat([read * state, features], axis=1))
         return keep * state + (1.0 - keep) * candidate

@@ -17,7 +17,7 @@ import tensorflow as tf
 import tensorflow_probability as tfp
 
 from agents.config import catalogue
-from agents.ppo import recurrence
+from agents.ppo import recurrent_unroll
 from agents.ppo.distributions import make_policy_head, orthogonal_dense, unflatten
 from agents.ppo.network import Network, NetworkOutput, act  # noqa: F401 (act: callers' name)
 
@@ -154,7 +154,9 @@ class RecurrentNetwork(Network):
         outer_shape = tf.shape(observ)[:2]
         features = _apply(self._torso, tf.reshape(observ, [-1, self._observ_size]))
         features = unflatten(features, outer_shape, [-1])
-        hidden, state = recurrence.unroll(self._step, features, tf.cast(reset, tf.bool), state)
+        hidden, state = recurrent_unroll.unroll(
+            self._step, features, tf.cast(reset, tf.bool), state
+        )
         hidden = tf.reshape(hidden, [-1, self._units])
         policy = self._policy_head(hidden, outer_shape)
         value = tf.reshape(self._value_head(_apply(self._value_torso, hidden)), outer_shape)
@@ -163,7 +165,7 @@ class RecurrentNetwork(Network):
 
     def _step(self, state: tf.Tensor, inputs: tuple[tf.Tensor, tf.Tensor]) -> tf.Tensor:
         features, reset = inputs
-        output, _ = self._cell(features, recurrence.reset_state(state, reset))
+        output, _ = self._cell(features, recurrent_unroll.reset_state(state, reset))
         return output  # A GRU's output is its new state.
 
 
