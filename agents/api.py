@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agents.config.errors import UsageError
-from agents.config.values import plain_value
+from agents.config.values import CheckedValues, plain_value
 from agents.policy import Policy, evaluate, load_policy  # noqa: F401 (the API's names)
 from agents.training import Trainer, TrainResult  # noqa: F401 (the API's names)
 from agents.training.callbacks import Callback  # noqa: F401 (the API's names)
@@ -84,7 +84,8 @@ def train(
     from agents.training.progress import TrainingProgress
     from agents.training.run_guard import RunGuard
 
-    overrides = {key: _plain(key, value) for key, value in overrides.items()}
+    # Checked here, once: the Trainer sets them without checking them again.
+    overrides = CheckedValues({key: _plain(key, value) for key, value in overrides.items()})
     if _is_native(env):
         overrides.update(env=_register_native(env), native_env=True)
     elif env is not None:

@@ -76,7 +76,6 @@ def worker(steps: int, cost_us: float, seed: int) -> None:
         train_every=steps // PHASES,
         eval_steps=1,  # One evaluation call per phase.
         checkpoint_every=10 * steps,
-        world_size=world.size,
     )
     run_dir = world.bcast(tempfile.mkdtemp(prefix="mpi_scaling_") if world.is_root else None)
     run = session.Session(config, run_dir, seed, world)

@@ -9,6 +9,7 @@ from typing import Any
 import yaml
 
 from agents.config import schema
+from agents.config.config import Config
 from agents.config.errors import UsageError
 from agents.tools.attr_dict import AttrDict
 
@@ -75,12 +76,12 @@ def read_config_file(
 
 def load_config(
     run_dir: str, name: str | None = None, defaults: dict[str, Any] | None = None
-) -> AttrDict:
-    """Read a run's `config.yaml` (see `read_config_file`).
+) -> Config:
+    """Read a run's `config.yaml` (see `read_config_file`), checked (a `Config`).
 
     Raises:
-        UsageError: If the file is missing or damaged (see `read_config_file`), or belongs to
-            another config than `name`.
+        UsageError: If the file is missing or damaged (see `read_config_file`), belongs to
+            another config than `name`, or holds a value the schema refuses.
     """
     path = os.path.join(run_dir, CONFIG_FILE)
     if not os.path.isfile(path):
@@ -90,7 +91,10 @@ def load_config(
         raise UsageError(
             f"Run {run_dir!r} was trained with --config={saved_name}, not --config={name}."
         )
-    return config
+    try:
+        return Config.build(config)
+    except UsageError as error:
+        raise UsageError(f"{path!r}: {error}") from None
 
 
 def saved_seed(path: str) -> int | None:

@@ -68,6 +68,15 @@ def validate_config(config: Mapping[str, Any]) -> None:
     for name in schema.KEYS:
         if name in config:
             check_value(name, config[name])
+    check_rules(config)
+
+
+def check_rules(config: Mapping[str, Any]) -> None:
+    """The rules that tie keys together, on values each checked already (see `check_value`).
+
+    Raises:
+        ValueError: For the first broken rule, naming the keys.
+    """
     if config["rollout_length"] % config["chunk_length"]:
         raise ValueError(
             f"rollout_length {config['rollout_length']} must be a multiple of chunk_length "

@@ -23,6 +23,22 @@ def plain_value(value: Any) -> Any:
     return value
 
 
+class CheckedValues(dict):
+    """Config values each checked by the schema where they entered (`--set`, `agents.train`'s
+    keywords): `Config.build` sets them without checking them again."""
+
+
+def checked(values: Mapping[str, Any]) -> CheckedValues:
+    """`values` as `CheckedValues`: as they are if they are, else each checked now.
+
+    Raises:
+        UsageError: As `apply_values`.
+    """
+    if isinstance(values, CheckedValues):
+        return values
+    return CheckedValues(apply_values({}, values))
+
+
 def apply_values(config: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
     """`config` with `values` set, each checked by the schema (numpy scalars accepted).
 
@@ -42,7 +58,7 @@ def apply_values(config: Mapping[str, Any], values: Mapping[str, Any]) -> dict[s
     return config
 
 
-def parse_overrides(overrides: list[str] | None) -> dict[str, Any]:
+def parse_overrides(overrides: list[str] | None) -> CheckedValues:
     """`--set`'s `key=value` texts as a dict of checked values (a later key wins).
 
     Values are Python literals; a bare word (an env id, a network name) is a string.
@@ -51,7 +67,7 @@ def parse_overrides(overrides: list[str] | None) -> dict[str, Any]:
         UsageError: For an override that is no `key=value`, names an unknown key, or has a
             value of the wrong type or out of range; the message says what is accepted.
     """
-    values = {}
+    values = CheckedValues()
     for override in overrides or []:
         key, sep, text = override.partition("=")
         key = key.strip()

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from agents.config.config import Config
 from agents.config.validate import validate_config
 from agents.ppo import advantages, compilation, losses, minibatch, streams, update
 from agents.ppo.evaluator import Evaluator  # noqa: F401 (re-exported)
@@ -21,6 +22,7 @@ from agents.ppo.recurrent_state import RecurrentState
 from agents.ppo.sde import ExplorationNoise
 from agents.ppo.streams import ValueStream
 from agents.ppo.weights import Weights
+from agents.tools.ranks import ONE_PROCESS, Ranks
 
 
 class PPO(tf.Module):
@@ -33,15 +35,13 @@ class PPO(tf.Module):
 
     Args:
         batch_env: The `InGraphBatchEnv` to learn on.
-        config: Configuration (see `agents.scripts.configs.default`).
+        config: The run's config (see `agents.config.schema`).
         seed: Seed of action sampling and minibatch shuffling.
-        cross_replica_sum: Optional function summing a tensor over MPI ranks; gradients and
-            normalizer statistics are then averaged over all ranks.
-        world_size: Number of MPI ranks (the learning-rate schedule counts all ranks' steps).
-        all_gather: Optional function gathering tensors of all MPI ranks (see
-            `agents.tools.mpi.mpi_all_gather`). Where `compilation.replicated_update` says so,
-            the ranks gather their rollouts and each runs the update of all of them, compiled
-            by XLA, instead of averaging gradients minibatch by minibatch.
+        ranks: The MPI ranks (`agents.tools.ranks.Ranks`; default: one process). With its
+            `cross_replica_sum`, gradients and normalizer statistics are averaged over all
+            ranks; with its `all_gather`, where `compilation.replicated_update` says so, the
+            ranks gather their rollouts and each runs the update of all of them, compiled by
+            XLA, instead of averaging gradients minibatch by minibatch.
     """
 
     # Minibatch diagnostics averaged over an epoch, and all diagnostics of an update.
@@ -53,13 +53,13 @@ class PPO(tf.Module):
         batch_env,
         config: Any,
         seed: int = 0,
-        cross_replica_sum=None,
-        world_size: int = 1,
-        all_gather=None,
+        ranks: Ranks = ONE_PROCESS,
     ):
         super().__init__(name="ppo")
-        self._world_size = world_size
-        validate_config(config)
+        cross_replica_sum, all_gather = ranks.cross_replica_sum, ranks.all_gather
+        self._world_size = world_size = ranks.size
+        if not isinstance(config, Config):  # A Config is checked where it was built.
+            validate_config(config)
         self._config = config
         self._size = size = len(batch_env)
         self._sum = cross_replica_sum

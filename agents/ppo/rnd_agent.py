@@ -9,6 +9,7 @@ from agents.ppo.algorithm import PPO
 from agents.ppo.cnn_gru import cnn_gru
 from agents.ppo.normalize import RewardScaler
 from agents.ppo.rnd import RND
+from agents.tools.ranks import ONE_PROCESS, Ranks
 
 
 class RNDPPO(PPO):
@@ -42,14 +43,12 @@ class RNDPPO(PPO):
         batch_env,
         config,
         seed: int = 0,
-        cross_replica_sum=None,
-        world_size=1,
-        all_gather=None,
+        ranks: Ranks = ONE_PROCESS,
     ):
-        del all_gather  # RND's update averages over ranks (see `compilation.replicated_update`).
-        super().__init__(batch_env, config, seed, cross_replica_sum, world_size)
+        # RND's update averages over ranks (see `compilation.replicated_update`): no gather.
+        super().__init__(batch_env, config, seed, ranks._replace(all_gather=None))
         self.intrinsic_scaler = RewardScaler(  # Unclipped, as in RND.
-            len(batch_env), config.gamma_int, clip=None, cross_replica_sum=cross_replica_sum
+            len(batch_env), config.gamma_int, clip=None, cross_replica_sum=ranks.cross_replica_sum
         )
 
     def checkpointables(self) -> dict:

@@ -10,7 +10,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from agents.config import files, named, values
+from agents.config import files, named
+from agents.config.config import Config
 from agents.config.errors import UsageError
 from agents.training import resume, run_dirs
 
@@ -29,7 +30,7 @@ class RunSetup:
         seed: Seed of networks, action sampling and environments.
     """
 
-    config: dict[str, Any]
+    config: Config
     run_dir: str
     name: str
     resumed: bool
@@ -58,10 +59,9 @@ def new_run(
         unknown = sorted(set(config) - set(named.defaults_of(CUSTOM_NAME)))
         if unknown:
             raise UsageError(f"Unknown config keys: {', '.join(unknown)}.")
-        base = {**named.defaults_of(CUSTOM_NAME), **values.apply_values({}, config)}
+        base = {**named.defaults_of(CUSTOM_NAME), **config}
         name = CUSTOM_NAME
-    full = values.apply_values(base, overrides or {})
-    values.check_config(full)
+    full = Config.build(base, overrides)
     seed = _seed(seed, recorded)
     return RunSetup(full, run_dirs.new_run(logdir, name), name, False, seed)
 
@@ -98,8 +98,7 @@ def resumed_run(
             f"(mpirun -n {trained}), not {world_size}."
         )
     saved = files.load_config(run_dir, name, defaults=named.defaults_of(name))
-    config = values.apply_values(saved, overrides or {})
-    values.check_config(config)
+    config = Config.build(saved, overrides)
     resume.check_resumable(run_dir, saved, config)
     recorded = files.saved_seed(os.path.join(run_dir, files.CONFIG_FILE))
     return RunSetup(config, run_dir, name, True, _seed(seed, recorded))

@@ -13,13 +13,14 @@ import numpy as np
 import tensorflow as tf
 
 from agents import tools
-from agents.config import values
+from agents.config.config import Config
 from agents.config.errors import UsageError
 from agents.envs import NativeBatchEnv, make_native
 from agents.ppo import compilation
 from agents.ppo.algorithm import Evaluator
 from agents.ppo.factory import make_agent
-from agents.tools.mpi import World, mpi_all_gather, mpi_cross_replica_sum
+from agents.tools.mpi import World
+from agents.tools.ranks import ranks_of
 from agents.training import exploration, summaries
 from agents.training.environments import make_envs
 from agents.training.rollouts import rollouts_then_updates
@@ -48,7 +49,8 @@ class Session:
     """
 
     def __init__(self, config, run_dir: str, seed: int = 0, world: World | None = None) -> None:
-        self.config = tools.AttrDict(dict(config))
+        # A Config is checked where it was built; a mapping (tests, benchmarks) is checked here.
+        self.config = config if isinstance(config, Config) else Config.build(config)
         self.run_dir = run_dir
         self.world = world or World()
         self._envs = []
@@ -98,19 +100,11 @@ class Session:
     def _build(self, seed: int) -> None:
         """Envs, agent and loop of this rank; rank 0 restores the latest checkpoint."""
         config, world, rank_seed = self.config, self.world, self._rank_seed
-        values.check_config(config)
         keras.utils.set_random_seed(seed)  # The same initial network on every rank.
         self.train_env = self._make_batch_env(config.num_agents, rank_seed, "train")
         self.eval_env = self._make_batch_env(config.eval_agents, rank_seed + 10_000, "eval")
         try:
-            self.agent = make_agent(
-                self.train_env,
-                config,
-                rank_seed,
-                mpi_cross_replica_sum(world.comm),
-                world.size,
-                mpi_all_gather(world.comm),
-            )
+            self.agent = make_agent(self.train_env, config, rank_seed, ranks_of(world))
         except ValueError as error:
             raise UsageError(str(error)) from None
         self.evaluator = Evaluator(self.agent, self.eval_env)

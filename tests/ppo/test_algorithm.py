@@ -9,6 +9,7 @@ import tensorflow as tf
 from agents import tools
 from agents.ppo.algorithm import PPO, Evaluator
 from agents.scripts import configs
+from agents.tools.ranks import Ranks
 
 
 def _config(**overrides):
@@ -213,7 +214,7 @@ def test_linear_learning_rate_schedule():
     assert float(ppo.metrics["learning_rate"]) == pytest.approx(7.5e-4)
     # With 4 ranks the schedule counts 4 x 16 env steps: 1e-3 * (1 - 64/64) = 0.
     batch_env = _env()
-    ppo = PPO(batch_env, config, seed=0, world_size=4)
+    ppo = PPO(batch_env, config, seed=0, ranks=Ranks(size=4))
     _run(batch_env, ppo, 8)
     assert float(ppo.metrics["learning_rate"]) == 0.0
 
