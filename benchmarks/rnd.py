@@ -62,7 +62,6 @@ def schedule(steps: int, call: int) -> tuple[int, int]:
 
 def child(name: str, seed: int, steps: int, run_dir: str) -> dict:
     """Train and evaluate one run of config `name` in this process; returns the measurements."""
-    import numpy as np
 
     from agents.scripts import configs
     from agents.training import tf_loading
@@ -76,14 +75,7 @@ def child(name: str, seed: int, steps: int, run_dir: str) -> dict:
     run = session.Session(config, run_dir, seed)
     # Reports give only the mean score; the success rate needs the training episodes' returns.
     episodes: list[float] = []
-    train_step = run._train_step
-
-    def counting_step(reset: bool):
-        done, score, metrics = train_step(reset)
-        episodes.extend(np.asarray(score)[np.asarray(done)].tolist())
-        return done, score, metrics
-
-    run._train_step = counting_step
+    run.on_train_episodes = episodes.extend
     curve, success, metrics = [], math.nan, {}
     try:
         start = time.perf_counter()

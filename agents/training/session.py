@@ -54,6 +54,9 @@ class Session:
         self.run_dir = run_dir
         self.world = world or World()
         self._envs = []
+        # Called with the returns of the training episodes that end in each training call (all
+        # ranks'), e.g. for a success rate; the reports give their mean only.
+        self.on_train_episodes: Callable[[list[float]], None] | None = None
         # Envs and action sampling differ per rank; rank 0 draws as a single process would.
         self._rank_seed = seed + RANK_SEED_STRIDE * self.world.rank
         error = None
@@ -253,6 +256,8 @@ class Session:
         del reset  # Training rollouts continue across phases.
         start = time.perf_counter()
         done, score, length = self._gather(*self.train_call())
+        if self.on_train_episodes is not None:
+            self.on_train_episodes(score[done].tolist())
         self.train_env.raise_if_nonfinite()  # A native env's, recorded inside the call.
         self.agent.raise_if_nonfinite()  # Before the loop can save this step's checkpoint.
         metrics = {key: value.numpy() for key, value in self.agent.metrics.items()}
