@@ -1,7 +1,7 @@
 """Learning benchmark: final scores, throughput and memory of the pendulum and cartpole configs.
 
 Each (task, seed) trains in a fresh child process (`--child`), so that peak RSS is per run, from
-`configs.<task>()` with `Session(config, run_dir, seed)`, then evaluates the deterministic policy
+`configs.<task>()` with `Run(config, run_dir, seed)`, then evaluates the deterministic policy
 on 20 fresh episodes. A run stops at the last whole rollout within its task's env-step budget: the
 configs round training up to whole train phases (e.g. pendulum 102,400 steps for 100k), and the
 targets are scores reached within the budget. Throughput is training env steps over the wall time
@@ -87,10 +87,10 @@ def train_and_evaluate(config: dict, budget: int, seed: int, run_dir: str) -> di
     from agents.training import tf_loading
 
     tf_loading.import_tensorflow()  # As train does: its TF settings (oneDNN off, XLA's cache).
-    from agents.training import session
+    from agents.training.run import Run
 
     train_call = config["rollout_length"] * config["num_agents"]
-    run = session.Session(config, run_dir, seed)
+    run = Run(config, run_dir, seed)
     try:
         start = time.perf_counter()
         reports = list(run.loop(should_stop=lambda: run.env_steps + train_call > budget))
@@ -117,7 +117,7 @@ def run_child(script: str, args: list[str], run_dir: str) -> dict:
 
     Its stderr goes to `<run_dir>.log`. Shared with the other benchmarks.
     """
-    shutil.rmtree(run_dir, ignore_errors=True)  # A Session would resume an old checkpoint.
+    shutil.rmtree(run_dir, ignore_errors=True)  # A Run would resume an old checkpoint.
     command = [sys.executable, os.path.abspath(script), "--child", *args, run_dir]
     with open(run_dir + ".log", "w") as log:
         result = subprocess.run(command, stdout=subprocess.PIPE, stderr=log, text=True)

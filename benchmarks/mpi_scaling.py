@@ -64,7 +64,7 @@ def worker(steps: int, cost_us: float, seed: int) -> None:
     """One rank of a run; rank 0 prints the measurements as a JSON line."""
     from agents.scripts import configs
     from agents.tools import mpi
-    from agents.training import session
+    from agents.training.run import Run
 
     world = mpi.init_world()
     threads = mpi.share_cores(world)
@@ -78,7 +78,7 @@ def worker(steps: int, cost_us: float, seed: int) -> None:
         checkpoint_every=10 * steps,
     )
     run_dir = world.bcast(tempfile.mkdtemp(prefix="mpi_scaling_") if world.is_root else None)
-    run = session.Session(config, run_dir, seed, world)
+    run = Run(config, run_dir, seed, world)
     try:
         marks = [(time.perf_counter(), "start", 0)]
         for report in run.loop():

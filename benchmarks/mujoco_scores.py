@@ -1,7 +1,7 @@
 """MuJoCo benchmark: final scores of the MuJoCo configs over seeds, against published PPO.
 
 Each (task, seed) trains in a fresh child process (`--child`) from `configs.<task>()` with
-`Session(config, run_dir, seed)`, for the config's `train_steps` or `--steps` (which also becomes
+`Run(config, run_dir, seed)`, for the config's `train_steps` or `--steps` (which also becomes
 `train_steps`, so a linear learning rate still decays to zero at the end), stopping at the last
 whole rollout within that budget; then the deterministic policy plays 20 fresh episodes. Wall time
 is the training loop's, its eval phases and tracing included; env steps/s is training env steps

@@ -87,7 +87,7 @@ def steady(envs: int = 1024) -> str:
 
     from agents import tools
     from agents.scripts import configs
-    from agents.training import session
+    from agents.training.run import Run
 
     lines = [
         "| config | envs x (rollouts x) steps per call | what | env steps/s |",
@@ -101,7 +101,7 @@ def steady(envs: int = 1024) -> str:
     )
     for name, changes in runs:
         config = dict(getattr(configs, name)(), **changes)
-        run = session.Session(config, tempfile.mkdtemp(), seed=0)
+        run = Run(config, tempfile.mkdtemp(), seed=0)
         steps = config["rollout_length"] - 1
 
         def steps_alone(run=run, steps=steps):  # The step loop of a call, without its update.

@@ -67,12 +67,12 @@ def child(name: str, seed: int, steps: int, run_dir: str) -> dict:
     from agents.training import tf_loading
 
     tf_loading.import_tensorflow()  # As train does: its TF settings (oneDNN off, XLA's cache).
-    from agents.training import session
+    from agents.training.run import Run
 
     config = getattr(configs, name)()
     train_steps, train_every = schedule(steps, config["rollout_length"] * config["num_agents"])
     config.update(train_steps=train_steps, train_every=train_every)
-    run = session.Session(config, run_dir, seed)
+    run = Run(config, run_dir, seed)
     # Reports give only the mean score; the success rate needs the training episodes' returns.
     episodes: list[float] = []
     run.on_train_episodes = episodes.extend

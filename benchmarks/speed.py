@@ -2,13 +2,13 @@
 
 Each task runs in a fresh child process (`--child`), so start-up is measured as a user meets it:
 from the process being spawned to the end of the first training call. The child builds two
-Sessions of the task's config that differ only in `update_epochs` (the config's E and 1) and times
+Runs of the task's config that differ only in `update_epochs` (the config's E and 1) and times
 their compiled training calls (a whole rollout, then the update) after tracing. With R rollout
 steps and M minibatches per epoch, a call costs R * rollout + E * M * gradient + targets, so
 
     gradient step = (T(E) - T(1)) / ((E - 1) * M)
 
-A third `Session` object, in a second fresh child (as a training run has one per process), has a
+A third `Run` object, in a second fresh child (as a training run has one per process), has a
 rollout longer than the calls timed and runs R simulation steps per call without an update: its
 time per step is the rollout step. What remains of T(1) is the fixed cost of an update (GAE
 targets, the XLA call, metrics):
@@ -16,7 +16,7 @@ targets, the XLA call, metrics):
     update overhead = T(1) - R * rollout step - M * gradient step
 
 Prints one table row per task: seconds to import TensorFlow and the package, to build the
-Session, to the end of the first training call (tracing and compiling included), tracing alone
+Run, to the end of the first training call (tracing and compiling included), tracing alone
 (first call minus a steady call), the rollout and gradient step in ms, and env steps/s of steady
 training calls.
 
@@ -72,7 +72,7 @@ def child(task: str, calls: int, part: str, spawned: float) -> dict[str, float]:
 
     `part` "update" times start-up and the training calls of the config and of its one-epoch
     variant; "rollout" times calls of rollout steps alone. Each part runs in a fresh process, as
-    a training run does: timed after two other Sessions in the same process, the rollout step of
+    a training run does: timed after two other Runs in the same process, the rollout step of
     Pendulum measured 0.74-0.80 ms against 0.62 ms first (alternating, two rounds each).
     """
     from agents.training import tf_loading
@@ -82,7 +82,7 @@ def child(task: str, calls: int, part: str, spawned: float) -> dict[str, float]:
 
     from agents import tools
     from agents.scripts import configs
-    from agents.training import session
+    from agents.training.run import Run
 
     imported = time.time()  # Read by the "update" part.
     config = getattr(configs, task)()
@@ -90,7 +90,7 @@ def child(task: str, calls: int, part: str, spawned: float) -> dict[str, float]:
         if part == "rollout":
             # Calls of R steps into a rollout of (calls + 2) * R steps: no update in the calls.
             no_update = dict(config, rollout_length=(calls + 2) * config["rollout_length"])
-            run = session.Session(no_update, os.path.join(tmp, "rollout"), seed=0)
+            run = Run(no_update, os.path.join(tmp, "rollout"), seed=0)
             steps = config["rollout_length"]
             rollout = tf.function(
                 lambda: tools.simulate_steps(run.train_env, run.agent, steps), autograph=False
@@ -98,13 +98,13 @@ def child(task: str, calls: int, part: str, spawned: float) -> dict[str, float]:
             _, rollout_call = _timed_calls(rollout, calls)
             run.close()
             return dict(rollout_call=rollout_call)
-        run = session.Session(config, os.path.join(tmp, "full"), seed=0)
+        run = Run(config, os.path.join(tmp, "full"), seed=0)
         built = time.time()
         first, full = _timed_calls(run.train_call, calls)
         first_step = time.time()
         run.close()
         one_epoch = dict(config, update_epochs=1)
-        run = session.Session(one_epoch, os.path.join(tmp, "one"), seed=0)
+        run = Run(one_epoch, os.path.join(tmp, "one"), seed=0)
         _, single = _timed_calls(run.train_call, calls)
         run.close()
     return dict(

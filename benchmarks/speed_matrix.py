@@ -71,12 +71,12 @@ def child(family: str, seconds: float) -> dict:
     config = dict(getattr(configs, name)(), **overrides)
     tf_loading.import_tensorflow(agent=config["agent"])  # As train does.
     from agents.tools import mpi
-    from agents.training import session
+    from agents.training.run import Run
 
     world = mpi.init_world()
     mpi.share_cores(world)
     run_dir = world.bcast(tempfile.mkdtemp(prefix="speed_matrix_") if world.is_root else None)
-    run = session.Session(config, run_dir, seed=0, world=world)
+    run = Run(config, run_dir, seed=0, world=world)
     try:
         start = time.perf_counter()
         run.train_call()

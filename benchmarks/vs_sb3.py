@@ -13,7 +13,7 @@ timed from spawn to exit, as a user meets it:
 
 Round r seeds both with r. Then, untimed, each side's final deterministic policy plays 20 fresh
 episodes: SB3 with `evaluate_policy` (VecNormalize frozen, raw rewards), ours with
-`Session.evaluate` on the restored checkpoint (`--child`). Both round the budget up to whole
+`Run.evaluate` on the restored checkpoint (`--child`). Both round the budget up to whole
 rollouts; "env steps" says what each trained. Ratio is SB3 wall / ours wall. Writes
 `<out>/vs_sb3.md` and keeps the runs under `<out>/vs_sb3`.
 
@@ -60,11 +60,11 @@ def child(run_dir: str) -> dict[str, float]:
 
     tf_loading.import_tensorflow()  # As train does: its TF settings (oneDNN off).
     from agents.config import files
-    from agents.training import session
+    from agents.training.run import Run
 
     # Scored on gymnasium's env, also when trained natively.
     config = dict(files.load_config(run_dir), native_env=False)
-    run = session.Session(config, run_dir, seed=0)
+    run = Run(config, run_dir, seed=0)
     try:
         scores = run.evaluate(EVAL_EPISODES)
         env_steps = run.env_steps

@@ -37,7 +37,7 @@ def run_loop(run, world: mpi.World, guard, progress, count, callbacks, outcome: 
     checkpoint, so the latest checkpoint on disk is the last good one.
 
     Args:
-        run: The Session.
+        run: The `Run`.
         world: The MPI ranks; rank 0 prints, writes, calls the callbacks and yields.
         guard: Its `signum` stops the loop after the current step.
         progress: Gets every report (`update`) and line (`write`).

@@ -217,7 +217,7 @@ class Trainer:
         self.env_steps = env_steps
 
     def close(self) -> None:
-        """Release the run (its lock); a Trainer that never built its session keeps no new,
+        """Release the run (its lock); a Trainer that never built its Run keeps no new,
         empty run directory."""
         if self.world.is_root and not self.resumed and not self.started:
             shutil.rmtree(self.run_dir, ignore_errors=True)
@@ -232,17 +232,17 @@ class Trainer:
         self.close()
 
     def _start(self, tf_logs: bool):
-        """The Session (a new run's directory is removed by `close` when building it fails)."""
+        """The Run (a new run's directory is removed by `close` when building it fails)."""
         from agents.training import tf_loading
 
         tf_loading.import_tensorflow(tf_logs, self.config["agent"])
         from agents.tools.batch_env import BatchEnvError
         from agents.tools.checkpoints import CheckpointError
-        from agents.training import session
+        from agents.training.run import Run
 
         mpi.share_cores(self.world)
         try:
-            return session.Session(self.config, self.run_dir, self.seed, self.world)
+            return Run(self.config, self.run_dir, self.seed, self.world)
         except (BatchEnvError, CheckpointError) as error:  # E.g. the first reset.
             raise TrainingError(str(error)) from error
 

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from agents.scripts import configs
-from agents.training.session import Session
+from agents.training.run import Run
 
 
-def _train_within(session: Session, config: dict, budget: int) -> None:
+def _train_within(session: Run, config: dict, budget: int) -> None:
     """Train until the last whole training call (rollout and update) within `budget` env steps.
 
     The loop runs whole phases of whole calls, so a phase would overshoot the budget; stopping
@@ -24,7 +24,7 @@ def _train_within(session: Session, config: dict, budget: int) -> None:
 def test_cartpole_reaches_450_within_60k_env_steps(tmp_path):
     config = configs.cartpole()
     config.update(train_steps=60_000, train_every=60_000, eval_steps=800)
-    session = Session(config, str(tmp_path), seed=0)
+    session = Run(config, str(tmp_path), seed=0)
     try:
         _train_within(session, config, 60_000)
         scores = session.evaluate(episodes=16)
@@ -37,7 +37,7 @@ def test_cartpole_reaches_450_within_60k_env_steps(tmp_path):
 def test_pendulum_learns_within_100k_env_steps(tmp_path):
     config = configs.pendulum()
     config.update(train_every=100_000, eval_steps=1_600)
-    session = Session(config, str(tmp_path), seed=0)
+    session = Run(config, str(tmp_path), seed=0)
     try:
         _train_within(session, config, 100_000)
         scores = session.evaluate(episodes=16)

@@ -2,7 +2,7 @@
 
 Each is registered on import; `--set env=tests.scripts.faulty_envs:<Name>` makes gymnasium import
 this module, in an environment's child process too. In a training run only the training env of
-index 1 misbehaves: `Session` resets train env i with seed i (for `--seed=0`), and eval envs with
+index 1 misbehaves: `Run` resets train env i with seed i (for `--seed=0`), and eval envs with
 seeds from 10000. It does so after `FAULT_AFTER` steps of its own, in the first train phase of the
 `debug` config (64 steps of each of its 2 envs) and after a checkpoint at 64 train env steps (with
 `--set checkpoint_every=64`).

@@ -1,6 +1,6 @@
 """MPI worker for tests/scripts/test_mpi_train.py: data-parallel training on two ranks.
 
-`mpirun -n 2 python tests/scripts/mpi_worker_train.py check <logdir>` trains a debug Session and
+`mpirun -n 2 python tests/scripts/mpi_worker_train.py check <logdir>` trains a debug Run and
 checks that parameters stay identical, that gradients are the mean of the ranks' gradients and that
 normalizer statistics merge; then it runs the training script in-process (`train.main`), checks
 the run directory, resumes it, and prints `OK <check>` lines. A failed check aborts the job.
@@ -23,7 +23,7 @@ from agents.ppo.normalize import StreamingNormalize
 from agents.ppo.update import average_over_ranks
 from agents.scripts import configs, train
 from agents.tools import mpi
-from agents.training import session
+from agents.training.run import Run
 
 
 def check(world, passed, name, detail=""):
@@ -46,7 +46,7 @@ def check_session(world, logdir):
     # Stop every update after its first epoch: the ranks must agree on it (on the mean KL).
     config.update(target_kl=1e-9)
     run_dir = world.bcast(os.path.join(logdir, "session"))
-    run = session.Session(config, run_dir, seed=3, world=world)
+    run = Run(config, run_dir, seed=3, world=world)
     try:
         list(run.loop())
         agent = run.agent
@@ -73,7 +73,7 @@ def check_rnd(world, logdir):
     """RND under MPI: identical networks, observation statistics of both ranks' frames."""
     config = configs.debug_rnd()
     config.update(train_steps=256, train_every=128, rnd_init_steps=8)
-    run = session.Session(config, world.bcast(os.path.join(logdir, "rnd")), seed=5, world=world)
+    run = Run(config, world.bcast(os.path.join(logdir, "rnd")), seed=5, world=world)
     try:
         reports = [report for report in run.loop() if report.phase == "train"]
         agent = run.agent
@@ -96,7 +96,7 @@ def check_native(world, logdir):
     config.update(
         num_agents=8, rollouts_per_call=1, train_steps=1024, train_every=512, eval_steps=400
     )
-    run = session.Session(config, world.bcast(os.path.join(logdir, "native")), seed=7, world=world)
+    run = Run(config, world.bcast(os.path.join(logdir, "native")), seed=7, world=world)
     try:
         list(run.loop())
         agent = run.agent
@@ -176,7 +176,7 @@ def check_script(world, logdir):
 def fail(world, logdir, kill=False):
     """Rank 1 raises (or is killed) in its second training call, while rank 0 trains on."""
     if world.rank == 1:
-        train_step = session.Session._train_step
+        train_step = Run._train_step
         calls = []
 
         def failing_step(self, reset):
@@ -187,7 +187,7 @@ def fail(world, logdir, kill=False):
                 raise RuntimeError("injected failure")
             return train_step(self, reset)
 
-        session.Session._train_step = failing_step
+        Run._train_step = failing_step
     argv = ["--config=debug", f"--logdir={logdir}", "--set", "train_steps=1000000"]
     sys.exit(train.main(argv))
 

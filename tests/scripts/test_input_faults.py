@@ -12,7 +12,8 @@ import pytest
 
 from agents.config import files
 from agents.scripts import configs, train, visualize
-from agents.training import reporting, session
+from agents.training import reporting
+from agents.training import run as run_module
 from tests.scripts import faulty_envs
 from tests.scripts.capture import run_main
 
@@ -127,13 +128,13 @@ def test_resume_command_is_shell_quoted(tmp_path, monkeypatch):
 
 
 def test_ctrl_c_during_start_up_leaves_no_run_directory(tmp_path, monkeypatch):
-    build = session.Session
+    build = run_module.Run
 
     def interrupted_build(*args, **kwargs):
         signal.raise_signal(signal.SIGINT)  # While TensorFlow and the envs start.
         return build(*args, **kwargs)
 
-    monkeypatch.setattr(session, "Session", interrupted_build)
+    monkeypatch.setattr(run_module, "Run", interrupted_build)
     code, stdout, stderr = _run(["--config=debug", f"--logdir={tmp_path}"])
     assert code == 128 + signal.SIGINT and stdout == ""
     assert stderr.startswith("Interrupted during start-up; removed the new run directory ")

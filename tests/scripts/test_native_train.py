@@ -11,7 +11,7 @@ import agents
 from agents.envs import NativeBatchEnv
 from agents.ppo import compilation
 from agents.scripts import configs, train, visualize
-from agents.training import session
+from agents.training.run import Run
 from tests.scripts.capture import run_main
 
 
@@ -68,7 +68,7 @@ def test_a_whole_call_is_compiled_only_with_a_native_env_an_xla_update_and_one_p
 
 def _two_calls(seed, run_dir):
     """Weights and rollouts after two compiled training calls of a fresh session."""
-    run = session.Session(small_native(), run_dir, seed=seed)
+    run = Run(small_native(), run_dir, seed=seed)
     try:
         assert isinstance(run.train_env, NativeBatchEnv)
         states, rollouts = [], []
@@ -106,7 +106,7 @@ def test_the_compiled_call_updates_after_each_rollout_as_a_step_by_step_loop_doe
     from agents import tools
 
     def after_one_call(run_dir, step_by_step):
-        run = session.Session(small_native(), run_dir, seed=3)
+        run = Run(small_native(), run_dir, seed=3)
         try:
             call = run.train_call
             if step_by_step:
@@ -136,7 +136,7 @@ def test_the_compiled_call_updates_after_each_rollout_as_a_step_by_step_loop_doe
 
 def test_a_resumed_native_run_draws_fresh_initial_states(tmp_path):
     config = small_native()
-    run = session.Session(config, str(tmp_path), seed=0)
+    run = Run(config, str(tmp_path), seed=0)
     try:
         list(run.loop())
         run.save()
@@ -144,7 +144,7 @@ def test_a_resumed_native_run_draws_fresh_initial_states(tmp_path):
     finally:
         run.close()
     assert draws > 0
-    resumed = session.Session({**config, "train_steps": 2048}, str(tmp_path), seed=0)
+    resumed = Run({**config, "train_steps": 2048}, str(tmp_path), seed=0)
     try:
         assert int(resumed.train_env.draws.numpy()) == draws  # Restored, not drawn again.
     finally:

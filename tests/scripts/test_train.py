@@ -155,10 +155,10 @@ def test_a_failed_export_exits_1_and_the_resume_command_writes_it(tmp_path, monk
 
 
 def test_session_restores_the_latest_checkpoint(first_run):
-    from agents.training.session import Session
+    from agents.training.run import Run
 
     run_dir = first_run[1]
-    session = Session(files.load_config(run_dir, "debug"), run_dir)
+    session = Run(files.load_config(run_dir, "debug"), run_dir)
     try:
         assert session.env_steps == 256
         # 256 env steps / (16 steps x 2 envs) = 8 updates of 2 epochs x 2 minibatches.

@@ -7,7 +7,7 @@ import pytest
 
 from agents.config import files
 from agents.scripts import configs, visualize
-from agents.training.session import Session
+from agents.training.run import Run
 
 
 @pytest.fixture(scope="module")
@@ -15,7 +15,7 @@ def trained_run(tmp_path_factory):
     run_dir = str(tmp_path_factory.mktemp("run"))
     config = configs.debug()
     files.save_config(config, run_dir, "debug")
-    session = Session(config, run_dir)
+    session = Run(config, run_dir)
     try:
         list(session.loop())
     finally:

@@ -1,4 +1,4 @@
-"""Pixel agents through the training Session: RND on MiniGrid pixels, and the Atari config.
+"""Pixel agents through the training Run: RND on MiniGrid pixels, and the Atari config.
 
 Tiny sizes: the point is that `agent: rnd_ppo` configs build the CNN+GRU agent with RND, apply
 the pixel wrappers, seed RND's statistics from random steps, log exploration metrics, resume, and
@@ -11,7 +11,7 @@ import pytest
 from agents.ppo.rnd_agent import RNDPPO
 from agents.scripts import configs
 from agents.training import curves as plot
-from agents.training import session
+from agents.training.run import Run
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +20,7 @@ def minigrid_run(tmp_path_factory):
     pytest.importorskip("minigrid")
     config = configs.debug_rnd()
     run_dir = str(tmp_path_factory.mktemp("minigrid"))
-    run = session.Session(config, run_dir, seed=0)
+    run = Run(config, run_dir, seed=0)
     try:
         assert isinstance(run.agent, RNDPPO)
         assert run.train_env.observation_space.shape == (56, 56, 1)  # The pixel wrapper.
@@ -51,7 +51,7 @@ def test_exploration_metrics_reach_tensorboard(minigrid_run):
 
 def test_resume_restores_rnd_statistics_without_new_random_steps(minigrid_run):
     config, run_dir, warm_count, _ = minigrid_run
-    run = session.Session(config, run_dir, seed=0)
+    run = Run(config, run_dir, seed=0)
     try:
         count = float(run.agent.rnd.observation_stats.count.numpy())
         assert run.env_steps == config["train_steps"]
@@ -66,7 +66,7 @@ def test_montezuma_config_runs_a_few_thousand_steps(tmp_path):
     pytest.importorskip("cv2")
     config = configs.montezuma_rnd()
     config.update(configs.TINY_RND, train_steps=2048, train_every=1024, rnd_init_steps=16)
-    run = session.Session(config, str(tmp_path), seed=0)
+    run = Run(config, str(tmp_path), seed=0)
     try:
         assert run.train_env.observation_space.shape == (84, 84, 4)
         reports = [r for r in run.loop() if r.phase == "train"]

@@ -1,4 +1,4 @@
-"""Session: the environments, agent, checkpoint and loop of one training run."""
+"""Run: the environments, agent, checkpoint and loop of one training run."""
 
 from __future__ import annotations
 
@@ -29,10 +29,10 @@ EVAL_CALL_STEPS = 100  # Simulation steps per compiled evaluation call.
 RANK_SEED_STRIDE = 100_000  # Rank r's envs and sampling use seed + r * stride.
 
 
-class Session:
+class Run:
     """Everything a training run holds, built from a config.
 
-    Under MPI (a `world` of K ranks) every rank builds its own Session: its own envs, seeded by
+    Under MPI (a `world` of K ranks) every rank builds its own Run: its own envs, seeded by
     rank, and an agent whose gradients and normalizer statistics are averaged over all ranks. Rank
     0 restores the checkpoint and broadcasts its state, so all ranks start with identical
     parameters; only rank 0 writes summaries and checkpoints. Env steps and scores count all ranks.

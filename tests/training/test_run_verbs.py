@@ -5,13 +5,13 @@ import numpy as np
 import pytest
 
 from agents.scripts import configs
-from agents.training.session import EVAL_CALL_STEPS, Session
+from agents.training.run import EVAL_CALL_STEPS, Run
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     config = dict(configs.debug(), max_episode_steps=50)
-    session = Session(config, str(tmp_path_factory.mktemp("run")), seed=0)
+    session = Run(config, str(tmp_path_factory.mktemp("run")), seed=0)
     yield session
     session.close()
 
