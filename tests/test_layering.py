@@ -90,9 +90,7 @@ def _import_graph() -> dict[str, set[str]]:
                 targets.add(name)
         # `from agents.training import trainer` names agents.training and agents.training.trainer;
         # only the submodule is the edge when it is one.
-        graph[module] = {
-            t for t in targets if not any(o.startswith(f"{t}.") and o in targets for o in targets)
-        }
+        graph[module] = {t for t in targets if not any(o.startswith(f"{t}.") for o in targets)}
         graph[module].discard(module)
     return graph
 

@@ -14,7 +14,8 @@ from agents.config.validate import validate_config
 from agents.ppo import advantages, compilation, losses, minibatch, streams, update
 from agents.ppo.evaluator import Evaluator  # noqa: F401 (re-exported)
 from agents.ppo.memory import RolloutBuffer, transition_specs
-from agents.ppo.networks import act, make_network
+from agents.ppo.network import act
+from agents.ppo.networks import make_network
 from agents.ppo.nonfinite import FINITE, NonfiniteFlag, nonfinite_code
 from agents.ppo.normalize import RewardScaler, StreamingNormalize
 from agents.ppo.optimizers import make_optimizer

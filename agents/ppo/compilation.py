@@ -18,15 +18,13 @@ from typing import Any
 
 from agents.config import catalogue
 
-XLA_UPDATE = {name: entry.xla_update for name, entry in catalogue.AGENTS.items()}
-ONEDNN = {name: entry.onednn for name, entry in catalogue.AGENTS.items()}
-
 
 def xla_update(config: Mapping[str, Any]) -> bool:
     """Whether the agent's update is compiled by XLA (`update_compiler`, or the family's choice)."""
     choice = config.get("update_compiler", "auto")
     if choice == "auto":
-        return XLA_UPDATE.get(config.get("agent", "ppo"), True)
+        entry = catalogue.AGENTS.get(config.get("agent", "ppo"))
+        return entry is None or entry.xla_update
     return choice == "xla"
 
 
@@ -49,4 +47,5 @@ def whole_call(config: Mapping[str, Any], ranks: int = 1) -> bool:
 
 def onednn(agent: str) -> bool:
     """Whether oneDNN's custom TensorFlow ops serve `agent` best."""
-    return ONEDNN.get(agent, False)
+    entry = catalogue.AGENTS.get(agent)
+    return entry is not None and entry.onednn

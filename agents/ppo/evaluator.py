@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from agents.ppo.networks import act
+from agents.ppo.network import act
 from agents.ppo.recurrent_state import RecurrentState
 
 

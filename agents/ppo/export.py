@@ -24,7 +24,7 @@ import types
 import numpy as np
 import tensorflow as tf
 
-from agents.ppo.networks import act
+from agents.ppo.network import act
 from agents.ppo.weights import Weights
 
 SIGNATURE_INPUT = "observation"

@@ -65,23 +65,32 @@ def act(network, observ: tf.Tensor, reset: tf.Tensor, state: Any) -> NetworkOutp
     return NetworkOutput(output.policy, values, output.state, features)
 
 
+CONTRACT = ("call", "initial_state", "policy_head")  # What every network defines itself.
+
+
 class Network(keras.Model):
     """Base class of the networks: the contract in code (see the module).
 
     A subclass builds its layers in `__init__` (variables created before the first call, never
-    inside a traced function) and implements `call`, `initial_state` and `policy_head`.
+    inside a traced function) and defines `call(observ, reset, state) -> NetworkOutput`,
+    `initial_state(batch_size)` and the `policy_head` property; a class that lacks one of them
+    is refused where it is defined.
     """
 
-    def call(self, observ: tf.Tensor, reset: tf.Tensor, state: Any) -> NetworkOutput:
-        """Map B sequences of T steps to a `NetworkOutput` (policy of batch shape [B, T],
-        values [B, T] by stream, the state after the last step)."""
-        raise NotImplementedError
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        missing = [name for name in CONTRACT if not _defined_below_network(cls, name)]
+        if missing:
+            raise TypeError(
+                f"Network {cls.__name__} lacks {', '.join(missing)} (see agents.ppo.network)."
+            )
 
-    def initial_state(self, batch_size: int | tf.Tensor) -> Any:
-        """The state before an episode's first step: [batch_size, 0] for feed-forward ones."""
-        raise NotImplementedError
 
-    @property
-    def policy_head(self) -> keras.layers.Layer:
-        """The layer that turns the policy features into the action distribution."""
-        raise NotImplementedError
+def _defined_below_network(cls: type, name: str) -> bool:
+    """Whether a class between `cls` and `Network` (`cls` included) defines `name`."""
+    for klass in cls.__mro__:
+        if klass is Network:
+            return False
+        if name in vars(klass):
+            return True
+    return False

@@ -19,7 +19,7 @@ import tensorflow_probability as tfp
 from agents.config import catalogue
 from agents.ppo import recurrent_unroll
 from agents.ppo.distributions import make_policy_head, orthogonal_dense, unflatten
-from agents.ppo.network import Network, NetworkOutput, act  # noqa: F401 (act: callers' name)
+from agents.ppo.network import Network, NetworkOutput
 
 tfd = tfp.distributions
 

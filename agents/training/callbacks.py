@@ -32,18 +32,31 @@ from typing import Any
 class RunHandle:
     """What a callback may see of, and do to, the run that calls it.
 
-    Attributes:
+    Args:
         run_dir: The run directory.
         config: The run's config (read-only).
+        export: `export(path)` writes the current policy as a SavedModel; None: not exportable.
+        env_steps: Returns the training env steps so far (all ranks).
+
+    Attributes:
+        run_dir: The run directory.
+        config: The run's config.
         stopped_by: The reason given to `stop`, or None.
     """
 
-    def __init__(self, run_dir: str, config: Any, export: Any = None) -> None:
+    def __init__(
+        self, run_dir: str, config: Any, export: Any = None, env_steps: Any = lambda: 0
+    ) -> None:
         self.run_dir = run_dir
         self.config = config
         self.stopped_by: str | None = None
         self._export = export
-        self.env_steps = 0
+        self._env_steps = env_steps
+
+    @property
+    def env_steps(self) -> int:
+        """Training env steps so far, over all ranks."""
+        return self._env_steps()
 
     def stop(self, reason: str) -> None:
         """End training after the current step (saved and exported as after Ctrl-C)."""
@@ -53,7 +66,7 @@ class RunHandle:
     def export_policy(self, path: str) -> str:
         """Export the current policy as a SavedModel at `path` (written whole, or not at all)."""
         if self._export is None:
-            raise RuntimeError("The run has no agent yet: export from on_report or later.")
+            raise RuntimeError("This run handle has no policy to export.")
         return self._export(path)
 
 
@@ -175,7 +188,7 @@ class CallbackList:
     """
 
     def __init__(
-        self, callbacks: list[Callback], handle: RunHandle, latest_checkpoint: Any = None
+        self, callbacks: list[Callback], handle: RunHandle, latest_checkpoint: Any = lambda: None
     ) -> None:
         self.callbacks = list(callbacks)
         self.handle = handle
@@ -184,7 +197,7 @@ class CallbackList:
 
     def saved(self) -> None:
         """A checkpoint was just written: `on_checkpoint` with its path."""
-        if self.callbacks and self._latest_checkpoint is not None:
+        if self.callbacks:
             self.call("on_checkpoint", self._latest_checkpoint())
 
     @property

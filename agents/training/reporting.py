@@ -54,7 +54,6 @@ def run_loop(run, world: mpi.World, guard, progress, count, callbacks, outcome: 
 
     def should_stop() -> bool:  # Called between the loop's calls.
         count(run.env_steps)
-        callbacks.handle.env_steps = run.env_steps
         progress.advance(run.env_steps)
         return guard.signum is not None or callbacks.stop_requested
 
@@ -90,8 +89,8 @@ def run_loop(run, world: mpi.World, guard, progress, count, callbacks, outcome: 
 
 def _count_eval(outcome: LoopOutcome, score: float) -> None:
     outcome.eval_score = score
-    if not math.isnan(score) and not score <= outcome.best:  # `not <=`: best starts as nan.
-        outcome.best = score
+    if not math.isnan(score):
+        outcome.best = score if math.isnan(outcome.best) else max(outcome.best, score)
 
 
 def report_line(report) -> str:

@@ -161,7 +161,7 @@ class Trainer:
         if self.resumed and run.env_steps >= self.config["train_steps"]:
             return self._finished_already(run, progress.write)
         self.env_steps, self.started = run.env_steps, True
-        calls = self._callbacks(run, extra if world.is_root else [])
+        calls = self._callbacks(run, extra)
         run.guard_saves(callbacks.AfterSave(guard.saving, calls.saved))
         guard.watch(run.batch_envs, run.config.env_timeout)
         outcome = LoopOutcome()
@@ -207,9 +207,11 @@ class Trainer:
         from agents.training.results import atomic_directory
 
         handle = callbacks.RunHandle(
-            self.run_dir, self.config, lambda path: atomic_directory(path, run.agent)
+            self.run_dir,
+            self.config,
+            lambda path: atomic_directory(path, run.agent),
+            lambda: run.env_steps,
         )
-        handle.env_steps = run.env_steps
         chosen = callbacks.from_config(self.config) + extra if self.world.is_root else []
         return callbacks.CallbackList(chosen, handle, run.latest_checkpoint)
 

@@ -56,6 +56,28 @@ def test_each_network_keeps_the_contract(name):
     assert network.policy_head is not None
 
 
+def test_a_network_class_that_breaks_the_contract_is_refused_where_it_is_defined():
+    with pytest.raises(TypeError, match=r"^Network Half lacks initial_state, policy_head \("):
+
+        class Half(Network):
+            def call(self, observ, reset, state):
+                return None
+
+    class Full(Network):  # Defined by a parent class counts as defined.
+        def call(self, observ, reset, state):
+            return None
+
+        def initial_state(self, batch_size):
+            return tf.zeros([batch_size, 0])
+
+        policy_head = None
+
+    class Child(Full):
+        pass
+
+    assert issubclass(Child, Network)
+
+
 def test_auto_builds_the_network_of_the_action_space():
     network = make_network(*_SPACES["feed_forward_categorical"], _config("auto"))
     assert network.name == "feed_forward_categorical"

@@ -10,7 +10,8 @@ import pytest
 import tensorflow as tf
 import tensorflow_probability as tfp
 
-from agents.ppo.networks import NetworkOutput, make_network
+from agents.ppo.network import NetworkOutput
+from agents.ppo.networks import make_network
 from tests.floats import assert_float32_close
 
 tfd = tfp.distributions
