@@ -17,12 +17,13 @@ class NativeBatchEnv(Transitions):
     """`size` copies of a native environment, with the interface of `tools.InGraphBatchEnv`
     (the transition variables of `tools.transitions.Transitions`).
 
-    The states live in a variable; `simulate(action)` and `reset(indices)` are TensorFlow ops,
-    so a whole rollout (and the update after it) compiles into one program. Box actions are
-    clipped to the action space, episodes are truncated at `env.max_episode_steps` as gymnasium's
-    `TimeLimit` does (`truncated` is True at the limit, also when the episode terminated there).
-    Initial states are drawn with stateless ops from (`seed`, a counter of draws), so runs
-    reproduce; `draws` belongs in the run's checkpoint, so a resumed run draws fresh states.
+    The states live in variables (one per leaf of a nested state); `simulate(action)` and
+    `reset(indices)` are TensorFlow ops, so a whole rollout (and the update after it) compiles into
+    one program. Box actions are clipped to the action space, episodes are truncated at
+    `env.max_episode_steps` as gymnasium's `TimeLimit` does (`truncated` is True at the limit, also
+    when the episode terminated there). Initial states are drawn with stateless ops from (`seed`, a
+    counter of draws), so runs reproduce; `draws` belongs in the run's checkpoint, so a resumed run
+    draws fresh states.
 
     The environment is checked when the batch is built (shapes and dtypes of its states,
     observations, rewards and terminations); a non-finite observation or reward is recorded in
@@ -56,8 +57,8 @@ class NativeBatchEnv(Transitions):
         # (XLA's cache serves them all).
         self.seed = variable(tf.constant(seed, tf.int64), "seed")
         self.draws = variable(tf.constant(0, tf.int64), "draws")
-        initial = _check(env, size, self._draw(size, 0), action_space, action_dtype)
-        self.state = variable(initial, "state")
+        initial = _check(env, size, self._draw(size, 0)[0], action_space, action_dtype)
+        self.state = tf.nest.map_structure(lambda leaf: variable(leaf, "state"), initial)
         self.steps = variable(tf.constant(0, tf.int64), "steps")  # Batch steps, for messages.
         self.nonfinite_step = variable(tf.constant(-1, tf.int64), "nonfinite_step")
 
@@ -68,7 +69,7 @@ class NativeBatchEnv(Transitions):
         """Step all environments and store the transition in the variables."""
         if isinstance(self.action_space, gym.spaces.Box):
             action = tf.clip_by_value(action, self.action_space.low, self.action_space.high)
-        state, reward, terminated = self.env.step(self.state.read_value(), action)
+        state, reward, terminated = self.env.step(self._read_state(), action)
         observ = self.env.observe(state)
         if self._limit is None:
             truncated = tf.zeros([self._size], tf.bool)
@@ -78,7 +79,7 @@ class NativeBatchEnv(Transitions):
         first = tf.logical_not(finite) & (self.nonfinite_step < 0)
         self.nonfinite_step.assign(tf.where(first, self.steps, self.nonfinite_step))
         self.steps.assign_add(1)
-        self.state.assign(state)
+        tf.nest.map_structure(lambda var, value: var.assign(value), self.state, state)
         self._record(action, observ, reward, terminated, truncated)
 
     def reset(self, indices: tf.Tensor | None = None) -> tf.Tensor:
@@ -86,10 +87,13 @@ class NativeBatchEnv(Transitions):
         if indices is None:
             indices = tf.range(self._size)
         indices = tf.convert_to_tensor(indices, tf.int32)
-        states = tf.gather(self._draw(self._size, self.draws), indices)
+        states, observ = tf.nest.map_structure(
+            lambda leaf: tf.gather(leaf, indices), self._draw(self._size, self.draws)
+        )
         self.draws.assign_add(1)
-        self.state.scatter_nd_update(indices[:, None], states)
-        observ = self.env.observe(states)
+        tf.nest.map_structure(
+            lambda var, value: var.scatter_nd_update(indices[:, None], value), self.state, states
+        )
         self._restart(indices, observ)
         return observ
 
@@ -101,12 +105,15 @@ class NativeBatchEnv(Transitions):
         Every state is drawn and the masked ones kept, so the op has static shapes and no branch;
         the draw counter advances only when some environment restarts, as with `reset`.
         """
-        fresh = self._draw(self._size, self.draws)
+        fresh, fresh_observ = self._draw(self._size, self.draws)
         self.draws.assign_add(tf.cast(tf.reduce_any(mask), tf.int64))
-        rows = tf.reshape(mask, [-1] + [1] * (len(self.state.shape) - 1))
-        state = tf.where(rows, fresh, self.state)
-        self.state.assign(state)
-        self._restart_where(mask, self.env.observe(state))
+
+        def restart(var, value):
+            rows = tf.reshape(mask, [-1] + [1] * (len(var.shape) - 1))
+            return var.assign(tf.where(rows, value, var))
+
+        tf.nest.map_structure(restart, self.state, fresh)
+        self._restart_where(mask, fresh_observ)
 
     def checkpointables(self) -> dict:
         """The counter of reset draws: a resumed run draws fresh initial states."""
@@ -129,9 +136,13 @@ class NativeBatchEnv(Transitions):
         """No Python runs inside a native env's step (the interface of `InGraphBatchEnv`)."""
         yield
 
-    def _draw(self, count: int, draw) -> tf.Tensor:
+    def _read_state(self):
+        return tf.nest.map_structure(lambda var: var.read_value(), self.state)
+
+    def _draw(self, count: int, draw):
+        """(states, observations) of `count` initial states."""
         seed = tf.stack([self.seed.read_value(), tf.cast(draw, tf.int64)])
-        return self.env.initial_state(count, seed)
+        return self.env.initial(count, seed)
 
 
 def _spaces(env: NativeEnv) -> tuple[gym.spaces.Box, gym.Space]:
@@ -152,18 +163,26 @@ def _spaces(env: NativeEnv) -> tuple[gym.spaces.Box, gym.Space]:
 def _check(env: NativeEnv, size: int, state, action_space, action_dtype) -> tf.Tensor:
     """`state` once checked: observing it and one step from it must give what the spaces promise,
     traced as a graph as training runs them (where, unlike eagerly, dtypes are not inferred)."""
-    name, expected_state = env.name, tuple(env.state_shape)
+    name, expected_state = env.name, env.state_shape
 
     def require(ok: bool, what: str) -> None:
         if not ok:
             raise ValueError(f"Native env {name}: {what}.")
 
-    state = tf.convert_to_tensor(state)
-    require(
-        tuple(state.shape) == (size,) + expected_state and state.dtype == env.state_dtype,
-        f"initial_state gave {state.dtype.name}{list(state.shape)}, expected "
-        f"{env.state_dtype.name}{[size, *expected_state]}",
-    )
+    nested = isinstance(state, (tuple, dict))  # A NamedTuple too; a list is one tensor.
+    if nested:
+        state = tf.nest.map_structure(tf.convert_to_tensor, state)
+        require(
+            all(leaf.shape[:1] == [size] for leaf in tf.nest.flatten(state)),
+            f"initial_state gave {_describe(state)}, expected {size} states in every part",
+        )
+    else:
+        state = tf.convert_to_tensor(state)
+        require(
+            tuple(state.shape) == (size,) + expected_state and state.dtype == env.state_dtype,
+            f"initial_state gave {state.dtype.name}{list(state.shape)}, expected "
+            f"{env.state_dtype.name}{[size, *expected_state]}",
+        )
     action = tf.constant(np.stack([action_space.sample() for _ in range(size)]), action_dtype)
 
     @tf.function(autograph=False)
@@ -172,6 +191,7 @@ def _check(env: NativeEnv, size: int, state, action_space, action_dtype) -> tf.T
 
     try:
         observ, next_state, reward, terminated = trial(state, action)
+        tf.nest.assert_same_structure(next_state, state)
     except (TypeError, ValueError) as error:
         first = (str(error).splitlines() or [type(error).__name__])[0]
         raise ValueError(f"Native env {name}: does not trace as a graph: {first}") from None
@@ -181,10 +201,12 @@ def _check(env: NativeEnv, size: int, state, action_space, action_dtype) -> tf.T
         f"observe gave {observ.dtype.name}{list(observ.shape)}, expected "
         f"float32{list(observ_shape)}",
     )
+    same = tf.nest.map_structure(
+        lambda a, b: a.shape == b.shape and a.dtype == b.dtype, next_state, state
+    )
     require(
-        tuple(next_state.shape) == tuple(state.shape) and next_state.dtype == state.dtype,
-        f"step gave states {next_state.dtype.name}{list(next_state.shape)}, expected "
-        f"{state.dtype.name}{list(state.shape)}",
+        all(tf.nest.flatten(same)),
+        f"step gave states {_describe(next_state)}, expected {_describe(state)}",
     )
     require(
         tuple(reward.shape) == (size,) and reward.dtype == tf.float32,
@@ -200,3 +222,9 @@ def _check(env: NativeEnv, size: int, state, action_space, action_dtype) -> tf.T
         "observe gave a non-finite observation of an initial state",
     )
     return state
+
+
+def _describe(state) -> str:
+    """A state's dtypes and shapes, as `float64[2, 4]` (per field of a nested state)."""
+    parts = [f"{leaf.dtype.name}{list(leaf.shape)}" for leaf in tf.nest.flatten(state)]
+    return parts[0] if len(parts) == 1 else "(" + ", ".join(parts) + ")"

@@ -11,12 +11,13 @@ import tensorflow as tf
 class NativeEnv(abc.ABC):
     """The protocol of an environment whose dynamics are TensorFlow ops.
 
-    A native environment holds no state of its own: it maps a batch of states [B, *state_shape]
-    and actions to the next states, rewards and terminations, so that stepping it is part of the
-    compiled training call (`NativeBatchEnv` keeps the states in variables, counts episode lengths,
-    truncates at `max_episode_steps` and resets finished episodes). Methods must be traceable
-    TensorFlow (no Python side effects, no `numpy()`); random initial states come from stateless
-    ops with the given seed, so runs reproduce.
+    A native environment holds no state of its own: it maps a batch of states [B, *state_shape] (one
+    tensor, or a `tf.nest` structure of them, e.g. a NamedTuple of grid, position and counters, each
+    with the batch as its first axis) and actions to the next states, rewards and terminations, so
+    that stepping it is part of the compiled training call (`NativeBatchEnv` keeps the states in
+    variables, counts episode lengths, truncates at `max_episode_steps` and resets finished
+    episodes). Methods must be traceable TensorFlow (no Python side effects, no `numpy()`); random
+    initial states come from stateless ops with the given seed, so runs reproduce.
 
     Attributes:
         observation_space: A float32 `gym.spaces.Box`.
@@ -24,8 +25,9 @@ class NativeEnv(abc.ABC):
             clipped to the space's bounds, as `tools.BatchEnv` clips them for Python envs.
         max_episode_steps: The time limit (None: no limit; the config's `max_episode_steps`
             overrides it).
-        state_shape: Shape of one environment's state.
-        state_dtype: Its dtype (float64 computes as gymnasium's NumPy code does).
+        state_shape: Shape of one environment's state (a structure of shapes for a nested state).
+        state_dtype: Its dtype (float64 computes as gymnasium's NumPy code does; a structure of
+            dtypes for a nested state).
     """
 
     observation_space: gym.spaces.Box
@@ -36,8 +38,8 @@ class NativeEnv(abc.ABC):
 
     @abc.abstractmethod
     def initial_state(self, count: int, seed: tf.Tensor) -> tf.Tensor:
-        """`count` initial states [count, *state_shape], drawn with stateless ops from `seed`
-        (an int32 [2] tensor that differs for every call)."""
+        """`count` initial states [count, *state_shape] (per leaf of a nested state), drawn with
+        stateless ops from `seed` (an int32 [2] tensor that differs for every call)."""
 
     @abc.abstractmethod
     def step(self, state: tf.Tensor, action: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
@@ -46,6 +48,12 @@ class NativeEnv(abc.ABC):
     @abc.abstractmethod
     def observe(self, state: tf.Tensor) -> tf.Tensor:
         """The observations [B, *observation_space.shape] of a batch of states."""
+
+    def initial(self, count: int, seed: tf.Tensor):
+        """`initial_state(count, seed)` and its observations; an env whose initial observations
+        are cheaper to look up than to compute (a bank of layouts) overrides this."""
+        state = self.initial_state(count, seed)
+        return state, self.observe(state)
 
     @property
     def name(self) -> str:

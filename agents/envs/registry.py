@@ -19,6 +19,31 @@ BUILTIN: dict[str, tuple[str, str, dict[str, Any]]] = {
         {"max_episode_steps": 999},
     ),
 }
+CLASSIC_CONTROL_IDS = tuple(BUILTIN)
+# minigrid's ids (`gridworld.env.IDS`, kept here as plain strings so no TensorFlow loads).
+MINIGRID_IDS = tuple(
+    f"MiniGrid-{name}"
+    for name in (
+        "Empty-5x5-v0",
+        "Empty-8x8-v0",
+        "Empty-16x16-v0",
+        "DoorKey-5x5-v0",
+        "DoorKey-8x8-v0",
+        "DoorKey-16x16-v0",
+        "KeyCorridorS3R1-v0",
+        "KeyCorridorS3R2-v0",
+        "KeyCorridorS3R3-v0",
+        "MultiRoom-N2-S4-v0",
+        "MultiRoom-N4-S5-v0",
+        "MultiRoom-N4-S5-v1",
+        "MultiRoom-N6-v0",
+        "FourRooms-v0",
+        "LavaGapS7-v0",
+    )
+)
+BUILTIN.update(
+    {env_id: ("gridworld.env", "MiniGridEnv", {"env_id": env_id}) for env_id in MINIGRID_IDS}
+)
 # Ids registered in this process (e.g. an env class given to `agents.train`): id -> constructor.
 _REGISTERED: dict[str, Callable[[], Any]] = {}
 
@@ -57,8 +82,10 @@ def check_native(env_id: str) -> None:
         )
 
 
-def make_native(env_id: str, max_episode_steps: int | None = None):
+def make_native(env_id: str, max_episode_steps: int | None = None, layout_bank: int | None = None):
     """The native environment of `env_id`, with `max_episode_steps` overriding its time limit.
+
+    `layout_bank` is the number of reset layouts of a MiniGrid id (ignored by other envs).
 
     Raises:
         ValueError: If `env_id` has no native implementation.
@@ -69,6 +96,8 @@ def make_native(env_id: str, max_episode_steps: int | None = None):
         env = _REGISTERED[env_id]()
     else:
         module, name, kwargs = BUILTIN[env_id]
+        if env_id in MINIGRID_IDS and layout_bank is not None:
+            kwargs = dict(kwargs, layout_bank=layout_bank)
         env = getattr(importlib.import_module(f"agents.envs.{module}"), name)(**kwargs)
     if max_episode_steps is not None:
         env.max_episode_steps = max_episode_steps

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from agents.envs import NativeBatchEnv, make_native, native_ids
+from agents.envs import NativeBatchEnv, make_native
+from agents.envs.registry import CLASSIC_CONTROL_IDS
 
 COUNT = 12_000
 
@@ -111,7 +112,7 @@ def _set_state(env, env_id, state):
         env.steps_beyond_terminated = None  # A fresh transition, not a step after the end.
 
 
-@pytest.mark.parametrize("env_id", native_ids())
+@pytest.mark.parametrize("env_id", CLASSIC_CONTROL_IDS)
 def test_transitions_equal_gymnasiums(env_id):
     rng = np.random.default_rng(0)
     states = _states(env_id, rng)
@@ -146,7 +147,7 @@ def test_transitions_equal_gymnasiums(env_id):
         assert 0.05 < terminated.mean() < 0.95
 
 
-@pytest.mark.parametrize("env_id", native_ids())
+@pytest.mark.parametrize("env_id", CLASSIC_CONTROL_IDS)
 def test_spaces_and_time_limit_equal_gymnasiums(env_id):
     native, gym_env = make_native(env_id), gym.make(env_id)
     assert native.observation_space == gym_env.observation_space

@@ -1,0 +1,130 @@
+"""Layout banks: minigrid's generator, cached on disk, rebuilt when corrupt, read natively."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from agents.envs import NativeBatchEnv, make_native
+from agents.envs.gridworld import layouts
+from agents.envs.gridworld.convert import state_of
+from agents.envs.gridworld.env import IDS, MiniGridEnv
+from agents.envs.gridworld.layouts import make_minigrid
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENTS_CACHE", str(tmp_path))
+    return tmp_path
+
+
+def test_state_of_reads_minigrids_encoding():
+    env = make_minigrid("MiniGrid-KeyCorridorS3R3-v0")
+    env.reset(seed=3)
+    state = state_of(env)
+    np.testing.assert_array_equal(state["grid"][..., :3], env.grid.encode())
+    assert state["pos"].tolist() == list(env.agent_pos)
+    assert state["target"].tolist() == list(env.obj.encode()[:2])
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_initial_observations_are_minigrids(env_id):
+    """Layout k of the bank is minigrid's `reset(seed=k)`: its state and its first image."""
+    env = MiniGridEnv(env_id, layout_bank=4)
+    original = make_minigrid(env_id)
+    index = tf.constant([0, 1, 2, 3])
+    states, observ = env._layout(index), tf.gather(env._bank_observ, index).numpy()
+    np.testing.assert_array_equal(observ, env.observe(states).numpy())
+    for k in range(4):
+        image = original.reset(seed=k)[0]["image"]
+        np.testing.assert_array_equal(observ[k], image, err_msg=f"{env_id} layout {k}")
+        np.testing.assert_array_equal(states.grid[k].numpy(), state_of(original)["grid"])
+
+
+def _occupancy(grids: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """Per cell, how often each object lies there, and how often the agent starts there."""
+    kinds = [(grids[..., 0] == kind).mean(axis=0) for kind in range(2, 10)]
+    agent = np.zeros(grids.shape[1:3])
+    np.add.at(agent, (positions[:, 0], positions[:, 1]), 1.0 / len(positions))
+    return np.stack([*kinds, agent])
+
+
+@pytest.mark.parametrize(
+    "env_id",
+    [
+        "MiniGrid-DoorKey-8x8-v0",
+        "MiniGrid-KeyCorridorS3R3-v0",
+        "MiniGrid-MultiRoom-N4-S5-v1",
+        "MiniGrid-FourRooms-v0",
+        "MiniGrid-LavaGapS7-v0",
+    ],
+)
+def test_native_resets_follow_minigrids_generator(env_id):
+    """Where walls, doors, keys, goals, lava and the agent fall at native resets, against fresh
+    minigrid resets from other seeds: per-cell frequencies agree within sampling noise."""
+    count = 400
+    env = MiniGridEnv(env_id, layout_bank=count)
+    drawn = env.initial_state(count, tf.constant([5, 7]))
+    native = _occupancy(drawn.grid.numpy(), drawn.pos.numpy())
+    original = make_minigrid(env_id)
+    fresh = []
+    for seed in range(10**6, 10**6 + count):
+        original.reset(seed=seed)
+        fresh.append(state_of(original))
+    reference = _occupancy(
+        np.stack([s["grid"] for s in fresh]), np.stack([s["pos"] for s in fresh])
+    )
+    # Two samples of 400 (one drawn with replacement from a bank of 400): within 5 standard
+    # errors of a frequency near 1/2 (a generator that moved a door or key differs by ~0.5).
+    assert np.abs(native - reference).max() < 5 * np.sqrt(2 * 0.25 / count)
+
+
+def test_bank_is_cached_and_a_corrupt_cache_is_rebuilt(cache, monkeypatch, capsys):
+    first = layouts.bank("MiniGrid-DoorKey-5x5-v0", 8)
+    path = layouts.path_of("MiniGrid-DoorKey-5x5-v0", 8, 0)
+    assert path.exists() and str(path).startswith(str(cache))
+
+    def generate(*args):
+        raise AssertionError("generated again instead of read")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(layouts, "generate", generate)
+        read = layouts.bank("MiniGrid-DoorKey-5x5-v0", 8)
+    np.testing.assert_array_equal(read["grid"], first["grid"])
+
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    rebuilt = layouts.bank("MiniGrid-DoorKey-5x5-v0", 8)
+    assert "is corrupt" in capsys.readouterr().err
+    np.testing.assert_array_equal(rebuilt["grid"], first["grid"])
+    assert layouts._read(path, 8)["grid"].shape == first["grid"].shape
+
+
+def test_an_unwritable_cache_names_the_file_and_the_fix(tmp_path, monkeypatch):
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    monkeypatch.setenv("AGENTS_CACHE", str(blocked))
+    with pytest.raises(ValueError, match="cannot be written.*AGENTS_CACHE"):
+        layouts.bank("MiniGrid-Empty-5x5-v0", 2)
+
+
+def test_batch_of_minigrid_envs_truncates_and_restarts_from_the_bank():
+    env = make_native("MiniGrid-DoorKey-5x5-v0", max_episode_steps=3, layout_bank=16)
+    assert env.max_episode_steps == 3 and env.max_steps == 250
+    batch = NativeBatchEnv(env, 6, seed=1)
+    batch.reset()
+    for _ in range(3):
+        batch.simulate(tf.zeros([6], tf.int32))  # Turning left never ends an episode.
+    assert batch.truncated.numpy().all() and not batch.terminated.numpy().any()
+    assert (batch.state.step_count.numpy() == 3).all()
+    batch.reset_where(tf.constant([True, False] * 3))
+    np.testing.assert_array_equal(batch.state.step_count.numpy(), [0, 3] * 3)
+    observ = env.observe(tf.nest.map_structure(lambda v: v.read_value(), batch.state)).numpy()
+    np.testing.assert_array_equal(batch.observ.numpy()[::2], observ[::2])
+
+
+def test_unknown_minigrid_id_names_the_native_ones():
+    with pytest.raises(ValueError, match="MiniGrid-DoorKey-8x8-v0"):
+        make_native("MiniGrid-DoorKey-7x7-v0")
