@@ -82,7 +82,7 @@ def step(
     action = tf.cast(action, tf.int32)
     step_count = state.step_count + 1
     ahead = state.pos + tf.gather(DIRECTIONS, state.direction)
-    cell = tf.gather_nd(state.grid, ahead, batch_dims=1)  # [B, 4]
+    cell = tf.cast(tf.gather_nd(state.grid, ahead, batch_dims=1), tf.int32)  # [B, 4]
     obj = cell[:, 0]
     empty_hands = state.carried[:, 0] == EMPTY
 
@@ -107,7 +107,7 @@ def step(
     grid = tf.tensor_scatter_nd_update(
         state.grid,
         tf.concat([tf.range(tf.shape(ahead)[0])[:, None], ahead], axis=1),
-        new_cell,
+        tf.cast(new_cell, state.grid.dtype),
     )
 
     # minigrid compares the carried object's identity with the target's: in states an episode

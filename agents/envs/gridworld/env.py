@@ -53,7 +53,7 @@ class MiniGridEnv(NativeEnv):
             view.observe(self._layout(tf.range(layout_bank)), self.see_through_walls), tf.uint8
         )
         self.state_shape = GridState(*(tuple(v.shape[1:]) for v in self._bank))
-        self.state_dtype = GridState(*[tf.int32] * len(GridState._fields))
+        self.state_dtype = GridState(tf.uint8, *[tf.int32] * (len(GridState._fields) - 1))
 
     @property
     def max_episode_steps(self) -> int:
@@ -70,7 +70,7 @@ class MiniGridEnv(NativeEnv):
 
     def _layout(self, index: tf.Tensor) -> GridState:
         layout = GridState(*(tf.gather(field, index) for field in self._bank))
-        return layout._replace(grid=tf.cast(layout.grid, tf.int32))
+        return layout
 
     def _draw_index(self, count, seed) -> tf.Tensor:
         return tf.random.stateless_uniform([count], seed, 0, self.layout_count, tf.int32)

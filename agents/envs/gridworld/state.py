@@ -8,7 +8,7 @@ import tensorflow as tf
 
 
 class GridState(NamedTuple):
-    """A batch of B worlds of W x H cells (all int32).
+    """A batch of B worlds of W x H cells (the grid uint8 in native envs, the rest int32).
 
     Attributes:
         grid: [B, W, H, 4] cells indexed [x, y] as minigrid's `Grid.encode()`: object, color,

@@ -42,6 +42,7 @@ def view_cells(state: GridState) -> tf.Tensor:
     where = state.pos[:, None, None, :] + tf.gather(_OFFSETS, state.direction)
     inside = tf.reduce_all((where >= 0) & (where < size), axis=-1)
     cells = tf.gather_nd(state.grid, tf.clip_by_value(where, 0, size - 1), batch_dims=1)
+    cells = tf.cast(cells, tf.int32)
     return tf.where(inside[..., None], cells, tf.constant(OUTSIDE_CELL, tf.int32))
 
 

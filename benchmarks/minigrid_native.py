@@ -1,0 +1,128 @@
+"""Native MiniGrid alone: random actions, env steps/s of the TensorFlow-ops engine and minigrid's.
+
+For each id, `--envs` native environments (symbolic 7x7 view) take `--steps` batch steps of
+uniformly random actions inside one XLA program (finished episodes restart from the layout bank
+in the same program); the figure is the median of `--repeats` calls after a compiling one. The
+last column is minigrid's own env stepped in a Python loop with the same random actions (one env,
+its `step` with observation), for scale.
+
+Every run appends one JSON line per id to `benchmarks/results/minigrid_native.jsonl` (date,
+commit, machine, load, threads) and prints the table.
+
+Run: `python benchmarks/minigrid_native.py [--envs 1024] [--steps 100] [--repeats 5]
+[--ids MiniGrid-DoorKey-8x8-v0 ...]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from benchmarks.common import machine_line  # noqa: E402
+from benchmarks.speed_matrix import commit, machine  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RECORDS = os.path.join(HERE, "results", "minigrid_native.jsonl")
+IDS = (
+    "MiniGrid-DoorKey-8x8-v0",
+    "MiniGrid-DoorKey-16x16-v0",
+    "MiniGrid-KeyCorridorS3R3-v0",
+    "MiniGrid-MultiRoom-N4-S5-v1",
+)
+
+
+def native(env_id: str, envs: int, steps: int, repeats: int) -> dict:
+    """Median env steps/s of `envs` native envs over `repeats` calls of `steps` batch steps."""
+    from agents.training import tf_loading
+
+    tf_loading.import_tensorflow(agent="ppo")  # Quiet, with the settings training uses.
+    import tensorflow as tf
+
+    from agents.envs import NativeBatchEnv, make_native
+
+    batch = NativeBatchEnv(make_native(env_id), envs, seed=0)
+    batch.reset()
+
+    @tf.function(jit_compile=True)
+    def call(seed):
+        def body(step):
+            action = tf.random.stateless_uniform([envs], tf.stack([seed, step]), 0, 7, tf.int32)
+            batch.simulate(action)
+            batch.reset_where(batch.terminated | batch.truncated)
+            return (step + 1,)
+
+        tf.while_loop(lambda step: step < steps, body, (tf.constant(0),))
+        return tf.reduce_sum(batch.length)
+
+    start = time.perf_counter()
+    call(tf.constant(0)).numpy()
+    compile_seconds = time.perf_counter() - start
+    rates = []
+    for repeat in range(repeats):
+        start = time.perf_counter()
+        call(tf.constant(repeat + 1)).numpy()
+        rates.append(envs * steps / (time.perf_counter() - start))
+    return {"steps_per_second": statistics.median(rates), "compile_seconds": compile_seconds}
+
+
+def python_loop(env_id: str, steps: int) -> float:
+    """Env steps/s of minigrid's env stepped with random actions in a Python loop."""
+    from agents.envs.gridworld.layouts import make_minigrid
+
+    env = make_minigrid(env_id)
+    env.reset(seed=0)
+    actions = __import__("numpy").random.default_rng(0).integers(0, 7, steps)
+    start = time.perf_counter()
+    for action in actions:
+        _, _, terminated, truncated, _ = env.step(int(action))
+        if terminated or truncated:
+            env.reset()
+    return steps / (time.perf_counter() - start)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--envs", type=int, default=1024)
+    parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--ids", nargs="+", default=list(IDS))
+    args = parser.parse_args(argv)
+    host, revision = machine(), commit(os.path.dirname(HERE))
+    rows = []
+    for env_id in args.ids:
+        result = native(env_id, args.envs, args.steps, args.repeats)
+        reference = python_loop(env_id, 5_000)
+        record = dict(
+            date=time.strftime("%Y-%m-%d %H:%M"),
+            commit=revision,
+            machine=host,
+            load=os.getloadavg()[0],
+            env_id=env_id,
+            envs=args.envs,
+            steps=args.steps,
+            minigrid_python_steps_per_second=reference,
+            **result,
+        )
+        with open(RECORDS, "a", encoding="utf-8") as file:
+            file.write(json.dumps(record) + "\n")
+        rows.append(record)
+        print(f"{env_id}: {result['steps_per_second']:,.0f} env steps/s", file=sys.stderr)
+    print(f"{machine_line()} | commit {revision}\n")
+    print(f"| env id | native, {args.envs} envs (env steps/s) | compile (s) | minigrid, 1 env |")
+    print("|---|---:|---:|---:|")
+    for row in rows:
+        print(
+            f"| {row['env_id']} | {row['steps_per_second']:,.0f} | {row['compile_seconds']:.1f} "
+            f"| {row['minigrid_python_steps_per_second']:,.0f} |"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
