@@ -65,7 +65,6 @@ AGENTS: dict[str, AgentEntry] = {
         # XLA's CPU convolution gradients are slower than TensorFlow's (see ppo.compilation).
         xla_update=False,
         onednn=True,
-        native_envs=False,
     ),
 }
 
@@ -88,6 +87,10 @@ NETWORKS: dict[str, NetworkEntry] = {
     "recurrent_gaussian": NetworkEntry(
         "agents.ppo.networks:recurrent_gaussian",
         "MLP torso, a GRU of recurrent_units, Gaussian policy.",
+    ),
+    "recurrent_categorical": NetworkEntry(
+        "agents.ppo.networks:recurrent_categorical",
+        "MLP torso, a GRU of recurrent_units, categorical policy.",
     ),
     "cnn_gru": NetworkEntry(
         "agents.ppo.cnn_gru:cnn_gru",

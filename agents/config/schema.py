@@ -81,7 +81,7 @@ GROUPS: dict[str, tuple[Key, ...]] = {
             "Pixel preprocessing.",
             str,
             True,
-            choices=("minigrid_pixels", "atari"),
+            choices=("minigrid_pixels", "minigrid_image", "atari"),
         ),
         Key(
             "native_env",
@@ -89,6 +89,11 @@ GROUPS: dict[str, tuple[Key, ...]] = {
             "Step the env id's TensorFlow implementation (agents.envs) in the compiled call.",
         ),
         Key("max_episode_steps", None, "Time limit; None keeps the registered one.", int, True, 1),
+        _positive(
+            "layout_bank",
+            4096,
+            "Native MiniGrid: reset layouts drawn from minigrid's generator (cached on disk).",
+        ),
         _positive("num_agents", 16, "Training environments per process, stepped as one batch."),
         _positive("eval_agents", 8, "Evaluation environments per process."),
         Key("env_processes", False, "Step each environment in its own process."),
@@ -134,9 +139,8 @@ GROUPS: dict[str, tuple[Key, ...]] = {
         Key(
             "network",
             "auto",
-            "auto picks by the action space; a 'module:builder' path builds your own.",
+            "auto picks by the spaces (rnd_ppo: CNN+GRU on frames); 'module:builder': your own.",
             choices=_NETWORKS,
-            agents=_PPO,
             imports=True,
         ),
         Key(
@@ -145,7 +149,6 @@ GROUPS: dict[str, tuple[Key, ...]] = {
             "Hidden layer sizes of the policy.",
             item=int,
             low=1,
-            agents=_PPO,
         ),
         Key(
             "value_layers",
@@ -153,10 +156,9 @@ GROUPS: dict[str, tuple[Key, ...]] = {
             "Hidden layer sizes of the value function.",
             item=int,
             low=1,
-            agents=_PPO,
         ),
-        Key("activation", "tanh", "Keras activation of the hidden layers.", agents=_PPO),
-        _positive("init_std", 1.0, "Initial std of Gaussian policies.", agents=_PPO),
+        Key("activation", "tanh", "Keras activation of the hidden layers."),
+        _positive("init_std", 1.0, "Initial std of Gaussian policies."),
         Key(
             "sde_sample_freq",
             None,
@@ -165,16 +167,14 @@ GROUPS: dict[str, tuple[Key, ...]] = {
             int,
             optional=True,
             low=0,
-            agents=_PPO,
         ),
         Key(
             "init_output_factor",
             0.01,
             "Scale of the policy output layer's initial weights.",
             low=0.0,
-            agents=_PPO,
         ),
-        _positive("recurrent_units", 64, "GRU units of recurrent_gaussian.", agents=_PPO),
+        _positive("recurrent_units", 64, "GRU units of recurrent_gaussian."),
     ),
     "optimization": (
         Key("optimizer", "adam", "Keras optimizer name (adam, adamw, rmsprop, sgd, ...)."),
@@ -287,6 +287,14 @@ GROUPS: dict[str, tuple[Key, ...]] = {
         Key("ext_coef", 2.0, "Weight of the extrinsic advantage.", low=0.0, agents=_PIXEL),
         _positive("rnd_feature_size", 512, "Output size of RND's networks.", agents=_PIXEL),
         Key(
+            "rnd_network",
+            "auto",
+            "RND's torso: conv (frames), mlp (the flattened observation), auto (by shape).",
+            choices=("auto", "conv", "mlp"),
+            agents=_PIXEL,
+        ),
+        _positive("rnd_hidden", 512, "Hidden width of RND's MLP torso.", agents=_PIXEL),
+        Key(
             "rnd_predictor_proportion",
             0.25,
             "Share of each minibatch the predictor trains on.",
@@ -327,6 +335,9 @@ FIXED_ON_RESUME = (
     "memsize",
     "extrahid",
     "rnd_feature_size",
+    "rnd_network",
+    "rnd_hidden",
+    "layout_bank",
 )
 
 KEYS: dict[str, Key] = {key.name: key for keys in GROUPS.values() for key in keys}

@@ -100,7 +100,7 @@ def _check_native(config: Mapping[str, Any]) -> None:
     if not catalogue.AGENTS[agent].native_envs:
         native = ", ".join(name for name, entry in catalogue.AGENTS.items() if entry.native_envs)
         raise ValueError(
-            f"agent={agent!r} learns from pixels of Python envs; native envs "
+            f"agent={agent!r} learns from Python envs only; native envs "
             f"(native_env=True) train {native}."
         )
     for key in ("env_processes", "env_wrapper"):

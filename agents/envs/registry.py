@@ -82,6 +82,12 @@ def check_native(env_id: str) -> None:
         )
 
 
+def python_wrapper(env_id: str) -> str | None:
+    """The `env_wrapper` under which gymnasium's env of `env_id` observes what the native one
+    does (minigrid's image for the MiniGrid ids), for evaluating natively trained policies."""
+    return "minigrid_image" if _resolve(env_id) in MINIGRID_IDS else None
+
+
 def make_native(env_id: str, max_episode_steps: int | None = None, layout_bank: int | None = None):
     """The native environment of `env_id`, with `max_episode_steps` overriding its time limit.
 

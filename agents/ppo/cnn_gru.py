@@ -196,9 +196,11 @@ class CnnGruPolicy(Network):
         return keep * state + (1.0 - keep) * candidate
 
 
-def cnn_gru(observation_space, action_space, config) -> CnnGruPolicy:
+def cnn_gru(observation_space, action_space, config, value_streams=("", "_int")) -> CnnGruPolicy:
     """The CNN+GRU of `config` (`policy_size`, `hidsize`, `memsize`, `extrahid`,
-    `rec_gate_init`): the `rnd_ppo` agent's network, and `ppo`'s with `network: cnn_gru`."""
+    `rec_gate_init`): the `rnd_ppo` agent's network, and `ppo`'s with `network: cnn_gru`.
+    It has the value heads "" and "_int" whichever `value_streams` the agent asks for."""
+    del value_streams
     return CnnGruPolicy(
         observation_space.shape,
         action_space,

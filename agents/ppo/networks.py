@@ -6,6 +6,7 @@ contract); `agents.config.catalogue.NETWORKS` names them for configs.
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -41,6 +42,15 @@ def _build(layers: Sequence[keras.layers.Layer], input_size: int) -> int:
     return input_size
 
 
+def _value_heads(streams: Sequence[str]) -> dict[str, keras.layers.Dense]:
+    """A linear value output per stream ("value" for the reward's, "value_int" for "_int")."""
+    return {stream: orthogonal_dense(1, 1.0, name=f"value{stream}") for stream in streams}
+
+
+def _values(heads: Mapping[str, keras.layers.Layer], features, outer_shape) -> dict:
+    return {stream: tf.reshape(head(features), outer_shape) for stream, head in heads.items()}
+
+
 def _apply(layers: Sequence[keras.layers.Layer], inputs: tf.Tensor) -> tf.Tensor:
     for layer in layers:
         inputs = layer(inputs)
@@ -57,6 +67,7 @@ class FeedForwardNetwork(Network):
         policy_layers: Sequence[int],
         value_layers: Sequence[int],
         activation: str,
+        value_streams: Sequence[str] = ("",),
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -64,12 +75,14 @@ class FeedForwardNetwork(Network):
         self._policy_torso = _mlp(policy_layers, activation, "policy_hidden")
         self._policy_head = policy_head
         self._value_torso = _mlp(value_layers, activation, "value_hidden")
-        self._value_head = orthogonal_dense(1, 1.0, name="value")
+        self._value_heads = _value_heads(value_streams)
         # Built up front so that the variables exist before the first call (optimizers,
         # checkpoints) and are never created inside a traced function.
         with keras.name_scope(self.name):
             self._policy_head.build((None, _build(self._policy_torso, self._observ_size)))
-            self._value_head.build((None, _build(self._value_torso, self._observ_size)))
+            value_size = _build(self._value_torso, self._observ_size)
+            for head in self._value_heads.values():
+                head.build((None, value_size))
         self.built = True
 
     @property
@@ -97,9 +110,9 @@ class FeedForwardNetwork(Network):
         flat = tf.reshape(observ, [-1, self._observ_size])
         features = _apply(self._policy_torso, flat)
         policy = self._policy_head(features, outer_shape)
-        value = tf.reshape(self._value_head(_apply(self._value_torso, flat)), outer_shape)
+        values = _values(self._value_heads, _apply(self._value_torso, flat), outer_shape)
         features = unflatten(features, outer_shape, [features.shape[-1]])
-        return NetworkOutput(policy, {"": value}, state, features)
+        return NetworkOutput(policy, values, state, features)
 
 
 class RecurrentNetwork(Network):
@@ -113,6 +126,7 @@ class RecurrentNetwork(Network):
         value_layers: Sequence[int],
         activation: str,
         recurrent_units: int,
+        value_streams: Sequence[str] = ("",),
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -122,11 +136,13 @@ class RecurrentNetwork(Network):
         self._cell = keras.layers.GRUCell(self._units, name="gru")
         self._policy_head = policy_head
         self._value_torso = _mlp(value_layers, activation, "value_hidden")
-        self._value_head = orthogonal_dense(1, 1.0, name="value")
+        self._value_heads = _value_heads(value_streams)
         with keras.name_scope(self.name):
             self._cell.build((None, _build(self._torso, self._observ_size)))
             self._policy_head.build((None, self._units))
-            self._value_head.build((None, _build(self._value_torso, self._units)))
+            value_size = _build(self._value_torso, self._units)
+            for head in self._value_heads.values():
+                head.build((None, value_size))
         self.built = True
 
     @property
@@ -159,9 +175,9 @@ class RecurrentNetwork(Network):
         )
         hidden = tf.reshape(hidden, [-1, self._units])
         policy = self._policy_head(hidden, outer_shape)
-        value = tf.reshape(self._value_head(_apply(self._value_torso, hidden)), outer_shape)
+        values = _values(self._value_heads, _apply(self._value_torso, hidden), outer_shape)
         features = unflatten(hidden, outer_shape, [self._units])
-        return NetworkOutput(policy, {"": value}, state, features)
+        return NetworkOutput(policy, values, state, features)
 
     def _step(self, state: tf.Tensor, inputs: tuple[tf.Tensor, tf.Tensor]) -> tf.Tensor:
         features, reset = inputs
@@ -204,13 +220,14 @@ def _head(name: str, kind: str, action_space: gym.Space, config: Any) -> keras.l
 
 
 def _feed_forward(name: str, kind: str):
-    def build(observation_space, action_space, config) -> FeedForwardNetwork:
+    def build(observation_space, action_space, config, value_streams=("",)):
         return FeedForwardNetwork(
             observation_space.shape,
             _head(name, kind, action_space, config),
             tuple(_option(config, "policy_layers")),
             tuple(_option(config, "value_layers")),
             _option(config, "activation"),
+            value_streams=value_streams,
             name=name,
         )
 
@@ -226,23 +243,36 @@ feed_forward_multi_categorical = _feed_forward(
 )
 
 
-def recurrent_gaussian(observation_space, action_space, config) -> RecurrentNetwork:
-    """The GRU network of `config`: `policy_layers` as the torso before the GRU of
-    `recurrent_units`, `value_layers` between the GRU and the value output."""
-    name = "recurrent_gaussian"
-    return RecurrentNetwork(
-        observation_space.shape,
-        _head(name, "gaussian", action_space, config),
-        tuple(_option(config, "policy_layers")),
-        tuple(_option(config, "value_layers")),
-        _option(config, "activation"),
-        recurrent_units=_option(config, "recurrent_units"),
-        name=name,
+def _recurrent(name: str, kind: str):
+    def build(observation_space, action_space, config, value_streams=("",)):
+        return RecurrentNetwork(
+            observation_space.shape,
+            _head(name, kind, action_space, config),
+            tuple(_option(config, "policy_layers")),
+            tuple(_option(config, "value_layers")),
+            _option(config, "activation"),
+            recurrent_units=_option(config, "recurrent_units"),
+            value_streams=value_streams,
+            name=name,
+        )
+
+    build.__name__ = name
+    build.__doc__ = (
+        f"The {name} network of `config`: `policy_layers` as the torso before the GRU of "
+        "`recurrent_units`, `value_layers` between the GRU and the value outputs."
     )
+    return build
+
+
+recurrent_gaussian = _recurrent("recurrent_gaussian", "gaussian")
+recurrent_categorical = _recurrent("recurrent_categorical", "categorical")
 
 
 def make_network(
-    observation_space: gym.Space, action_space: gym.Space, config: Mapping[str, Any] | Any
+    observation_space: gym.Space,
+    action_space: gym.Space,
+    config: Mapping[str, Any] | Any,
+    value_streams: Sequence[str] = ("",),
 ) -> Network:
     """Creates the policy/value network named by `config["network"]`, built and ready to call.
 
@@ -259,6 +289,9 @@ def make_network(
             space type) or a "module:builder" path, and the keys that network reads
             (`policy_layers`, `value_layers`, `activation`, `init_output_factor`, `init_std`,
             `sde_sample_freq`, `recurrent_units`, the CNN+GRU's sizes).
+        value_streams: The value streams the agent needs a value head for ("" is the
+            reward's; `rnd_ppo` adds "_int"); passed to builders as `value_streams=` when there
+            are more than the reward's.
 
     Returns:
         A built `Network`.
@@ -276,7 +309,15 @@ def make_network(
             f"Network {name!r} does not support the observation space {observation_space!r}: "
             "it needs a Box observation space (of any shape)."
         )
-    network = builder(observation_space, action_space, config)
+    if tuple(value_streams) == ("",):
+        network = builder(observation_space, action_space, config)
+    else:
+        if "value_streams" not in inspect.signature(builder).parameters:
+            raise ValueError(
+                f"Network {name!r} has one value head; this agent needs value heads for the "
+                f"streams {tuple(value_streams)} (a builder parameter value_streams)."
+            )
+        network = builder(observation_space, action_space, config, value_streams=value_streams)
     if not isinstance(network, Network):
         raise ValueError(
             f"Network {name!r} built a {type(network).__name__}, not an agents.ppo.network."

@@ -23,19 +23,33 @@ _OBSERVATION_CLIP = 5.0
 
 
 def _network(
-    frame_shape: tuple[int, int, int], dense_sizes: Sequence[int], seeds: Sequence[int], name: str
+    input_shape: tuple[int, ...],
+    torso: str,
+    torso_width: int,
+    dense_sizes: Sequence[int],
+    seeds: Sequence[int],
+    name: str,
 ) -> keras.Sequential:
-    """Leaky-ReLU conv stack, then ReLU dense layers; the last dense layer is linear."""
-    layers = [keras.Input(frame_shape)]
-    conv_seeds, dense_seeds = seeds[: len(_CONV_STACK)], seeds[len(_CONV_STACK) :]
-    for (filters, kernel, stride), seed in zip(_CONV_STACK, conv_seeds, strict=True):
-        init = orthogonal(math.sqrt(2.0), seed)
-        layers.append(
-            keras.layers.Conv2D(
-                filters, kernel, stride, activation="leaky_relu", kernel_initializer=init
+    """Leaky-ReLU torso (the conv stack on frames, or two dense layers of `torso_width` on the
+    flattened observation), then ReLU dense layers; the last dense layer is linear."""
+    layers = [keras.Input(input_shape)]
+    torso_seeds, dense_seeds = seeds[: len(_CONV_STACK)], seeds[len(_CONV_STACK) :]
+    if torso == "conv":
+        for (filters, kernel, stride), seed in zip(_CONV_STACK, torso_seeds, strict=True):
+            init = orthogonal(math.sqrt(2.0), seed)
+            layers.append(
+                keras.layers.Conv2D(
+                    filters, kernel, stride, activation="leaky_relu", kernel_initializer=init
+                )
             )
-        )
-    layers.append(keras.layers.Flatten())
+        layers.append(keras.layers.Flatten())
+    else:
+        layers.append(keras.layers.Flatten())
+        for seed in torso_seeds[:2]:
+            init = orthogonal(math.sqrt(2.0), seed)
+            layers.append(
+                keras.layers.Dense(torso_width, activation="leaky_relu", kernel_initializer=init)
+            )
     for index, (units, seed) in enumerate(zip(dense_sizes, dense_seeds, strict=True)):
         activation = "relu" if index < len(dense_sizes) - 1 else None
         layers.append(
@@ -44,6 +58,19 @@ def _network(
             )
         )
     return keras.Sequential(layers, name=name)
+
+
+def choose_torso(observation_shape: Sequence[int], choice: str = "auto") -> str:
+    """RND's torso for observations of `observation_shape`: `choice`, or for "auto" the conv
+    stack where frames are large enough for it, else the MLP (e.g. MiniGrid's 7x7 symbolic view)."""
+    if choice != "auto":
+        return choice
+    frames = len(observation_shape) == 3
+    return (
+        "conv"
+        if frames and min(observation_shape[:2]) >= conv.min_input_size(_CONV_STACK)
+        else "mlp"
+    )
 
 
 class RND(tf.Module):
@@ -75,6 +102,8 @@ class RND(tf.Module):
         enlargement: int = 1,
         seed: int = 0,
         name: str = "rnd",
+        torso: str = "conv",
+        torso_width: int = 512,
     ):
         """Creates the networks, the observation statistics and the mask generator.
 
@@ -90,37 +119,49 @@ class RND(tf.Module):
           enlargement: Width factor of the predictor's hidden dense layers (512 * enlargement).
           seed: Seed of the network initializations and of the predictor update mask.
           name: Name of the module.
+          torso: "conv": the conv stack on the last frame of each stack, normalized per pixel
+            (the paper's); "mlp": two dense layers of `torso_width` on the whole flattened
+            observation, normalized per element (small symbolic observations).
+          torso_width: Width of the MLP torso's layers (and of the predictor's layers after it).
 
         Raises:
           ValueError: For a frame shape the conv stack cannot process, or a proportion outside
             (0, 1].
         """
         super().__init__(name=name)
-        if len(observation_shape) != 3 or min(observation_shape[:2]) < conv.min_input_size(
-            _CONV_STACK
+        if torso not in ("conv", "mlp"):
+            raise ValueError(f"RND torso must be 'conv' or 'mlp', got {torso!r}.")
+        if torso == "conv" and (
+            len(observation_shape) != 3
+            or min(observation_shape[:2]) < conv.min_input_size(_CONV_STACK)
         ):
             raise ValueError(
                 f"RND needs (H, W, C) frames with H, W >= {conv.min_input_size(_CONV_STACK)}, "
-                f"got {tuple(observation_shape)}."
+                f"got {tuple(observation_shape)} (rnd_network=mlp reads any shape)."
             )
         if not 0.0 < proportion_of_exp_used_for_predictor_update <= 1.0:
             raise ValueError(
                 "proportion_of_exp_used_for_predictor_update must be in (0, 1], got "
                 f"{proportion_of_exp_used_for_predictor_update}."
             )
-        height, width = (int(d) for d in observation_shape[:2])
-        self._frame_shape = (height, width, 1)
+        self._torso = torso
+        if torso == "conv":
+            height, width = (int(d) for d in observation_shape[:2])
+            self._frame_shape = (height, width, 1)
+        else:
+            self._frame_shape = tuple(int(d) for d in observation_shape)
         self._proportion = float(proportion_of_exp_used_for_predictor_update)
         seeds = [int(s) for s in np.random.SeedSequence(seed).generate_state(10)]
-        hidden = 512 * int(enlargement)
+        hidden = (512 if torso == "conv" else int(torso_width)) * int(enlargement)
         with self.name_scope:
             self.observation_stats = RunningMeanStd(
                 self._frame_shape, cross_replica_sum=cross_replica_sum, name="observation_stats"
             )
-            self.target = _network(self._frame_shape, [feature_size], seeds[:4], "rnd_target")
+            shape, width = self._frame_shape, int(torso_width)
+            self.target = _network(shape, torso, width, [feature_size], seeds[:4], "rnd_target")
             self.target.trainable = False
             self.predictor = _network(
-                self._frame_shape, [hidden, hidden, feature_size], seeds[4:], "rnd_predictor"
+                shape, torso, width, [hidden, hidden, feature_size], seeds[4:], "rnd_predictor"
             )
             self.rng = tf.random.Generator.from_seed(seed)
 
@@ -149,8 +190,14 @@ class RND(tf.Module):
         }
 
     def update_observation_stats(self, frames: TensorLike) -> None:
-        """Adds the last frames of `frames` [..., H, W, C] to the per-pixel statistics."""
-        self.observation_stats.update(tf.convert_to_tensor(frames)[..., -1:])
+        """Adds the last frames of `frames` [..., H, W, C] to the per-pixel statistics (the
+        whole observations [..., *shape] with the MLP torso)."""
+        self.observation_stats.update(self._inputs(frames))
+
+    def _inputs(self, frames: TensorLike) -> tf.Tensor:
+        """What the networks read: the last frame of each stack, or the whole observation."""
+        frames = tf.convert_to_tensor(frames)
+        return frames[..., -1:] if self._torso == "conv" else frames
 
     def initialize_observation_stats(self, frames: TensorLike) -> None:
         """Seeds the statistics with a random agent's frames ([..., H, W, C]) before training."""
@@ -187,13 +234,13 @@ class RND(tf.Module):
           error between predictor and (stop-gradient) target features.
         """
         frames = tf.convert_to_tensor(frames)
-        frames = tf.reshape(frames, [-1, *frames.shape[-3:]])
+        frames = tf.reshape(frames, [-1, *frames.shape[-len(self._frame_shape) :]])
         chosen = tf.gather(frames, self.predictor_sample(int(frames.shape[0])))
         return tf.reduce_mean(self._prediction_error(chosen))
 
     def _normalize(self, frames: TensorLike) -> tf.Tensor:
         """The last frame of each stack, normalized per pixel and clipped, as [N, H, W, 1]."""
-        last = tf.cast(tf.convert_to_tensor(frames)[..., -1:], tf.float32)
+        last = tf.cast(self._inputs(frames), tf.float32)
         last = tf.reshape(last, [-1, *self._frame_shape])
         mean = tf.cast(self.observation_stats.mean, tf.float32)
         std = tf.cast(self.observation_stats.std, tf.float32)
@@ -204,4 +251,4 @@ class RND(tf.Module):
         observ = self._normalize(frames)
         target = tf.stop_gradient(self.target(observ))
         error = tf.reduce_mean(tf.square(self.predictor(observ) - target), -1)
-        return tf.reshape(error, tf.shape(frames)[:-3])
+        return tf.reshape(error, tf.shape(frames)[: -len(self._frame_shape)])

@@ -7,8 +7,9 @@ import tensorflow as tf
 from agents.ppo import streams
 from agents.ppo.algorithm import PPO
 from agents.ppo.cnn_gru import cnn_gru
+from agents.ppo.networks import make_network
 from agents.ppo.normalize import RewardScaler
-from agents.ppo.rnd import RND
+from agents.ppo.rnd import RND, choose_torso
 from agents.tools.ranks import ONE_PROCESS, Ranks
 
 
@@ -64,6 +65,8 @@ class RNDPPO(PPO):
     def _make_components(self, observ_space, config):
         rnd = RND(
             observ_space.shape,
+            torso=choose_torso(observ_space.shape, config.rnd_network),
+            torso_width=config.rnd_hidden,
             feature_size=config.rnd_feature_size,
             cross_replica_sum=self._sum,
             proportion_of_exp_used_for_predictor_update=config.rnd_predictor_proportion,
@@ -71,7 +74,12 @@ class RNDPPO(PPO):
         return {"rnd": rnd}
 
     def _make_network(self, observ_space, action_space, config):
-        return cnn_gru(observ_space, action_space, config)
+        """The CNN+GRU on frames (`network: auto` where RND's conv stack fits them); otherwise
+        the network `config.network` names (auto: by the action space), with value heads for
+        the extrinsic and intrinsic streams."""
+        if config.network == "auto" and choose_torso(observ_space.shape) == "conv":
+            return cnn_gru(observ_space, action_space, config)
+        return make_network(observ_space, action_space, config, value_streams=("", "_int"))
 
     def _value_streams(self, config):
         return (

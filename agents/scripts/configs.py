@@ -361,6 +361,92 @@ def mountaincar_continuous_native() -> dict[str, Any]:
     )
 
 
+# Native MiniGrid (`agents.envs.gridworld`): minigrid's rules as TensorFlow ops, its symbolic 7x7
+# view, resets from banks of minigrid's own layouts; scored on minigrid's env of the same id
+# (`benchmarks/exploration.py`). MLPs on the flattened view, XLA over the whole call.
+_MINIGRID_NATIVE = dict(
+    native_env=True,
+    rollouts_per_call=4,
+    checkpoint_every=1_000_000,
+    num_agents=128,
+    update_epochs=4,
+    num_minibatches=8,
+    entropy_coef=0.01,
+    policy_layers=[128, 128],
+    value_layers=[128, 128],
+    normalize_reward=False,  # Sparse rewards in (0, 1]: scaling by the return's std inflates them.
+    eval_agents=32,
+)
+
+
+@_task()
+def doorkey_native() -> dict[str, Any]:
+    """MiniGrid-DoorKey-5x5 as TensorFlow ops with plain PPO: pick up the key, open the door."""
+    return dict(
+        _MINIGRID_NATIVE,
+        env="MiniGrid-DoorKey-5x5-v0",
+        train_steps=786_432,  # 12 calls of 4 x 128 x 128 steps, 3 phases.
+        train_every=262_144,
+        eval_steps=8_000,  # 32 envs x 250 steps: every evaluation episode ends.
+    )
+
+
+# RND on native MiniGrid: the symbolic view through RND's MLP torso, the whole call one XLA
+# program; its control is the same agent with int_coef=0.
+_MINIGRID_RND = dict(
+    _MINIGRID_NATIVE,
+    agent="rnd_ppo",
+    update_compiler="xla",
+    rnd_hidden=128,
+    rnd_feature_size=64,
+    rnd_init_steps=128,
+    train_steps=9_830_400,  # 10 phases of 15 calls of 4 x 128 x 128 steps, within 10M.
+    train_every=983_040,
+)
+
+
+@_task()
+def doorkey16_rnd() -> dict[str, Any]:
+    """MiniGrid-DoorKey-16x16 with RND: a key, a locked door and a goal in a 16x16 grid."""
+    return dict(_MINIGRID_RND, env="MiniGrid-DoorKey-16x16-v0", eval_steps=81_920)
+
+
+@_task(doorkey16_rnd)
+def doorkey16() -> dict[str, Any]:
+    """The control of `doorkey16_rnd`: the same agent without intrinsic reward."""
+    return dict(int_coef=0.0)
+
+
+@_task()
+def keycorridor_rnd() -> dict[str, Any]:
+    """MiniGrid-KeyCorridorS3R3 with RND: fetch a key from a side room to reach the ball."""
+    return dict(
+        _MINIGRID_RND,
+        env="MiniGrid-KeyCorridorS3R3-v0",
+        train_steps=19_922_944,  # 19 phases of 16 calls, within 20M.
+        train_every=1_048_576,
+        eval_steps=8_640,
+    )
+
+
+@_task(keycorridor_rnd)
+def keycorridor() -> dict[str, Any]:
+    """The control of `keycorridor_rnd`."""
+    return dict(int_coef=0.0)
+
+
+@_task()
+def multiroom_rnd() -> dict[str, Any]:
+    """MiniGrid-MultiRoom-N4-S5-v1 (four rooms, minigrid 3.1's fix of v0's six) with RND."""
+    return dict(_MINIGRID_RND, env="MiniGrid-MultiRoom-N4-S5-v1", eval_steps=2_560)
+
+
+@_task(multiroom_rnd)
+def multiroom() -> dict[str, Any]:
+    """The control of `multiroom_rnd`."""
+    return dict(int_coef=0.0)
+
+
 CONFIGS = {
     fn.__name__: fn
     for fn in (
@@ -384,5 +470,12 @@ CONFIGS = {
         acrobot_native,
         mountaincar_native,
         mountaincar_continuous_native,
+        doorkey_native,
+        doorkey16_rnd,
+        doorkey16,
+        keycorridor_rnd,
+        keycorridor,
+        multiroom_rnd,
+        multiroom,
     )
 }

@@ -37,6 +37,7 @@ def make_run_env(config: Any, render_mode: str | None = None) -> Any:
     Raises:
         UsageError: The env is unknown here, or was a Python callable of another process.
     """
+    from agents.envs import registry
     from agents.training.environments import API_NAMESPACE, make_env
 
     if config.env.startswith(f"{API_NAMESPACE}/"):
@@ -46,9 +47,10 @@ def make_run_env(config: Any, render_mode: str | None = None) -> Any:
             "agents.load_policy(run_dir) on your environment."
         )
     try:
-        return make_env(
-            config.env, config.max_episode_steps, config.env_wrapper, render_mode=render_mode
-        )
+        wrapper = config.env_wrapper
+        if config.native_env:  # Gymnasium's env of the id, observed as the native one is.
+            wrapper = registry.python_wrapper(config.env)
+        return make_env(config.env, config.max_episode_steps, wrapper, render_mode=render_mode)
     except ValueError as error:
         raise UsageError(str(error)) from None
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from agents.training import env_warnings
 
-WRAPPERS = ("minigrid_pixels", "atari")
+WRAPPERS = ("minigrid_pixels", "minigrid_image", "atari")
 API_NAMESPACE = (
     "agents_api"  # Gymnasium namespace of environments given to agents.train as callables.
 )
@@ -26,7 +26,8 @@ def make_env(
     `tools.BatchEnv` that steps these envs clips the whole batch at once (`clip_actions=True`),
     as gymnasium's `ClipAction` would per env. `wrapper` selects a pixel preprocessing:
     "minigrid_pixels" (the agent's partial view rendered as a 56x56 grayscale image, plus a count
-    of visited cells) or "atari" (84x84 grayscale, 4 stacked frames, frame skip 4, sticky actions
+    of visited cells), "minigrid_image" (minigrid's symbolic 7x7x3 view, what the native MiniGrid
+    envs observe) or "atari" (84x84 grayscale, 4 stacked frames, frame skip 4, sticky actions
     as in ALE v5).
 
     Raises:
@@ -44,6 +45,10 @@ def make_env(
         raise ValueError(f"Unknown environment {env_id!r}: {first}") from None
     if wrapper == "minigrid_pixels":
         env = _minigrid_pixels(env)
+    elif wrapper == "minigrid_image":
+        from minigrid.wrappers import ImgObsWrapper
+
+        env = ImgObsWrapper(env)
     elif wrapper == "atari":
         env = _atari(env)
     return env

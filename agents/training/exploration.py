@@ -62,3 +62,40 @@ def visited_states(batch_env) -> set | None:
         union |= set(visited)
         counted = True
     return union if counted else None
+
+
+def native_random_frames(
+    batch_env, steps: int, seed: int, chunk: int = 128
+) -> Iterator[np.ndarray]:
+    """`random_frames` for a `NativeBatchEnv`: its observations under uniformly random actions,
+    stepped by TensorFlow ops, then every env restarted (training starts from fresh episodes).
+
+    Args:
+        batch_env: A `envs.NativeBatchEnv`.
+        steps: Batch steps in all; each gives one observation per env.
+        seed: Seed of the random actions.
+        chunk: Batch steps per yielded array.
+
+    Yields:
+        Arrays [chunk (or fewer, last), len(batch_env), *observation_shape].
+    """
+    import tensorflow as tf
+
+    space = batch_env.action_space
+    space.seed(seed)
+
+    @tf.function(autograph=False)
+    def step(action):
+        batch_env.simulate(action)
+        observ = batch_env.observ.read_value()
+        batch_env.reset_where(batch_env.done)
+        return observ
+
+    frames = []
+    for index in range(steps):
+        action = np.stack([space.sample() for _ in range(len(batch_env))])
+        frames.append(step(tf.constant(action, batch_env.action.dtype)).numpy())
+        if len(frames) == chunk or index == steps - 1:
+            yield np.stack(frames)
+            frames = []
+    batch_env.reset()

@@ -152,6 +152,11 @@ class Run:
         steps = self.agent.warm_up_steps
         if not steps or self.step.numpy() > 0:
             return  # Nothing to warm up, or resumed: the statistics come from the checkpoint.
+        if self.config.native_env:
+            walk = exploration.native_random_frames(self.train_env, steps, self._rank_seed)
+            for frames in walk:
+                self.agent.warm_up(frames)
+            return
         batch_env = self._envs[0]  # The training envs, as Python objects.
         with self._python_errors():
             for frames in exploration.random_frames(batch_env, steps, self._rank_seed):
@@ -297,7 +302,9 @@ class Run:
         if config.native_env:
             try:
                 return NativeBatchEnv(
-                    make_native(config.env, config.max_episode_steps), count, seed
+                    make_native(config.env, config.max_episode_steps, config.layout_bank),
+                    count,
+                    seed,
                 )
             except ValueError as error:
                 raise UsageError(str(error)) from None

@@ -1,5 +1,7 @@
 """Tests for the catalogues of agents and networks: names, import paths and what they resolve to."""
 
+import dataclasses
+
 import pytest
 
 from agents.config import catalogue, schema, validate
@@ -57,7 +59,15 @@ def test_a_path_that_does_not_import_is_one_line(path, message):
     assert message in str(raised.value) and "\n" not in str(raised.value)
 
 
-def test_native_envs_are_refused_for_an_agent_the_catalogue_says_cannot_train_them():
+def test_native_envs_are_refused_for_an_agent_the_catalogue_says_cannot_train_them(monkeypatch):
+    entry = dataclasses.replace(catalogue.AGENTS["rnd_ppo"], native_envs=False)
+    monkeypatch.setitem(catalogue.AGENTS, "rnd_ppo", entry)
     config = dict(schema.defaults(), agent="rnd_ppo", native_env=True, env="CartPole-v1")
-    with pytest.raises(ValueError, match=r"agent='rnd_ppo' learns from pixels .* train ppo\."):
+    with pytest.raises(ValueError, match=r"agent='rnd_ppo' learns from Python .* train ppo\."):
+        validate.validate_config(config)
+
+
+def test_both_agents_train_native_envs():
+    for agent in ("ppo", "rnd_ppo"):
+        config = dict(schema.defaults(), agent=agent, native_env=True, env="CartPole-v1")
         validate.validate_config(config)

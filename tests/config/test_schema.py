@@ -60,4 +60,8 @@ def test_keys_of_the_plain_agent_leave_out_the_pixel_agent():
     ppo_keys = schema.keys_of("ppo")
     assert "int_coef" not in ppo_keys and "learning_rate" in ppo_keys
     assert "hidsize" in ppo_keys  # The CNN+GRU's sizes, for network=cnn_gru.
-    assert "policy_layers" not in schema.keys_of("rnd_ppo")
+    # rnd_ppo reads the network keys too: its network on non-frame observations is chosen by them.
+    assert "policy_layers" in schema.keys_of("rnd_ppo") and "rnd_hidden" in schema.keys_of(
+        "rnd_ppo"
+    )
+    assert "rnd_hidden" not in ppo_keys

@@ -24,7 +24,11 @@ from agents.scripts import configs
         ("max_grad_norm", 0, "max_grad_norm must be a float > 0.0 or None, got 0"),
         ("max_grad_norm", True, "max_grad_norm must be a float > 0.0 or None, got True"),
         ("policy_layers", [8, 0], r"policy_layers must be a list of ints each >= 1, got \[8, 0\]"),
-        ("env_wrapper", "vizdoom", "env_wrapper must be one of minigrid_pixels, atari or None"),
+        (
+            "env_wrapper",
+            "vizdoom",
+            "env_wrapper must be one of minigrid_pixels, minigrid_image, atari or None",
+        ),
     ],
 )
 def test_rejects_invalid_values_naming_them(key, value, message):

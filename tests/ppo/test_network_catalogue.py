@@ -29,6 +29,7 @@ _SPACES = {
         gym.spaces.MultiDiscrete([2, 3]),
     ),
     "recurrent_gaussian": (gym.spaces.Box(-1, 1, (3,)), gym.spaces.Box(-2, 2, (2,))),
+    "recurrent_categorical": (gym.spaces.Box(0, 10, (7, 7, 3)), gym.spaces.Discrete(7)),
     "cnn_gru": (gym.spaces.Box(0, 255, (44, 44, 1), np.uint8), gym.spaces.Discrete(3)),
 }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import types
 
 import gymnasium as gym
@@ -297,3 +298,25 @@ def test_missing_config_entry_raises():
     with pytest.raises(KeyError, match="init_std"):
         make_network(OBS, BOX, config)
     assert make_network(OBS, DISCRETE, config).name == "feed_forward_categorical"
+
+
+@pytest.mark.parametrize("network", ["feed_forward_categorical", "recurrent_categorical"])
+def test_value_streams_get_a_head_each_on_the_shared_value_features(network):
+    plain = _network(DISCRETE, network=network)
+    net = make_network(OBS, DISCRETE, {**CONFIG, "network": network}, value_streams=("", "_int"))
+    output = _call(net)
+    assert set(output.values) == {"", "_int"} and set(_call(plain).values) == {""}
+    assert output.values[""].shape == output.values["_int"].shape == (B, T)
+    assert not np.allclose(output.values[""], output.values["_int"])
+    assert len(net.trainable_variables) == len(plain.trainable_variables) + 2
+    assert sum("value_int" in v.path for v in net.trainable_variables) == 2
+
+
+def test_a_builder_without_value_streams_is_refused_for_two_streams(monkeypatch):
+    def one_head(observation_space, action_space, config):
+        return make_network(observation_space, action_space, {**config, "network": "auto"})
+
+    monkeypatch.setitem(sys.modules, "one_head_nets", types.SimpleNamespace(one_head=one_head))
+    config = {**CONFIG, "network": "one_head_nets:one_head"}
+    with pytest.raises(ValueError, match="one value head.*value_streams"):
+        make_network(OBS, DISCRETE, config, value_streams=("", "_int"))

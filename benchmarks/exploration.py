@@ -1,0 +1,234 @@
+"""Exploration on native MiniGrid: RND against its control on tasks a random walk does not solve.
+
+Per task (DoorKey-16x16, KeyCorridorS3R3, MultiRoom-N4-S5-v1: v1 has four rooms, v0 six), arm
+(`<task>_rnd`, and the control `<task>`: the same agent with `int_coef=0`) and seed, `python -m
+agents.scripts.train --config=<config> --seed=<seed>` runs in a fresh process, timed from spawn
+to exit. Then, untimed, the exported policy plays `--episodes` episodes of **minigrid's own env**
+(gymnasium's id through minigrid's `ImgObsWrapper`, not the native ops) with the stochastic
+policy as trained and with its mode; a success is an episode that reaches the goal (return > 0).
+
+Every run appends one JSON line to `benchmarks/results/exploration.jsonl` (date, commit,
+machine, load, wall time, successes, the training curve). `--page` rewrites
+`docs/results/exploration.md` and its figures from the records of the newest commit only: one
+figure per task with both arms' training score (mean and range over seeds) against env steps.
+
+Run: `python benchmarks/exploration.py [--tasks doorkey16 keycorridor multiroom] [--seeds 3]
+[--episodes 100] [--page]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from benchmarks.common import machine_line, timed_process  # noqa: E402
+from benchmarks.speed_matrix import commit, machine  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+RECORDS = os.path.join(HERE, "results", "exploration.jsonl")
+PAGE = os.path.join(ROOT, "docs", "results", "exploration.md")
+TASKS = ("doorkey16", "keycorridor", "multiroom")
+ARMS = ("rnd", "control")
+
+
+def config_name(task: str, arm: str) -> str:
+    return f"{task}_rnd" if arm == "rnd" else task
+
+
+def train(task: str, arm: str, seed: int, out: str, overrides: list[str]) -> tuple[str, float]:
+    """Trains one (task, arm, seed) in a fresh process; returns its run directory and wall time."""
+    logdir = os.path.join(out, task, arm)
+    os.makedirs(logdir, exist_ok=True)
+    command = [
+        sys.executable,
+        "-m",
+        "agents.scripts.train",
+        f"--config={config_name(task, arm)}",
+        f"--seed={seed}",
+        f"--logdir={logdir}",
+    ]
+    if overrides:
+        command += ["--set", *overrides]
+    stdout, seconds = timed_process(command, os.path.join(logdir, f"seed{seed}.log"))
+    found = re.search(r"^Done: .* in (.+)\.$", stdout, re.MULTILINE)
+    if not found:
+        raise RuntimeError(f"{' '.join(command)}: no 'Done:' line in its output:\n{stdout}")
+    return found.group(1), seconds
+
+
+def curve(run_dir: str) -> list[list[float]]:
+    """[env steps, mean training return] of each training report of a run."""
+    points = []
+    with open(os.path.join(run_dir, "metrics.jsonl"), encoding="utf-8") as file:
+        for line in file:
+            row = json.loads(line)
+            if row.get("phase") == "train" and row.get("score") is not None:
+                points.append([row["env_steps"], row["score"]])
+    return points
+
+
+def score_on_minigrid(run_dir: str, env_id: str, episodes: int) -> dict:
+    """Success rate and mean return of the run's policy on minigrid's own env, sampled as
+    trained and by its mode (episodes reset with seeds 10**6 + k: layouts not in the bank)."""
+    import numpy as np
+
+    import agents
+    from agents.training.environments import make_env
+
+    policy = agents.load_policy(run_dir)
+    env = make_env(env_id, wrapper="minigrid_image")
+    result = {}
+    for name, deterministic in (("stochastic", False), ("mode", True)):
+        returns = []
+        for episode in range(episodes):
+            observation, _ = env.reset(seed=10**6 + episode)
+            policy.reset()
+            total, done = 0.0, False
+            while not done:
+                action = policy(observation, deterministic=deterministic)
+                observation, reward, terminated, truncated, _ = env.step(action)
+                total, done = total + float(reward), terminated or truncated
+            returns.append(total)
+        result[f"success_{name}"] = float(np.mean(np.asarray(returns) > 0))
+        result[f"return_{name}"] = float(np.mean(returns))
+    env.close()
+    return result
+
+
+def read_records() -> list[dict]:
+    if not os.path.exists(RECORDS):
+        return []
+    with open(RECORDS, encoding="utf-8") as file:
+        return [json.loads(line) for line in file if line.strip()]
+
+
+def figure(task: str, runs: list[dict], path: str) -> None:
+    """Both arms' training score against env steps: mean line, range over seeds shaded."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    fig, axis = plt.subplots(figsize=(6, 3.6))
+    for arm, color in zip(ARMS, ("tab:blue", "tab:gray"), strict=True):
+        curves = [np.asarray(run["curve"]) for run in runs if run["arm"] == arm and run["curve"]]
+        if not curves:
+            continue
+        length = min(len(c) for c in curves)
+        steps = curves[0][:length, 0]
+        scores = np.stack([c[:length, 1] for c in curves])
+        label = f"{arm} ({len(curves)} seeds)"
+        axis.plot(steps, scores.mean(0), color=color, label=label)
+        axis.fill_between(steps, scores.min(0), scores.max(0), color=color, alpha=0.2)
+    axis.set(xlabel="env steps", ylabel="training return", title=runs[0]["env_id"], ylim=(0, 1))
+    axis.legend(loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def page(records: list[dict]) -> str:
+    """docs/results/exploration.md from the newest commit's records."""
+    newest = records[-1]["commit"]
+    runs = [r for r in records if r["commit"] == newest]
+    lines = [
+        "# Exploration on native MiniGrid",
+        "",
+        "RND (`<task>_rnd`) against its control (`<task>`: the same agent, `int_coef=0`) on",
+        "MiniGrid as TensorFlow ops, symbolic 7x7 view, MLP policy and RND torso, the whole",
+        "training call one XLA program. Scores are **minigrid's own env** (gymnasium's id with",
+        "minigrid's `ImgObsWrapper`), 100 episodes per seed after training; a success reaches the",
+        "goal. Generated by `python benchmarks/exploration.py --page` from",
+        "`benchmarks/results/exploration.jsonl`.",
+        "",
+        "```sh",
+        'pip install -e ".[minigrid]"',
+        "python benchmarks/exploration.py --seeds 3 --page",
+        "```",
+        "",
+        f"commit {newest} | {runs[-1]['machine']} | {runs[-1]['date']} | load "
+        f"{min(r['load'] for r in runs):.1f}-{max(r['load'] for r in runs):.1f}",
+        "",
+        "| task | arm | seed | env steps | wall (s) | success (sampled) | success (mode) | "
+        "return (sampled) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for run in sorted(runs, key=lambda r: (r["task"], r["arm"] != "rnd", r["seed"])):
+        lines.append(
+            f"| {run['env_id']} | {run['arm']} | {run['seed']} | {run['train_steps']:,} | "
+            f"{run['wall_seconds']:.0f} | {run['success_stochastic']:.2f} | "
+            f"{run['success_mode']:.2f} | {run['return_stochastic']:.3f} |"
+        )
+    lines.append("")
+    for task in TASKS:
+        task_runs = [r for r in runs if r["task"] == task]
+        if not task_runs:
+            continue
+        name = f"exploration_{task}.png"
+        figure(task, task_runs, os.path.join(os.path.dirname(PAGE), name))
+        lines += [f"![{task_runs[0]['env_id']}: RND and control]({name})", ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", nargs="+", default=list(TASKS), choices=TASKS)
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--arms", nargs="+", default=list(ARMS), choices=ARMS)
+    parser.add_argument("--episodes", type=int, default=100)
+    parser.add_argument("--set", nargs="*", default=[], help="Overrides for every run (tests).")
+    parser.add_argument("--out", default=os.path.join(HERE, "out", "exploration"))
+    parser.add_argument("--page", action="store_true", help="Rewrite the results page.")
+    parser.add_argument("--page-only", action="store_true", help="Only rewrite the page.")
+    args = parser.parse_args(argv)
+    from agents.scripts.configs import CONFIGS
+
+    if not args.page_only:
+        host, revision = machine(), commit(ROOT)
+        for task in args.tasks:
+            for seed in range(args.first_seed, args.first_seed + args.seeds):
+                for arm in args.arms:  # Arms alternate, so load affects both alike.
+                    load = os.getloadavg()[0]
+                    run_dir, seconds = train(task, arm, seed, args.out, args.set)
+                    env_id = CONFIGS[config_name(task, arm)]()["env"]
+                    record = dict(
+                        date=time.strftime("%Y-%m-%d %H:%M"),
+                        commit=revision,
+                        machine=host,
+                        load=load,
+                        task=task,
+                        arm=arm,
+                        seed=seed,
+                        env_id=env_id,
+                        config=config_name(task, arm),
+                        overrides=args.set,
+                        train_steps=curve(run_dir)[-1][0] if curve(run_dir) else 0,
+                        wall_seconds=seconds,
+                        curve=curve(run_dir),
+                        **score_on_minigrid(run_dir, env_id, args.episodes),
+                    )
+                    with open(RECORDS, "a", encoding="utf-8") as file:
+                        file.write(json.dumps(record) + "\n")
+                    print(
+                        f"{task} {arm} seed {seed}: success {record['success_stochastic']:.2f} "
+                        f"(mode {record['success_mode']:.2f}) in {seconds:.0f} s",
+                        flush=True,
+                    )
+    if args.page or args.page_only:
+        with open(PAGE, "w", encoding="utf-8") as file:
+            file.write(page(read_records()) + "\n")
+        print(f"{machine_line()}\nwrote {PAGE}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
