@@ -103,7 +103,18 @@ def _check_native(config: Mapping[str, Any]) -> None:
             f"agent={agent!r} learns from Python envs only; native envs "
             f"(native_env=True) train {native}."
         )
-    for key in ("env_processes", "env_wrapper"):
+    wrapper = config.get("env_wrapper")
+    if wrapper and wrapper not in registry.native_wrappers(config["env"]):
+        rendered = registry.native_wrappers(config["env"])
+        raise ValueError(
+            f"env_wrapper={wrapper!r} applies to Python environments; native {config['env']} "
+            + (
+                f"renders {' or '.join(rendered)} itself."
+                if rendered
+                else "takes none: leave it unset."
+            )
+        )
+    for key in ("env_processes",):
         if config.get(key):
             raise ValueError(
                 f"{key}={config[key]!r} applies to Python environments; a native env "

@@ -82,16 +82,30 @@ def check_native(env_id: str) -> None:
         )
 
 
-def python_wrapper(env_id: str) -> str | None:
+def native_wrappers(env_id: str) -> tuple[str, ...]:
+    """The `env_wrapper` values a native env of `env_id` renders itself (MiniGrid's views)."""
+    return ("minigrid_image", "minigrid_pixels") if _resolve(env_id) in MINIGRID_IDS else ()
+
+
+def python_wrapper(env_id: str, wrapper: str | None = None) -> str | None:
     """The `env_wrapper` under which gymnasium's env of `env_id` observes what the native one
-    does (minigrid's image for the MiniGrid ids), for evaluating natively trained policies."""
-    return "minigrid_image" if _resolve(env_id) in MINIGRID_IDS else None
+    does (minigrid's image for the MiniGrid ids, or the frames asked for), for evaluating
+    natively trained policies."""
+    if _resolve(env_id) in MINIGRID_IDS:
+        return wrapper or "minigrid_image"
+    return wrapper
 
 
-def make_native(env_id: str, max_episode_steps: int | None = None, layout_bank: int | None = None):
+def make_native(
+    env_id: str,
+    max_episode_steps: int | None = None,
+    layout_bank: int | None = None,
+    wrapper: str | None = None,
+):
     """The native environment of `env_id`, with `max_episode_steps` overriding its time limit.
 
-    `layout_bank` is the number of reset layouts of a MiniGrid id (ignored by other envs).
+    `layout_bank` is the number of reset layouts of a MiniGrid id, `wrapper` its observation
+    (`native_wrappers`); other envs ignore both.
 
     Raises:
         ValueError: If `env_id` has no native implementation.
@@ -102,8 +116,10 @@ def make_native(env_id: str, max_episode_steps: int | None = None, layout_bank: 
         env = _REGISTERED[env_id]()
     else:
         module, name, kwargs = BUILTIN[env_id]
-        if env_id in MINIGRID_IDS and layout_bank is not None:
-            kwargs = dict(kwargs, layout_bank=layout_bank)
+        if env_id in MINIGRID_IDS:
+            kwargs = dict(kwargs, wrapper=wrapper)
+            if layout_bank is not None:
+                kwargs["layout_bank"] = layout_bank
         env = getattr(importlib.import_module(f"agents.envs.{module}"), name)(**kwargs)
     if max_episode_steps is not None:
         env.max_episode_steps = max_episode_steps

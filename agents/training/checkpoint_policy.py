@@ -49,7 +49,7 @@ def make_run_env(config: Any, render_mode: str | None = None) -> Any:
     try:
         wrapper = config.env_wrapper
         if config.native_env:  # Gymnasium's env of the id, observed as the native one is.
-            wrapper = registry.python_wrapper(config.env)
+            wrapper = registry.python_wrapper(config.env, config.env_wrapper)
         return make_env(config.env, config.max_episode_steps, wrapper, render_mode=render_mode)
     except ValueError as error:
         raise UsageError(str(error)) from None

@@ -302,7 +302,9 @@ class Run:
         if config.native_env:
             try:
                 return NativeBatchEnv(
-                    make_native(config.env, config.max_episode_steps, config.layout_bank),
+                    make_native(
+                        config.env, config.max_episode_steps, config.layout_bank, config.env_wrapper
+                    ),
                     count,
                     seed,
                 )

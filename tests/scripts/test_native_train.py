@@ -47,10 +47,20 @@ def small_native(**changes):
             "env_processes=True applies to Python environments; a native env (native_env=True) "
             "runs inside the compiled call: leave it unset.",
         ),
+        (
+            "env_wrapper=atari",
+            "env_wrapper='atari' applies to Python environments; native CartPole-v1 takes none: "
+            "leave it unset.",
+        ),
+        (
+            "env=MiniGrid-DoorKey-5x5-v0 env_wrapper=atari",
+            "env_wrapper='atari' applies to Python environments; native "
+            "MiniGrid-DoorKey-5x5-v0 renders minigrid_image or minigrid_pixels itself.",
+        ),
     ],
 )
 def test_a_setting_a_native_env_cannot_have_is_one_line(setting, expected, tmp_path):
-    argv = ["--config=cartpole_native", f"--logdir={tmp_path}", "--set", setting]
+    argv = ["--config=cartpole_native", f"--logdir={tmp_path}", "--set", *setting.split()]
     code, stdout, stderr = run_main(train.main, argv)
     assert code == 2 and stdout == ""
     # Ids registered by other tests of this process may follow the built-in ones.

@@ -6,7 +6,7 @@ import gymnasium as gym
 import numpy as np
 import tensorflow as tf
 
-from agents.envs.gridworld import dynamics, layouts, view
+from agents.envs.gridworld import dynamics, layouts, pixels, view
 from agents.envs.gridworld.encoding import NUM_ACTIONS, VIEW_SIZE
 from agents.envs.gridworld.state import GridState
 from agents.envs.native_env import NativeEnv
@@ -14,6 +14,7 @@ from agents.envs.registry import MINIGRID_IDS
 
 IDS = MINIGRID_IDS  # MultiRoom-N4-S5: v0 has six rooms, v1 four.
 DEFAULT_BANK = 4096
+WRAPPERS = (None, "minigrid_image", "minigrid_pixels")  # What native MiniGrid observes.
 
 
 class MiniGridEnv(NativeEnv):
@@ -25,19 +26,41 @@ class MiniGridEnv(NativeEnv):
     (as gymnasium's `TimeLimit` does around minigrid); the goal's reward still scales with the
     env's own `max_steps`, as minigrid's does.
 
+    With `wrapper="minigrid_pixels"` the observation is instead that wrapper's 56x56 grayscale
+    frame of the same view (`pixels.frames`, equal to the wrapper's frame for frame), so the
+    pixel agent trains native envs unchanged.
+
     Args:
         env_id: One of `IDS`.
         layout_bank: Number of layouts in the bank.
         layout_seed: Seed of the first layout (the bank is `reset(seed=layout_seed + k)`).
+        wrapper: None or "minigrid_image" (the symbolic view), or "minigrid_pixels".
+
+    Raises:
+        ValueError: For another `wrapper`.
     """
 
-    def __init__(self, env_id: str, layout_bank: int = DEFAULT_BANK, layout_seed: int = 0) -> None:
+    def __init__(
+        self,
+        env_id: str,
+        layout_bank: int = DEFAULT_BANK,
+        layout_seed: int = 0,
+        wrapper: str | None = None,
+    ) -> None:
+        if wrapper not in WRAPPERS:
+            raise ValueError(
+                f"Native {env_id} observes through env_wrapper minigrid_image or "
+                f"minigrid_pixels, not {wrapper!r}."
+            )
         original = layouts.make_minigrid(env_id)
         self.env_id = env_id
         self.max_steps = int(original.max_steps)
         self.see_through_walls = bool(original.see_through_walls)
         self._max_episode_steps = self.max_steps
-        self.observation_space = gym.spaces.Box(0, 255, (VIEW_SIZE, VIEW_SIZE, 3), np.float32)
+        self.pixels = wrapper == "minigrid_pixels"
+        size = VIEW_SIZE * pixels.TILE
+        shape = (size, size, 1) if self.pixels else (VIEW_SIZE, VIEW_SIZE, 3)
+        self.observation_space = gym.spaces.Box(0, 255, shape, np.float32)
         self.action_space = gym.spaces.Discrete(NUM_ACTIONS)
         bank = layouts.bank(env_id, layout_bank, layout_seed)
         self.layout_count = layout_bank
@@ -48,8 +71,8 @@ class MiniGridEnv(NativeEnv):
                 for key, value in bank.items()
             }
         )
-        # The first observation of each layout, looked up at resets instead of rendered.
-        self._bank_observ = tf.cast(
+        # The first view of each layout, looked up at resets instead of rendered.
+        self._bank_view = tf.cast(
             view.observe(self._layout(tf.range(layout_bank)), self.see_through_walls), tf.uint8
         )
         self.state_shape = GridState(*(tuple(v.shape[1:]) for v in self._bank))
@@ -80,12 +103,14 @@ class MiniGridEnv(NativeEnv):
 
     def initial(self, count, seed):
         index = self._draw_index(count, seed)
-        observ = tf.cast(tf.gather(self._bank_observ, index), tf.float32)
-        return self._layout(index), observ
+        return self._layout(index), self._observation(tf.gather(self._bank_view, index))
 
     def step(self, state, action):
         return dynamics.step(GridState(*state), action, self.max_steps)
 
     def observe(self, state):
-        image = view.observe(GridState(*state), self.see_through_walls)
-        return tf.cast(image, tf.float32)
+        return self._observation(view.observe(GridState(*state), self.see_through_walls))
+
+    def _observation(self, image: tf.Tensor) -> tf.Tensor:
+        """The observation of view encodings: the image itself, or its frame."""
+        return tf.cast(pixels.frames(image) if self.pixels else image, tf.float32)
