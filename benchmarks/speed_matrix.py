@@ -14,6 +14,9 @@ Families:
   minigrid_rnd  the CNN+GRU pixel agent with RND (MiniGrid, 56x56 frames)
   montezuma_rnd the Atari config with RND (84x84x4 frames, `policy_size=normal`)
   mpi2          `pendulum` on 2 MPI ranks (env steps of both ranks; compare with `pendulum`)
+  cartpole_native  CartPole as TensorFlow ops: the whole call one XLA program
+  minigrid_native_rnd  RND on native MiniGrid's symbolic view (`doorkey16_rnd`, one XLA program)
+  minigrid_native_pixels  the pixel agent on native MiniGrid (`minigrid_rnd`, native_env=True)
 
 Every run appends one JSON line per family to `benchmarks/results/speed_matrix.jsonl` with the
 commit, the machine (CPU model and cores), the load and the date, and prints the change of each
@@ -56,6 +59,8 @@ FAMILIES = {
     "montezuma_rnd": ("montezuma_rnd", {"rnd_init_steps": 16}),
     "mpi2": ("pendulum", {}),
     "cartpole_native": ("cartpole_native", {}),  # CartPole as TF ops: the call one XLA program.
+    "minigrid_native_rnd": ("doorkey16_rnd", {}),
+    "minigrid_native_pixels": ("minigrid_rnd", {"native_env": True, "rnd_init_steps": 16}),
 }
 RANKS = {"mpi2": 2}
 

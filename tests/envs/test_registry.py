@@ -30,3 +30,16 @@ def test_unknown_ids_and_modules_are_one_line_naming_what_there_is():
         check_native("Nope-v0")
     with pytest.raises(ValueError, match=r"^env 'no_such_module:X-v0': cannot import "):
         check_native("no_such_module:X-v0")
+
+
+def test_native_minigrid_runs_are_played_on_minigrids_env_observed_as_they_trained():
+    assert registry.python_wrapper("MiniGrid-DoorKey-8x8-v0") == "minigrid_image"
+    assert (
+        registry.python_wrapper("MiniGrid-DoorKey-8x8-v0", "minigrid_pixels") == "minigrid_pixels"
+    )
+    assert registry.python_wrapper("CartPole-v1") is None
+    assert registry.native_wrappers("MiniGrid-Empty-5x5-v0") == (
+        "minigrid_image",
+        "minigrid_pixels",
+    )
+    assert registry.native_wrappers("Pendulum-v1") == ()

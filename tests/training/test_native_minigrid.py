@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 
 import agents
+from agents.config.files import load_config
 from agents.ppo import compilation
 from agents.scripts.configs import CONFIGS
+from agents.training.checkpoint_policy import make_run_env
 from agents.training.environments import make_env
 
 
@@ -63,8 +65,12 @@ def test_rnd_agent_trains_native_minigrid_as_one_xla_program(tmp_path):
         train = [row for row in map(json.loads, file) if row["phase"] == "train"]
     assert train and all(row["intrinsic_reward"] > 0 for row in train)
     assert all(np.isfinite(row["predictor_loss"]) for row in train)
-    # The exported policy plays minigrid's own env (observations of the same encoding).
+    # The exported policy plays minigrid's own env (observations of the same encoding), which
+    # is also the env `visualize` and `evaluate` make for the run.
     success = _minigrid_success(result.run_dir, "MiniGrid-DoorKey-5x5-v0", 2)
     assert 0.0 <= success <= 1.0
+    env = make_run_env(load_config(result.run_dir))
+    assert env.unwrapped.spec.id == "MiniGrid-DoorKey-5x5-v0"
+    assert env.observation_space.shape == (7, 7, 3)
     resumed = agents.train(resume=result.run_dir, train_steps=1024, verbose=0)
     assert resumed.env_steps == 1024

@@ -29,10 +29,21 @@ def cache_dir() -> pathlib.Path:
 
 
 def make_minigrid(env_id: str):
-    """minigrid's own env of `env_id`, unwrapped."""
-    import gymnasium as gym
-    import minigrid  # noqa: F401  (registers the MiniGrid ids)
+    """minigrid's own env of `env_id`, unwrapped.
 
+    Raises:
+        ValueError: minigrid is not installed (native MiniGrid reads its rules' constants and
+            makes its layouts with it).
+    """
+    import gymnasium as gym
+
+    try:
+        import minigrid  # noqa: F401  (registers the MiniGrid ids)
+    except ImportError:
+        raise ValueError(
+            f"Native {env_id} makes its layouts with minigrid, which is not installed: "
+            'pip install -e ".[minigrid]".'
+        ) from None
     return gym.make(env_id).unwrapped
 
 
