@@ -230,6 +230,7 @@ def main(argv: list[str] | None = None) -> int:
                         env_id=env_id,
                         config=config_name(task, arm),
                         overrides=args.set,
+                        episodes=args.episodes,
                         train_steps=curve(run_dir)[-1][0] if curve(run_dir) else 0,
                         wall_seconds=seconds,
                         curve=curve(run_dir),
