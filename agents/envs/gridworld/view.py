@@ -46,18 +46,33 @@ def view_cells(state: GridState) -> tf.Tensor:
     return tf.where(inside[..., None], cells, tf.constant(OUTSIDE_CELL, tf.int32))
 
 
-def _or(a, b):
-    if a is False:
-        return b
-    if b is False:
-        return a
-    return a | b
+def _row_sweep(incoming: int, see_behind: int) -> tuple[int, int]:
+    """minigrid's two sweeps of one view row: the row's visible cells and the cells of the next
+    (farther) row they light, from the row's incoming light and its see-behind cells (bit x is
+    cell x)."""
+    mask = [bool(incoming >> x & 1) for x in range(VIEW_SIZE)]
+    clear = [bool(see_behind >> x & 1) for x in range(VIEW_SIZE)]
+    below = [False] * VIEW_SIZE
+    sweeps = ((range(VIEW_SIZE - 1), 1), (reversed(range(1, VIEW_SIZE)), -1))
+    for xs, step in sweeps:
+        for x in xs:
+            if mask[x] and clear[x]:
+                mask[x + step] = below[x + step] = below[x] = True
+    pack = lambda bits: sum(1 << x for x, bit in enumerate(bits) if bit)  # noqa: E731
+    return pack(mask), pack(below)
 
 
-def _and(mask, see_behind):
-    if mask is False:
-        return False
-    return see_behind if mask is True else mask & see_behind
+def _sweep_table() -> np.ndarray:
+    """[2**V * 2**V, 2] uint8: `_row_sweep` of every (incoming, see_behind) pair."""
+    count = 1 << VIEW_SIZE
+    table = np.zeros([count * count, 2], np.uint8)
+    for incoming in range(count):
+        for see_behind in range(count):
+            table[incoming * count + see_behind] = _row_sweep(incoming, see_behind)
+    return table
+
+
+_SWEEPS = _sweep_table()
 
 
 def visibility(cells: tf.Tensor) -> tf.Tensor:
@@ -65,35 +80,21 @@ def visibility(cells: tf.Tensor) -> tf.Tensor:
 
     Light spreads along each row (nearest row first), left then right, into the cells beside and
     ahead of every visible cell that can be seen behind; walls and closed or locked doors stop it.
-    The sweeps are unrolled over the view's 49 cells; the mask entries are Python constants until
-    light reaches them, so the graph holds only the ops that can matter.
+    A row's outcome depends only on its incoming light and its see-behind cells (7 bits each), so
+    each row is one lookup in a table of minigrid's sweep over all 2**14 cases (`_row_sweep`).
     """
     obj, door_state = cells[..., 0], cells[..., 2]
     see_behind = tf.logical_not((obj == WALL) | ((obj == DOOR) & (door_state >= CLOSED)))
-    through = [[see_behind[:, x, y] for y in range(VIEW_SIZE)] for x in range(VIEW_SIZE)]
-    mask = [[False] * VIEW_SIZE for _ in range(VIEW_SIZE)]
-    mask[_AGENT[0]][_AGENT[1]] = True
+    weights = tf.constant([1 << x for x in range(VIEW_SIZE)], tf.int32)[None, :, None]
+    row_bits = tf.reduce_sum(tf.cast(see_behind, tf.int32) * weights, axis=1)  # [B, y]
+    table = tf.constant(_SWEEPS.astype(np.int32))
+    incoming = tf.fill(tf.shape(row_bits)[:1], 1 << _AGENT[0])
+    rows = [None] * VIEW_SIZE
     for y in reversed(range(VIEW_SIZE)):
-        sweeps = (
-            (range(VIEW_SIZE - 1), 1),  # Left to right.
-            (reversed(range(1, VIEW_SIZE)), -1),  # Right to left.
-        )
-        for xs, step in sweeps:
-            for x in xs:
-                lit = _and(mask[x][y], through[x][y])
-                mask[x + step][y] = _or(mask[x + step][y], lit)
-                if y > 0:
-                    mask[x + step][y - 1] = _or(mask[x + step][y - 1], lit)
-                    mask[x][y - 1] = _or(mask[x][y - 1], lit)
-    batch = tf.shape(cells)[0]
-    columns = [tf.stack([_as_tensor(entry, batch) for entry in column], axis=1) for column in mask]
-    return tf.stack(columns, axis=1)
-
-
-def _as_tensor(entry, batch) -> tf.Tensor:
-    if isinstance(entry, bool):
-        return tf.fill([batch], entry)
-    return entry
+        swept = tf.gather(table, incoming * (1 << VIEW_SIZE) + row_bits[:, y])
+        rows[y], incoming = swept[:, 0], swept[:, 1]
+    rows = tf.stack(rows, axis=1)  # [B, y] bits of x.
+    return tf.bitwise.bitwise_and(rows[:, None, :] // weights, 1) > 0
 
 
 def observe(state: GridState, see_through_walls: bool) -> tf.Tensor:
