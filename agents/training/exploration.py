@@ -28,17 +28,25 @@ def random_frames(batch_env, steps: int, seed: int, chunk: int = 128) -> Iterato
     Yields:
         Arrays [chunk (or fewer, last), len(batch_env), *observation_shape].
     """
-    space = batch_env.action_space
-    space.seed(seed)
-    frames = []
-    for step in range(steps):
-        actions = np.stack([space.sample() for _ in range(len(batch_env))])
+
+    def step(actions: np.ndarray) -> np.ndarray:
         observ, _, terminated, truncated, _ = batch_env.step(actions)
-        frames.append(observ)
         finished = np.flatnonzero(np.logical_or(terminated, truncated))
         if finished.size:
             batch_env.reset(finished)
-        if len(frames) == chunk or step == steps - 1:
+        return observ
+
+    yield from _walk(step, batch_env.action_space, len(batch_env), steps, seed, chunk)
+
+
+def _walk(step, space, envs: int, steps: int, seed: int, chunk: int) -> Iterator[np.ndarray]:
+    """`steps` calls of `step` on uniformly random actions of `envs` envs, its observations
+    stacked `chunk` steps at a time."""
+    space.seed(seed)
+    frames = []
+    for index in range(steps):
+        frames.append(step(np.stack([space.sample() for _ in range(envs)])))
+        if len(frames) == chunk or index == steps - 1:
             yield np.stack(frames)
             frames = []
 
@@ -67,35 +75,19 @@ def visited_states(batch_env) -> set | None:
 def native_random_frames(
     batch_env, steps: int, seed: int, chunk: int = 128
 ) -> Iterator[np.ndarray]:
-    """`random_frames` for a `NativeBatchEnv`: its observations under uniformly random actions,
-    stepped by TensorFlow ops, then every env restarted (training starts from fresh episodes).
-
-    Args:
-        batch_env: A `envs.NativeBatchEnv`.
-        steps: Batch steps in all; each gives one observation per env.
-        seed: Seed of the random actions.
-        chunk: Batch steps per yielded array.
-
-    Yields:
-        Arrays [chunk (or fewer, last), len(batch_env), *observation_shape].
-    """
+    """`random_frames` for an `envs.NativeBatchEnv` (same arguments and arrays): stepped by
+    TensorFlow ops, then every env restarted (training starts from fresh episodes)."""
     import tensorflow as tf
 
-    space = batch_env.action_space
-    space.seed(seed)
-
     @tf.function(autograph=False)
-    def step(action):
+    def simulate(action):
         batch_env.simulate(action)
         observ = batch_env.observ.read_value()
         batch_env.reset_where(batch_env.done)
         return observ
 
-    frames = []
-    for index in range(steps):
-        action = np.stack([space.sample() for _ in range(len(batch_env))])
-        frames.append(step(tf.constant(action, batch_env.action.dtype)).numpy())
-        if len(frames) == chunk or index == steps - 1:
-            yield np.stack(frames)
-            frames = []
+    def step(actions: np.ndarray) -> np.ndarray:
+        return simulate(tf.constant(actions, batch_env.action.dtype)).numpy()
+
+    yield from _walk(step, batch_env.action_space, len(batch_env), steps, seed, chunk)
     batch_env.reset()
