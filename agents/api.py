@@ -41,6 +41,7 @@ def train(
     verbose: int = 1,
     resume: str | None = None,
     callbacks: Sequence[Callback] = (),
+    name: str | None = None,
     **overrides: Any,
 ) -> TrainResult:
     """Train an agent and export its policy; returns the run directory and the final eval score.
@@ -69,6 +70,8 @@ def train(
             each checkpoint and at the end; one may stop the run (`TrainResult.stopped_by`
             then says why). The config keys `stop_at_score`, `patience` and
             `keep_best_policy` add the common ones.
+        name: A label for the run directory (`<timestamp>-<config>[-<env>]-<name>-s<seed>`;
+            letters, digits and `._=+-`), e.g. to tell apart the runs of a sweep.
         **overrides: Config keys to set, e.g. `learning_rate=1e-3` (numpy scalars too).
 
     Returns:
@@ -99,8 +102,9 @@ def train(
             seed=seed,
             resume=resume,
             overrides=overrides,
+            name=name,
         )
-        progress = TrainingProgress(trainer.config["train_steps"], enabled=verbose > 0)
+        progress = TrainingProgress(trainer.budget, enabled=verbose > 0)
         with silence or contextlib.nullcontext(), RunGuard(host=True) as guard, progress:
             result = trainer.train(guard, progress, verbose >= 2, callbacks)
     except FinishedRunError as error:

@@ -74,7 +74,7 @@ def worker(steps: int, cost_us: float, seed: int) -> None:
         env="SlowPendulum-v0",
         train_steps=steps,
         train_every=steps // PHASES,
-        eval_steps=1,  # One evaluation call per phase.
+        eval_episodes=1,  # The shortest evaluation between phases.
         checkpoint_every=10 * steps,
     )
     run_dir = world.bcast(tempfile.mkdtemp(prefix="mpi_scaling_") if world.is_root else None)

@@ -174,7 +174,7 @@ def test_ctrl_c_saves_exports_and_raises_and_a_second_one_spares_the_interpreter
         agents.train("debug", logdir=str(tmp_path), train_steps=1_000_000)
     steps = int(re.search(r"env step (\d+)", str(caught.value)).group(1))
     sender.join()
-    (run_dir,) = glob.glob(os.path.join(tmp_path, "*-debug"))
+    (run_dir,) = glob.glob(os.path.join(tmp_path, "*-debug*"))
     assert os.path.isfile(os.path.join(run_dir, "policy", "saved_model.pb"))
     assert glob.glob(os.path.join(run_dir, "checkpoints", "ckpt-*.index"))
     assert dict(os.environ) == environ  # TensorFlow's variables set for training are gone again.
@@ -263,7 +263,7 @@ def test_a_user_defined_native_env_trains_through_the_api(tmp_path):
         rollouts_per_call=2,
         train_steps=8192,
         train_every=4096,
-        eval_steps=512,
+        eval_episodes=20,
         num_minibatches=4,
     )
     result = agents.train(config, logdir=str(tmp_path), env=Corridor, verbose=0)

@@ -37,3 +37,58 @@ def test_evaluate_runs_whole_episodes_from_a_run_directory(tmp_path):
     again = agents.evaluate(agents.load_policy(result.run_dir), "Pendulum-v1", 2, seed=5)
     assert again.returns == evaluation.returns  # Deterministic policy, seeded episodes.
     assert evaluation.mean == sum(evaluation.returns) / 2
+
+
+def _quiet_env(tmp_path):
+    """The environment of a new user's shell: no TensorFlow variables of the test run's."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TF_", "AGENTS_"))}
+    return dict(env, XDG_CACHE_HOME=str(tmp_path / "cache"))
+
+
+def test_the_native_env_example_prints_nothing_on_stderr(tmp_path):
+    import subprocess
+    import sys
+
+    text = (ROOT / "docs" / "native-envs.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
+    example = next(block for block in blocks if "class Corridor" in block)
+    example = example.replace("train_steps=16_384", "train_steps=2_048")  # Its shape, quicker.
+    result = subprocess.run(
+        [sys.executable, "-c", example + "\nprint(result.env_steps)"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+        env=_quiet_env(tmp_path),
+    )
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert result.stdout.splitlines()[-1] == "8192"  # One call of 64 envs x 16 steps x 8.
+
+
+def test_tensorflow_imported_first_gets_one_warning_and_no_log_lines_from_the_run(tmp_path):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nimport tensorflow as tf\nprint('--imported--', file=sys.stderr, flush=True)\n"
+        "import agents\n"
+        "result = agents.train('debug', logdir='logdir', verbose=0, train_steps=64)\n"
+        "agents.load_policy(result.run_dir)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+        env=_quiet_env(tmp_path),
+    )
+    assert result.returncode == 0, result.stderr
+    after_import = result.stderr.split("--imported--\n", 1)[1]
+    assert after_import == (
+        "warning: TensorFlow was loaded before agents could set its process settings: oneDNN "
+        "stays on (this agent runs with TF_ENABLE_ONEDNN_OPTS=0), XLA's compile cache is off; "
+        "import agents before tensorflow, or set them in the environment before it loads.\n"
+    )

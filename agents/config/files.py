@@ -65,7 +65,7 @@ def read_config_file(
     if missing or not isinstance(data["config"], dict):
         what = "empty" if data is None else f"incomplete (no {', '.join(missing) or 'config'})"
         raise UsageError(f"{path!r} is {what}: restore it from a backup.")
-    saved = dict(data["config"])
+    saved = {k: v for k, v in data["config"].items() if k not in schema.RETIRED}
     world_size = data.get("world_size", 1)
     unknown = sorted(set(saved) - set(schema.KEYS))
     if unknown:

@@ -108,9 +108,17 @@ GROUPS: dict[str, tuple[Key, ...]] = {
         ),
     ),
     "schedule": (
-        _positive("train_steps", 100_000, "Training env steps of the run (all ranks)."),
+        _positive(
+            "train_steps",
+            100_000,
+            "Training env steps of the run (all ranks), rounded up to whole training calls.",
+        ),
         _positive("train_every", 10_000, "Training env steps between evaluation phases."),
-        _positive("eval_steps", 1_600, "Env steps of each evaluation phase."),
+        _positive(
+            "eval_episodes",
+            8,
+            "Whole episodes of each evaluation (all ranks), each to its end or time limit.",
+        ),
         _positive("log_every", 2_048, "Training env steps between TensorBoard summaries."),
         _positive("checkpoint_every", 20_000, "Training env steps between checkpoints."),
         Key(
@@ -182,7 +190,7 @@ GROUPS: dict[str, tuple[Key, ...]] = {
         Key(
             "learning_rate_schedule",
             "constant",
-            "linear decays to zero at train_steps.",
+            "linear decays toward zero over the run; update k of N trains at (1 - k/N) times it.",
             choices=("constant", "linear"),
         ),
         Key(
@@ -341,6 +349,11 @@ FIXED_ON_RESUME = (
 )
 
 KEYS: dict[str, Key] = {key.name: key for keys in GROUPS.values() for key in keys}
+
+# Keys no longer read, with what replaced them: a config.yaml that holds one still loads.
+RETIRED: dict[str, str] = {
+    "eval_steps": "evaluation plays whole episodes: set eval_episodes",
+}
 GROUP_OF: dict[str, str] = {key.name: group for group, keys in GROUPS.items() for key in keys}
 
 

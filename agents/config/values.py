@@ -105,6 +105,8 @@ def check_config(config: Mapping[str, Any]) -> None:
 
 
 def _hint(key: str) -> str:
+    if key in schema.RETIRED:
+        return f" (retired: {schema.RETIRED[key]})"
     close = difflib.get_close_matches(key, schema.KEYS, n=1)
     return f" (did you mean {close[0]}?)" if close else ""
 

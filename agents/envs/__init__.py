@@ -11,6 +11,10 @@ __all__ = ["NativeBatchEnv", "NativeEnv", "check_native", "make_native", "native
 
 
 def __getattr__(name):  # TensorFlow loads only when a native env is used.
+    if name in ("NativeEnv", "NativeBatchEnv"):
+        from agents.tools.tf_import import import_tensorflow
+
+        import_tensorflow()  # Quietly, as `import agents` set its log level.
     if name == "NativeEnv":
         from agents.envs.native_env import NativeEnv
 

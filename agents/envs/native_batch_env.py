@@ -65,6 +65,11 @@ class NativeBatchEnv(Transitions):
     def __len__(self) -> int:
         return self._size
 
+    @property
+    def max_episode_steps(self) -> int | None:
+        """The time limit of the env's episodes (None: none)."""
+        return self._limit
+
     def simulate(self, action: tf.Tensor) -> None:
         """Step all environments and store the transition in the variables."""
         if isinstance(self.action_space, gym.spaces.Box):

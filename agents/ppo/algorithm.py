@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from agents.config import budget
 from agents.config.config import Config
 from agents.config.validate import validate_config
 from agents.ppo import advantages, compilation, losses, minibatch, streams, update
@@ -436,13 +437,19 @@ class PPO(tf.Module):
     def _set_learning_rate(self) -> None:
         """Set the rate from the config before each update, for either schedule.
 
-        The optimizer checkpoints its learning rate, so a constant rate is assigned too: a resumed
-        run with `--set learning_rate=...` must use the new rate, not the restored one.
+        The linear schedule decays over the run's budget (`budget.train_budget`, the env steps
+        that actually run) from the env steps made before this update's rollout, as
+        Stable-Baselines3 does: the first update trains at the full rate, the last of N at 1/N of
+        it, none at zero. The optimizer checkpoints its learning rate, so a constant rate is
+        assigned too: a resumed run with `--set learning_rate=...` must use the new rate, not the
+        restored one.
         """
         config = self._config
         rate = tf.constant(config.learning_rate, tf.float32)
         if config.learning_rate_schedule == "linear":
-            progress = tf.cast(self.env_steps, tf.float32) * self._world_size / config.train_steps
+            before = self.env_steps - config.rollout_length * self._size
+            total = budget.train_budget(config, self._world_size)
+            progress = tf.cast(before * self._world_size, tf.float32) / total
             rate *= tf.maximum(1.0 - progress, 0.0)
         self.optimizer.learning_rate.assign(rate)
 

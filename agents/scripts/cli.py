@@ -32,7 +32,14 @@ def training_parser(description: str) -> argparse.ArgumentParser:
         help="Parent directory of run directories (default: %(default)s).",
     )
     parser.add_argument(
-        "--timestamp", help="Resume the run <logdir>/<timestamp>-<config> from its checkpoint."
+        "--timestamp",
+        help="Resume the run of --config in --logdir with this timestamp (or directory name) "
+        "from its checkpoint.",
+    )
+    parser.add_argument(
+        "--name",
+        help="A label in the new run's directory name, <timestamp>-<config>[-<env>]-<name>-"
+        "s<seed> (letters, digits and ._=+-).",
     )
     parser.add_argument(
         "--env_processes", action="store_true", help="Step each environment in its own process."

@@ -45,7 +45,7 @@ def debug() -> dict[str, Any]:
         eval_agents=2,
         train_steps=256,
         train_every=128,
-        eval_steps=64,
+        eval_episodes=2,
         log_every=64,
         checkpoint_every=128,
         policy_layers=[8],
@@ -79,7 +79,6 @@ def cartpole() -> dict[str, Any]:
     return dict(
         env="CartPole-v1",
         train_steps=60_000,
-        eval_steps=4_000,
         rollout_length=32,
         update_epochs=20,
         num_minibatches=2,
@@ -130,7 +129,7 @@ TINY_RND = dict(
     eval_agents=2,
     train_steps=128,
     train_every=64,
-    eval_steps=32,
+    eval_episodes=2,
     log_every=64,
     rollout_length=32,
     chunk_length=8,
@@ -165,9 +164,9 @@ def montezuma_rnd() -> dict[str, Any]:
         env_wrapper="atari",
         num_agents=32,
         eval_agents=4,
+        eval_episodes=4,
         train_steps=10_000_000,
         train_every=100_000,
-        eval_steps=20_000,
         log_every=10_000,
         checkpoint_every=100_000,
         chunk_length=32,
@@ -190,7 +189,6 @@ def _mujoco(env: str, **differences: Any) -> dict[str, Any]:
         num_agents=8,
         train_steps=1_000_000,
         train_every=50_000,
-        eval_steps=8_000,
         rollout_length=256,
         checkpoint_every=100_000,
     )
@@ -270,7 +268,13 @@ def humanoid() -> dict[str, Any]:
 # call (rollout and update) is one XLA program; envs are cheap, so batches are wide and the
 # update's epochs few. Scored on gymnasium's env of the same id (`benchmarks/native.py`).
 # Several rollouts per call and rare checkpoints keep Python's share of the time small.
-_NATIVE = dict(native_env=True, rollouts_per_call=8, checkpoint_every=100_000, eval_agents=20)
+_NATIVE = dict(
+    native_env=True,
+    rollouts_per_call=8,
+    checkpoint_every=100_000,
+    eval_agents=20,
+    eval_episodes=20,
+)
 
 
 @_task(cartpole)
@@ -280,7 +284,6 @@ def cartpole_native() -> dict[str, Any]:
         **_NATIVE,
         train_steps=491_520,  # 60 calls of 8 x 16 x 64 steps, within 500k.
         train_every=98_304,
-        eval_steps=10_000,
         num_agents=64,
         rollout_length=16,
         update_epochs=4,
@@ -303,7 +306,7 @@ def cartpole_native_fast() -> dict[str, Any]:
 @_task(pendulum)
 def pendulum_native() -> dict[str, Any]:
     """Pendulum-v1 as TensorFlow ops, 100k env steps."""
-    return dict(_NATIVE, rollouts_per_call=5, train_every=20_480, eval_steps=4_000)
+    return dict(_NATIVE, rollouts_per_call=5, train_every=20_480)
 
 
 @_task()
@@ -314,7 +317,6 @@ def acrobot_native() -> dict[str, Any]:
         **_NATIVE,
         train_steps=983_040,
         train_every=196_608,  # 983,040 steps in 5 phases, within 1M.
-        eval_steps=10_000,
         num_agents=64,
         rollout_length=64,
         update_epochs=4,
@@ -332,7 +334,6 @@ def mountaincar_native() -> dict[str, Any]:
         **_NATIVE,
         train_steps=983_040,
         train_every=196_608,  # 983,040 steps in 5 phases, within 1M.
-        eval_steps=10_000,
         num_agents=64,
         rollout_length=16,
         update_epochs=4,
@@ -354,7 +355,6 @@ def mountaincar_continuous_native() -> dict[str, Any]:
         rollouts_per_call=2,
         train_steps=262_144,
         train_every=65_536,
-        eval_steps=10_000,
         num_agents=64,
         rollout_length=64,
         num_minibatches=16,
@@ -376,6 +376,7 @@ _MINIGRID_NATIVE = dict(
     value_layers=[128, 128],
     normalize_reward=False,  # Sparse rewards in (0, 1]: scaling by the return's std inflates them.
     eval_agents=32,
+    eval_episodes=32,
 )
 
 
@@ -387,7 +388,6 @@ def doorkey_native() -> dict[str, Any]:
         env="MiniGrid-DoorKey-5x5-v0",
         train_steps=786_432,  # 12 calls of 4 x 128 x 128 steps, 3 phases.
         train_every=262_144,
-        eval_steps=8_000,  # 32 envs x 250 steps: every evaluation episode ends.
     )
 
 
@@ -408,7 +408,7 @@ _MINIGRID_RND = dict(
 @_task()
 def doorkey16_rnd() -> dict[str, Any]:
     """MiniGrid-DoorKey-16x16 with RND: a key, a locked door and a goal in a 16x16 grid."""
-    return dict(_MINIGRID_RND, env="MiniGrid-DoorKey-16x16-v0", eval_steps=81_920)
+    return dict(_MINIGRID_RND, env="MiniGrid-DoorKey-16x16-v0")
 
 
 @_task(doorkey16_rnd)
@@ -425,7 +425,6 @@ def keycorridor_rnd() -> dict[str, Any]:
         env="MiniGrid-KeyCorridorS3R3-v0",
         train_steps=19_922_944,  # 19 phases of 16 calls, within 20M.
         train_every=1_048_576,
-        eval_steps=8_640,
     )
 
 
@@ -438,7 +437,7 @@ def keycorridor() -> dict[str, Any]:
 @_task()
 def multiroom_rnd() -> dict[str, Any]:
     """MiniGrid-MultiRoom-N4-S5-v1 (four rooms, minigrid 3.1's fix of v0's six) with RND."""
-    return dict(_MINIGRID_RND, env="MiniGrid-MultiRoom-N4-S5-v1", eval_steps=2_560)
+    return dict(_MINIGRID_RND, env="MiniGrid-MultiRoom-N4-S5-v1")
 
 
 @_task(multiroom_rnd)

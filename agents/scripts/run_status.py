@@ -7,7 +7,6 @@ import shlex
 import shutil
 
 from agents.tools.checkpoints import list_checkpoints
-from agents.training import run_dirs
 
 
 class RunStatus:
@@ -50,8 +49,8 @@ class RunStatus:
 
     def resume_command(self) -> str:
         """The shell command (quoted) that resumes this run."""
-        parts = run_dirs.split_name(self._trainer.run_dir)
-        timestamp = parts[0] if parts else os.path.basename(self._trainer.run_dir)
+        # The directory's whole name: unambiguous where runs started in the same second.
+        timestamp = os.path.basename(os.path.normpath(self._trainer.run_dir))
         command = ["python", "-m", "agents.scripts.train", f"--config={self._config}"]
         command += [f"--logdir={self._logdir}", f"--timestamp={timestamp}"]
         size = self._trainer.world.size

@@ -48,10 +48,11 @@ def train(args: argparse.Namespace, world: mpi.World | None = None) -> int:
         resume=args.timestamp,
         overrides=overrides,
         world=world,
+        name=args.name,
     )
     status = RunStatus(trainer, args.config, args.logdir)
     try:
-        progress = TrainingProgress(trainer.config["train_steps"], enabled=world.is_root)
+        progress = TrainingProgress(trainer.budget, enabled=world.is_root)
         with RunGuard(world.is_root, status.describe) as guard, progress:
             result = trainer.train(guard, progress, tf_logs=args.verbose)
     except TrainingError as error:

@@ -57,7 +57,8 @@ class Loop:
 
     Summaries and checkpoints are numbered by `count`: the env steps of the phase named
     `count_phase` (e.g. only training steps, so that evaluation points line up with the training
-    curve), or the global step when it is None.
+    curve), or the global step when it is None; `counter` gives that count directly where the
+    caller keeps it (e.g. the agent's env steps), as `run`'s `count_limit` needs.
 
     `save_lock` (a context manager, default none) is held while a checkpoint is written, so that
     e.g. a signal handler can wait for the write to complete.
@@ -70,6 +71,8 @@ class Loop:
         count_phase: The phase whose env steps number summaries and checkpoints (default: all).
         tag: `tag(phase, name)` gives the summary tag of a metric, or None to skip it (default:
             `<phase>/<name>`).
+        counter: Returns the env steps of `count_phase` so far (default: derived from the global
+            step, which holds only while every turn of that phase ran in full).
 
     Raises:
         checkpoints.CheckpointError: There are checkpoints, but none can be read.
@@ -83,8 +86,10 @@ class Loop:
         max_to_keep: int = 3,
         count_phase: str | None = None,
         tag: Callable[[str, str], str | None] | None = None,
+        counter: Callable[[], int] | None = None,
     ) -> None:
         self._logdir = logdir
+        self._counter = counter
         self._count_phase = count_phase
         self._tag = tag or (lambda phase, name: f"{phase}/{name}")
         self._step = step if step is not None else tf.Variable(0, dtype=tf.int64, trainable=False)
@@ -108,6 +113,8 @@ class Loop:
     @property
     def count(self) -> int:
         """The step users see: env steps of `count_phase` so far (the global step if None)."""
+        if self._counter is not None:
+            return int(self._counter())
         if self._count_phase is None or not self._phases:
             return self.step
         names = [phase.name for phase in self._phases]
@@ -156,14 +163,25 @@ class Loop:
         self._phases.append(phase)
 
     def run(
-        self, max_step: int | None = None, should_stop: Callable[[], bool] | None = None
+        self,
+        max_step: int | None = None,
+        should_stop: Callable[[], bool] | None = None,
+        count_limit: int | None = None,
     ) -> Iterator[Report]:
-        """Run the phases until the global step reaches `max_step` (forever when None).
+        """Run the phases until the global step reaches `max_step` (forever when None), or until
+        `count` reaches `count_limit`.
+
+        The turn of `count_phase` in which `count` reaches `count_limit` ends there: it reports
+        and writes its summaries, the global step moves to where that turn would have ended (so
+        the phases keep their places in the cycle when a later run raises the limit), and the
+        other phases finish their turns of that cycle; then the run ends.
 
         Args:
             max_step: Global step at which to stop.
             should_stop: Called before each call of a step function; returning True ends the run
                 early, between two calls, so that counters and checkpoints stay consistent.
+            count_limit: The `count` at which the count phase ends for good (needs
+                `count_phase`).
 
         Yields:
             A `Report` at each phase's report cadence.
@@ -172,11 +190,19 @@ class Loop:
             raise ValueError("Loop.run needs at least one phase: call add_phase first.")
         scores = {phase.name: ([], []) for phase in self._phases}  # (report, log) score lists.
         lengths = {phase.name: [] for phase in self._phases}  # Lengths since the last log.
+        if count_limit is not None and self._count_phase is None:
+            raise ValueError("Loop.run's count_limit needs a count_phase.")
         previous = None
         while max_step is None or self.step < max_step:
             if should_stop is not None and should_stop():
                 return
             phase, epoch, steps_in = self._current_phase(self.step)
+            limited = count_limit is not None and phase.name == self._count_phase
+            if limited and self.count >= count_limit:
+                if steps_in == 0:
+                    return  # The limit's cycle is complete.
+                self._step.assign_add(phase.steps - steps_in)  # The cut turn's end.
+                continue
             phase_step = epoch * phase.steps + steps_in
             done, score, metrics = phase.step_fn(phase is not previous)
             previous = phase
@@ -185,16 +211,23 @@ class Loop:
             length = metrics.pop("length", None)
             made = done.size
             self._step.assign_add(made)
+            # A turn of the count phase cut at the limit ends here: it logs and reports.
+            cut = (
+                count_limit is not None
+                and phase.name == self._count_phase
+                and steps_in + made < phase.steps
+                and self.count >= count_limit
+            )
             for pending in scores[phase.name]:
                 pending.extend(score[done].tolist())
             if length is not None:
                 lengths[phase.name].extend(np.asarray(length)[done].tolist())
-            if _is_every(phase_step, made, phase.log_every) and phase.writer:
+            if (cut or _is_every(phase_step, made, phase.log_every)) and phase.writer:
                 episodes = (scores[phase.name][1], lengths[phase.name])
                 self._write_summaries(phase, episodes, metrics, self.count)
             if _is_every(phase_step, made, phase.checkpoint_every):
                 self.save()
-            if _is_every(phase_step, made, phase.report_every):
+            if cut or _is_every(phase_step, made, phase.report_every):
                 report_scores = scores[phase.name][0]
                 yield Report(
                     phase.name,

@@ -175,7 +175,11 @@ def share_cores(world: World) -> int | None:
         tf.config.threading.set_intra_op_parallelism_threads(threads)
         tf.config.threading.set_inter_op_parallelism_threads(threads)
     except RuntimeError:  # TensorFlow is initialized already.
-        pass
+        sys.stderr.write(
+            f"warning: TensorFlow ran before this rank could limit it to {threads} threads, so "
+            f"{world.local_size} ranks on this host share its cores with more threads than "
+            "cores; import agents before running TensorFlow ops.\n"
+        )
     return threads
 
 

@@ -137,3 +137,24 @@ def _atari(env: gym.Env) -> gym.Env:
     return gym.wrappers.TransformObservation(
         env, lambda observ: np.moveaxis(np.asarray(observ), 0, -1), channels_last
     )
+
+
+def episode_limit(env: Any) -> int | None:
+    """The most steps an episode of `env` can take, where the env says so; else None.
+
+    Read from gymnasium's time limit (`spec.max_episode_steps`), ALE's frame cap (a step is at
+    least one frame) and MiniGrid's own `max_steps`, in that order. `env` may be an
+    `ExternalProcess`, whose attributes are read in its child.
+    """
+    spec = getattr(env, "spec", None)
+    if spec is not None:
+        if spec.max_episode_steps:
+            return int(spec.max_episode_steps)
+        frames = (spec.kwargs or {}).get("max_num_frames_per_episode")
+        if frames:
+            return int(frames)
+    try:
+        steps = env.get_wrapper_attr("max_steps") if isinstance(env, gym.Env) else env.max_steps
+    except AttributeError:
+        return None
+    return int(steps) if isinstance(steps, int) and steps > 0 else None

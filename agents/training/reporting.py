@@ -66,11 +66,12 @@ def run_loop(run, world: mpi.World, guard, progress, count, callbacks, outcome: 
     with metrics:
         try:
             for report in run.loop(should_stop=should_stop):
+                new_best = False
                 if report.phase == "eval":
-                    _count_eval(outcome, float(report.score))
+                    new_best = _count_eval(outcome, float(report.score))
                 if not world.is_root:
                     continue
-                progress.write(report_line(report))
+                progress.write(report_line(report, new_best))
                 progress.update(report)
                 try:
                     metrics.append(report)
@@ -87,17 +88,27 @@ def run_loop(run, world: mpi.World, guard, progress, count, callbacks, outcome: 
     outcome.signum = guard.signum
 
 
-def _count_eval(outcome: LoopOutcome, score: float) -> None:
+def _count_eval(outcome: LoopOutcome, score: float) -> bool:
+    """Record an evaluation's mean score; returns whether it is a new best."""
     outcome.eval_score = score
-    if not math.isnan(score):
-        outcome.best = score if math.isnan(outcome.best) else max(outcome.best, score)
+    if math.isnan(score) or score <= outcome.best:
+        return False
+    outcome.best = score  # nan compares False above, so the first score is a best.
+    return True
 
 
-def report_line(report) -> str:
-    """The line printed for a train or eval report."""
+def report_line(report, new_best: bool = False) -> str:
+    """The line printed for a train or eval report: an evaluation's spread over its episodes
+    (std, then min and max) and whether its mean is a new best."""
+    metrics = report.metrics
     score = "n/a" if math.isnan(report.score) else f"{report.score:9.2f}"
-    line = f"{report.phase:>5}  env step {report.metrics.get('env_steps', 0):>9.0f}  "
+    line = f"{report.phase:>5}  env step {metrics.get('env_steps', 0):>9.0f}  "
     line += f"score {score} ({report.episodes:3d} episodes)"
-    if "env_steps_per_second" in report.metrics:
-        line += f"  {report.metrics['env_steps_per_second']:7.0f} steps/s"
+    if "score_std" in metrics:
+        line += f" +/- {metrics['score_std']:.2f} [{metrics['score_min']:.2f}, "
+        line += f"{metrics['score_max']:.2f}]"
+    if "env_steps_per_second" in metrics:
+        line += f"  {metrics['env_steps_per_second']:7.0f} steps/s"
+    if new_best:
+        line += "  new best"
     return line

@@ -7,6 +7,7 @@ import shutil
 from collections.abc import Callable
 
 from agents.config.errors import UsageError
+from agents.training import tf_loading
 from agents.training.hooks import warn
 
 POLICY_DIR = "policy"  # The exported SavedModel, in the run directory.
@@ -45,7 +46,8 @@ def atomic_directory(path: str, agent, export: Callable | None = None) -> str:
     for leftover in (partial, old):
         shutil.rmtree(leftover, ignore_errors=True)
     try:
-        export(agent, partial)
+        with tf_loading.quiet_native_logs():  # Freezing the graph logs from TensorFlow's C++.
+            export(agent, partial)
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise

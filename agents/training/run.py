@@ -13,6 +13,7 @@ import numpy as np
 import tensorflow as tf
 
 from agents import tools
+from agents.config import budget
 from agents.config.config import Config
 from agents.config.errors import UsageError
 from agents.envs import NativeBatchEnv, make_native
@@ -21,8 +22,8 @@ from agents.ppo.algorithm import Evaluator
 from agents.ppo.factory import make_agent
 from agents.tools.mpi import World
 from agents.tools.ranks import ranks_of
-from agents.training import exploration, summaries
-from agents.training.environments import make_envs
+from agents.training import exploration, summaries, tf_loading
+from agents.training.environments import episode_limit, make_envs
 from agents.training.rollouts import rollouts_then_updates
 
 EVAL_CALL_STEPS = 100  # Simulation steps per compiled evaluation call.
@@ -106,6 +107,7 @@ class Run:
         keras.utils.set_random_seed(seed)  # The same initial network on every rank.
         self.train_env = self._make_batch_env(config.num_agents, rank_seed, "train")
         self.eval_env = self._make_batch_env(config.eval_agents, rank_seed + 10_000, "eval")
+        self._eval_limit = self._episode_limit()
         try:
             self.agent = make_agent(self.train_env, config, rank_seed, ranks_of(world))
         except ValueError as error:
@@ -117,7 +119,12 @@ class Run:
         try:
             logdir = self.run_dir if world.is_root else None
             self._loop = tools.Loop(
-                logdir, self.step, self._checkpoint, count_phase="train", tag=summaries.tag
+                logdir,
+                self.step,
+                self._checkpoint,
+                count_phase="train",
+                tag=summaries.tag,
+                counter=lambda: self.env_steps,
             )
         except ValueError as error:  # E.g. resuming with other layer sizes.
             raise UsageError(
@@ -173,35 +180,38 @@ class Run:
         return int(self.agent.env_steps.numpy()) * self.world.size
 
     def loop(self, should_stop: Callable[[], bool] | None = None) -> Iterator[tools.loop.Report]:
-        """Alternate training and evaluation until `train_steps`; yields reports.
+        """Alternate training and evaluation until the budget; yields reports.
 
-        Under MPI every rank runs this loop in lockstep: the phases count the env steps of all
-        ranks, and each call gathers the finished episodes of all ranks.
+        The budget is `train_steps` in whole training calls (`budget.train_budget`); the train
+        phase that reaches it ends there, and an evaluation follows. Under MPI every rank runs
+        this loop in lockstep: the train phases count the env steps of all ranks, each training
+        call gathers the finished episodes of all ranks, and the ranks split each evaluation's
+        episodes.
 
         Args:
             should_stop: Checked between steps (see `tools.Loop.run`); True ends the loop early.
                 Under MPI, True on any rank stops every rank at the same step.
         """
         config, world = self.config, self.world
-        train_call = self._call_steps * config.num_agents * world.size
-        eval_call = EVAL_CALL_STEPS * config.eval_agents * world.size
-        train_phase = _round_up(config.train_every, train_call)
-        eval_phase = _round_up(config.eval_steps, eval_call)
+        train_call = budget.call_steps(config, world.size)
+        train_phase = budget.round_up(config.train_every, train_call)
         self._loop.add_phase(
             "train",
             self._train_step,
             train_phase,
             report_every=train_phase,
-            log_every=_round_up(config.log_every, train_call),
-            checkpoint_every=_round_up(config.checkpoint_every, train_call),
+            log_every=budget.round_up(config.log_every, train_call),
+            checkpoint_every=budget.round_up(config.checkpoint_every, train_call),
         )
-        self._loop.add_phase("eval", self._eval_step, eval_phase, log_every=eval_phase)
-        cycles = math.ceil(config.train_steps / train_phase)
+        # An evaluation is one call of the phase, counted in episodes (see `_eval_step`).
+        episodes = config.eval_episodes
+        self._loop.add_phase("eval", self._eval_step, episodes, log_every=episodes)
         if should_stop is not None and world.size > 1:
             local_stop = should_stop
             should_stop = lambda: world.any(local_stop())  # noqa: E731
         with self._python_errors():
-            yield from self._loop.run(cycles * (train_phase + eval_phase), should_stop)
+            limit = budget.train_budget(config, world.size)
+            yield from self._loop.run(None, should_stop, count_limit=limit)
 
     def train_call(self):
         """One compiled training call: `rollouts_per_call` rollouts of `rollout_length` steps of
@@ -211,28 +221,48 @@ class Run:
             `done`, `score` and `length` tensors [steps, envs] of the call's steps (the loop
             gathers them over ranks).
         """
-        return self._train_fn()
+        with tf_loading.quiet_native_logs():  # The first call's compiling logs, for one.
+            return self._train_fn()
 
     def eval_call(self, reset: bool):
         """One compiled evaluation call: `EVAL_CALL_STEPS` steps of the deterministic policy on
         the eval envs, restarted first when `reset`; returns `done`, `score` and `length`."""
-        return self._eval_fn(tf.constant(reset))
+        with tf_loading.quiet_native_logs():
+            return self._eval_fn(tf.constant(reset))
 
     def evaluate(self, episodes: int) -> list[float]:
-        """Returns of `episodes` fresh episodes of the deterministic policy on the eval envs.
+        """Returns of `episodes` whole episodes of the deterministic policy on the restarted
+        eval envs (see `play_episodes`)."""
+        return self.play_episodes(episodes)[0]
 
-        Under MPI each rank runs its share of the episodes, and every rank returns all of them.
+    def play_episodes(self, episodes: int) -> tuple[list[float], list[int]]:
+        """Returns and lengths of `episodes` whole episodes of the deterministic policy.
+
+        The eval envs restart, and each plays its quota (the episodes spread evenly over the
+        envs); only the first episodes of each env count, so that short episodes are not
+        favoured (as Stable-Baselines3's `evaluate_policy` counts them). Each episode runs to its
+        end or time limit. Under MPI each rank plays its share, and every rank returns all of
+        them (rank 0's first).
         """
-        share = math.ceil(episodes / self.world.size)
-        scores: list[float] = []
+        world, count = self.world, self.config.eval_agents
+        share = episodes // world.size + (world.rank < episodes % world.size)
+        quota = [share // count + (index < share % count) for index in range(count)]
+        played: list[list[tuple[float, int]]] = [[] for _ in range(count)]
+        # Every env ends its quota of episodes within quota * limit steps of the restart.
+        calls = math.ceil(max(quota) * self._eval_limit / EVAL_CALL_STEPS) + 1 if share else 0
         reset = True
         with self._python_errors():
-            while len(scores) < share:
-                done, score, _ = self.eval_call(reset)
-                scores.extend(np.asarray(score)[np.asarray(done)].tolist())
+            for _ in range(calls):
+                if all(len(done) >= want for done, want in zip(played, quota)):
+                    break
+                done, score, length = (np.asarray(x) for x in self.eval_call(reset))
                 reset = False
-        every_rank = self.world.allgather(scores[:share])
-        return [score for rank_scores in every_rank for score in rank_scores][:episodes]
+                for step, index in zip(*np.nonzero(done)):
+                    if len(played[index]) < quota[index]:
+                        played[index].append((float(score[step, index]), int(length[step, index])))
+        mine = [episode for env_episodes in played for episode in env_episodes]
+        every = [episode for rank in world.allgather(mine) for episode in rank]
+        return [score for score, _ in every], [length for _, length in every]
 
     def save(self) -> str | None:
         """Save a checkpoint now; returns its path."""
@@ -286,8 +316,35 @@ class Run:
         return found[0].numpy() if found else None
 
     def _eval_step(self, reset: bool):
-        done, score, length = self._gather(*self.eval_call(reset))
-        return done, score, {"env_steps": float(self.env_steps), "length": length}
+        """One evaluation, as one call of the loop's eval phase: an item per episode."""
+        del reset  # Every evaluation restarts the eval envs.
+        scores, lengths = self.play_episodes(self.config.eval_episodes)
+        missing = self.config.eval_episodes - len(scores)  # Only an env past its own limit.
+        done = np.array([True] * len(scores) + [False] * missing)
+        metrics = {"env_steps": float(self.env_steps), "length": np.array(lengths + [0] * missing)}
+        if scores:
+            metrics.update(
+                score_std=float(np.std(scores)),
+                score_min=float(np.min(scores)),
+                score_max=float(np.max(scores)),
+            )
+        return done, np.array(scores + [0.0] * missing), metrics
+
+    def _episode_limit(self) -> int:
+        """The eval envs' episode limit: an evaluation plays whole episodes, so a run whose
+        episodes might never end is refused."""
+        if self.config.native_env:
+            limit = self.eval_env.max_episode_steps
+        else:
+            eval_envs = self._envs[-1]
+            limits = [episode_limit(eval_envs[index]) for index in range(len(eval_envs))]
+            limit = None if None in limits else max(limits)
+        if limit is None:
+            raise UsageError(
+                f"Evaluation plays whole episodes, but {self.config.env!r} has no time limit: "
+                "set max_episode_steps (e.g. --set max_episode_steps=1000)."
+            )
+        return limit
 
     def _gather(self, done, score, length) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """`done`, `score` and `length` of all ranks side by side (one collective)."""
@@ -336,7 +393,3 @@ class Run:
     def _python_errors(self):
         with self.train_env.python_errors(), self.eval_env.python_errors():
             yield
-
-
-def _round_up(value: int, multiple: int) -> int:
-    return max(1, math.ceil(value / multiple)) * multiple

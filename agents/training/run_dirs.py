@@ -1,4 +1,9 @@
-"""Run directories: `<logdir>/<timestamp>[-N]-<config>`, created, found and named here only."""
+"""Run directories: `<logdir>/<timestamp>[-N]-<label>`, created, found and named here only.
+
+The label tells runs apart: `<config>[-<env>][-<name>]-s<seed>`, the env where it is not the
+named config's own, a name the user chose, and the seed (`20261126T040000-pendulum-s0`,
+`...-pendulum-MountainCarContinuous-v0-lr3e-4-s1`). Runs made before labels are `<config>` alone.
+"""
 
 from __future__ import annotations
 
@@ -9,18 +14,38 @@ import re
 from agents.config.errors import UsageError
 from agents.config.files import CONFIG_FILE
 
-# `<timestamp>[-N]-<config>`: -N numbers the runs of one config started in the same second.
+# `<timestamp>[-N]-<label>`: -N numbers the runs of one label started in the same second.
 _NAME = re.compile(r"(\d{8}T\d{6}(?:-\d+)?)-(.+)$")
-_TIMESTAMP = re.compile(r"\d{8}T\d{6}(?:-\d+)?")
+_RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._=+-]{0,63}")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._=+-]")
 
 
-def is_timestamp(text: str) -> bool:
-    """Whether `text` is a run's timestamp (`20261125T070000`, or `...-2` for a second run)."""
-    return _TIMESTAMP.fullmatch(text) is not None
+def label(config_name: str, seed: int, env: str | None = None, name: str | None = None) -> str:
+    """`<config>[-<env>][-<name>]-s<seed>`, the env id's `/` and `:` made `_`.
+
+    Raises:
+        UsageError: `name` is no run name (see `check_name`).
+    """
+    parts = [config_name]
+    if env:
+        parts.append(_UNSAFE.sub("_", env))
+    if name is not None:
+        parts.append(check_name(name))
+    return "-".join([*parts, f"s{seed}"])
+
+
+def check_name(name: str) -> str:
+    """`name` if it may label a run directory, else a UsageError naming it."""
+    if not isinstance(name, str) or not _RUN_NAME.fullmatch(name):
+        raise UsageError(
+            f"Bad run name {name!r}: 1-64 letters, digits and . _ = + -, starting with a letter "
+            "or digit (e.g. lr3e-4)."
+        )
+    return name
 
 
 def split_name(run_dir: str) -> tuple[str, str] | None:
-    """`(timestamp, config name)` of a run directory's name, or None for another name."""
+    """`(timestamp, label)` of a run directory's name, or None for another name."""
     match = _NAME.match(os.path.basename(os.path.normpath(run_dir)))
     return (match.group(1), match.group(2)) if match else None
 
@@ -34,29 +59,44 @@ def existing_run(run_dir: str) -> str:
     path = os.path.normpath(run_dir)
     if split_name(path) is None or not os.path.isfile(os.path.join(path, CONFIG_FILE)):
         raise UsageError(
-            f"{run_dir!r} is no run directory (<timestamp>-<config> holding a {CONFIG_FILE})."
+            f"{run_dir!r} is no run directory (<timestamp>-<label> holding a {CONFIG_FILE})."
         )
     return path
 
 
 def timestamped_run(logdir: str, config_name: str, timestamp: str) -> str:
-    """The run `<logdir>/<timestamp>-<config>` that `--timestamp` names.
+    """The run of `config_name` in `logdir` that `--timestamp` names: by its timestamp, or by
+    its directory's whole name (where runs of one config started in the same second).
 
     Raises:
-        UsageError: No such run; the message lists the runs in `logdir`.
+        UsageError: No such run, or several; the message lists the runs in `logdir`.
     """
-    path = os.path.join(logdir, f"{timestamp}-{config_name}")
-    if not os.path.isdir(path):
-        runs = sorted(os.listdir(logdir)) if os.path.isdir(logdir) else []
+    runs = sorted(os.listdir(logdir)) if os.path.isdir(logdir) else []
+    if split_name(timestamp) is not None and timestamp in runs:
+        return os.path.join(logdir, timestamp)
+    found = [
+        run
+        for run in runs
+        if (parts := split_name(run)) is not None
+        and parts[0] == timestamp
+        and (parts[1] == config_name or parts[1].startswith(f"{config_name}-"))
+    ]
+    if len(found) == 1:
+        return os.path.join(logdir, found[0])
+    if found:
         raise UsageError(
-            f"No run {path!r} to resume for --timestamp {timestamp}; runs in {logdir!r}: "
-            f"{', '.join(runs) or 'none'}."
+            f"--timestamp {timestamp} names {len(found)} runs of {config_name} in {logdir!r}: "
+            f"{', '.join(found)}; give one's directory name (--timestamp={found[0]})."
         )
-    return path
+    raise UsageError(
+        f"No run of {config_name} with timestamp {timestamp} in {logdir!r} to resume; runs "
+        f"there: {', '.join(runs) or 'none'}."
+    )
 
 
 def new_run(logdir: str, config_name: str) -> str:
-    """Create a new, empty run directory for `config_name` in `logdir`; returns its path.
+    """Create a new, empty run directory labelled `config_name` (see `label`) in `logdir`;
+    returns its path.
 
     Raises:
         UsageError: The logdir is not writable.

@@ -25,7 +25,7 @@ class RunSetup:
     Attributes:
         config: Every config key with its checked value.
         run_dir: The run directory.
-        name: The config's name (the run directory's suffix).
+        name: The config's name (the run directory's label begins with it).
         resumed: Whether the run existed before (it is resumed from its latest checkpoint).
         seed: Seed of networks, action sampling and environments.
     """
@@ -42,13 +42,17 @@ def new_run(
     logdir: str,
     seed: int | None = None,
     overrides: Mapping[str, Any] | None = None,
+    run_name: str | None = None,
 ) -> RunSetup:
     """A new run of `config` (a name, a config.yaml path, or a dict of keys) in `logdir`.
 
-    The seed is `seed`, else the one a config.yaml given as `config` records, else 0.
+    The seed is `seed`, else the one a config.yaml given as `config` records, else 0. The run
+    directory is labelled `<config>[-<env>][-<run_name>]-s<seed>` (see `run_dirs.label`), the
+    env where it differs from the named config's (always for a dict).
 
     Raises:
-        UsageError: An unknown config, key or value, or a logdir that cannot be written.
+        UsageError: An unknown config, key, value or run name, or a logdir that cannot be
+            written.
     """
     recorded = None
     if isinstance(config, str):
@@ -63,7 +67,9 @@ def new_run(
         name = CUSTOM_NAME
     full = Config.build(base, overrides)
     seed = _seed(seed, recorded)
-    return RunSetup(full, run_dirs.new_run(logdir, name), name, False, seed)
+    env = full.env if name == CUSTOM_NAME or full.env != base.get("env") else None
+    label = run_dirs.label(name, seed, env, run_name)
+    return RunSetup(full, run_dirs.new_run(logdir, label), name, False, seed)
 
 
 def resumed_run(
@@ -76,15 +82,15 @@ def resumed_run(
 ) -> RunSetup:
     """The run `run`, to be resumed with `overrides` (e.g. a larger `train_steps`).
 
-    `run` is a run directory, or the timestamp of a run of `expected_name` in `logdir` (as
-    `--timestamp` gives it). Keys the run's config.yaml lacks take today's values of its named
-    config. The seed is `seed`, else the one the run records.
+    `run` is a run directory, or the timestamp or directory name of a run of
+    `expected_name` in `logdir` (as `--timestamp` gives it). Keys the run's config.yaml lacks
+    take today's values of its named config. The seed is `seed`, else the one the run records.
 
     Raises:
         UsageError: No run there, one of another config than `expected_name`, one trained
             with another number of MPI ranks, or overrides it cannot resume with.
     """
-    if run_dirs.is_timestamp(run) and expected_name is not None:
+    if expected_name is not None and os.sep not in run and not os.path.isdir(run):
         run = run_dirs.timestamped_run(logdir, expected_name, run)
     run_dir = run_dirs.existing_run(run)
     name, _, trained = files.read_config_file(os.path.join(run_dir, files.CONFIG_FILE))

@@ -1,70 +1,137 @@
 """How a process loads TensorFlow: quietly, with the compile cache and the process defaults set.
 
-TensorFlow reads `TF_CPP_MIN_LOG_LEVEL` when it loads, and some of its libraries print before
-absl's logging starts (oneDNN, CUDA stubs), so the level is set and those lines are caught before
-the import. A value the user set is kept, and then nothing is hidden.
+TensorFlow reads `TF_CPP_MIN_LOG_LEVEL`, `TF_ENABLE_ONEDNN_OPTS` and `TF_XLA_FLAGS` once, when
+it loads, and some of its libraries print before absl's logging starts (oneDNN, CUDA stubs), so
+`prepare` sets them before the import (`import agents` calls it) and the import's lines are
+caught. A value the user set is kept (and a user's log level hides nothing).
+
+TensorFlow loaded by someone else first (`import tensorflow` before `import agents`) keeps what it
+read: `import_tensorflow` then quiets what still can be (its Python loggers; its C++ lines of
+device and XLA start-up, caught while they are made; those of the policy export, see
+`quiet_native_logs`) and says in one warning which settings could not be applied.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
-import tempfile
 from collections.abc import Iterator
 
+from agents.tools.tf_import import LOG_LEVEL, captured_stderr
 from agents.training import compile_cache, tf_defaults
 
-LOG_LEVEL = "TF_CPP_MIN_LOG_LEVEL"
+ONEDNN_DEFAULT = "1"  # TensorFlow's own, on x86 Linux, where the variable is unset.
+
+_ours: dict[str, str] = {}  # Variables this process set, not the user: `prepare` may change them.
+_state = {"adopted": False, "native_logs_hidden": False, "warned": False}
 
 
-def import_tensorflow(verbose: bool = False, agent: str = "ppo") -> None:
+def prepare(agent: str = "ppo", verbose: bool = False) -> None:
+    """Set TensorFlow's process variables for `agent`, unless TensorFlow is loaded already.
+
+    The compile cache (`compile_cache`), the agent family's defaults (`tf_defaults`) and, unless
+    `verbose`, log level 3; a variable the user set is left as it is.
+    """
+    if "tensorflow" in sys.modules:
+        return
+    compile_cache.enable()
+    wanted = dict(tf_defaults.defaults(agent))
+    if not verbose:
+        wanted[LOG_LEVEL] = "3"  # Also read by env processes and MPI ranks spawned later.
+    elif LOG_LEVEL in _ours:
+        del os.environ[LOG_LEVEL], _ours[LOG_LEVEL]
+    for key, value in wanted.items():
+        if key not in os.environ or key in _ours:
+            os.environ[key] = _ours[key] = value
+
+
+def import_tensorflow(verbose: bool = False, agent: str | None = None) -> None:
     """Import TensorFlow, Keras and TensorFlow Probability, silently unless `verbose`.
 
     Args:
         verbose: Show TensorFlow's log lines (its C++ logs, absl's and its Python logger's).
         agent: The agent family to be trained, whose process settings TensorFlow loads with
-            (see `tf_defaults`).
+            (see `tf_defaults`); a TensorFlow loaded earlier without them is warned of. None
+            (no training, e.g. loading a policy): `ppo`'s, and no warning.
     """
     if "tensorflow" in sys.modules:
+        _adopt(verbose, agent)
         return
-    compile_cache.enable()
-    tf_defaults.configure(agent=agent)
-    quiet = not verbose and LOG_LEVEL not in os.environ
-    if quiet:
-        os.environ[LOG_LEVEL] = "3"  # Also read by env processes and MPI ranks spawned later.
-    with _captured_stderr(quiet):
+    prepare(agent or "ppo", verbose)
+    quiet = not verbose and LOG_LEVEL in _ours
+    with captured_stderr(quiet):
         import keras  # noqa: F401
-        import tensorflow as tf
+        import tensorflow  # noqa: F401
         import tensorflow_probability  # noqa: F401
-    if quiet:
-        tf.get_logger().setLevel("ERROR")
-        from absl import logging
+    if not verbose:
+        _quiet_python_loggers()
 
-        logging.set_verbosity(logging.ERROR)
+
+def unapplied(agent: str, environ=os.environ) -> list[str]:
+    """The settings `agent` runs with that a TensorFlow loaded under `environ` lacks, as
+    phrases (e.g. "oneDNN stays on (this agent runs with TF_ENABLE_ONEDNN_OPTS=0)")."""
+    lacking = []
+    key = tf_defaults.ONEDNN
+    loaded, wanted = environ.get(key, ONEDNN_DEFAULT), tf_defaults.defaults(agent)[key]
+    if loaded != wanted:
+        state = "on" if loaded == "1" else "off"
+        lacking.append(f"oneDNN stays {state} (this agent runs with {key}={wanted})")
+    cache_off = environ.get("AGENTS_XLA_CACHE") == "0"
+    if not cache_off and compile_cache.CACHE_FLAG not in environ.get(compile_cache.FLAGS, ""):
+        lacking.append("XLA's compile cache is off")
+    return lacking
 
 
 @contextlib.contextmanager
-def _captured_stderr(enabled: bool) -> Iterator[None]:
-    """Within the block, what is written to file descriptor 2 goes to a file, not the terminal.
-
-    On an error the captured text is written back to stderr, so a failing import still explains
-    itself.
-    """
-    if not enabled:
+def quiet_native_logs() -> Iterator[None]:
+    """Where TensorFlow was loaded before `agents` without a log level (so its C++ lines show),
+    its log lines made within the block are dropped and the rest of what went to stderr is
+    written after it; elsewhere this does nothing."""
+    with captured_stderr(_state["native_logs_hidden"], keep=_not_native_log):
         yield
-        return
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with tempfile.TemporaryFile(mode="w+b") as capture:
-        os.dup2(capture.fileno(), 2)
-        try:
-            yield
-        except BaseException:
-            os.dup2(saved, 2)
-            capture.seek(0)
-            sys.stderr.write(capture.read().decode(errors="replace"))
-            raise
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
+
+
+# A line of TensorFlow's C++ logging (absl's format), e.g. "I0000 00:00:1795.39 31084 port.cc:153]".
+_NATIVE_LOG = re.compile(r"^[IWEF]\d{4} [\d:.]+ +\d+ [\w.]+:\d+\] ")
+_ABSL_NOTICE = "WARNING: All log messages before absl::InitializeLog() is called"
+
+
+def _not_native_log(line: str) -> bool:
+    return not (_NATIVE_LOG.match(line) or line.startswith(_ABSL_NOTICE))
+
+
+def _adopt(verbose: bool, agent: str | None) -> None:
+    """TensorFlow was loaded before this call: quiet what can be, warn once of what is lost."""
+    import keras  # noqa: F401
+    import tensorflow as tf
+    import tensorflow_probability  # noqa: F401
+
+    if not verbose:
+        _quiet_python_loggers()
+    if not _state["adopted"] and not verbose and LOG_LEVEL not in os.environ:
+        _state["native_logs_hidden"] = True  # Its C++ lines show: catch those of start-up.
+        with captured_stderr(True):
+            tf.config.list_logical_devices()  # Device start-up (e.g. "failed call to cuInit").
+            # XLA's service and its MLIR bridge start with a first compiled function.
+            tf.function(lambda x: tf.reduce_sum(x * x), jit_compile=True)(tf.ones([2]))
+    _state["adopted"] = True
+    lacking = unapplied(agent) if agent is not None else []
+    if lacking and not _state["warned"]:
+        from agents.training.hooks import warn
+
+        _state["warned"] = True
+        warn(
+            "warning: TensorFlow was loaded before agents could set its process settings: "
+            f"{', '.join(lacking)}; import agents before tensorflow, or set them in the "
+            "environment before it loads."
+        )
+
+
+def _quiet_python_loggers() -> None:
+    import tensorflow as tf
+    from absl import logging
+
+    tf.get_logger().setLevel("ERROR")
+    logging.set_verbosity(logging.ERROR)

@@ -15,7 +15,7 @@ import shutil
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from agents.config import files, named
+from agents.config import budget, files, named
 from agents.config.errors import UsageError
 from agents.tools import mpi
 from agents.training import callbacks, run_setup
@@ -45,10 +45,12 @@ class Trainer:
         seed: Seed of networks, action sampling and envs (default: the one a config.yaml or
             the resumed run records, else 0).
         resume: A run to resume from its latest checkpoint instead of starting a new one: its
-            directory, or its timestamp (`<logdir>/<timestamp>-<config>`).
+            directory, or its timestamp or directory name in `logdir`.
         overrides: Config keys to set, as values (numpy scalars too), e.g.
             `{"learning_rate": 1e-3}`; a resumed run takes those it may change.
         world: The MPI ranks (default: one process).
+        name: A label for the new run's directory, `<timestamp>-<config>[-<env>]-<name>-s<seed>`
+            (letters, digits and `._=+-`).
 
     Raises:
         UsageError: A bad config, key, value, seed or run (one line naming it), or the run is
@@ -64,12 +66,13 @@ class Trainer:
         resume: str | None = None,
         overrides: Mapping[str, Any] | None = None,
         world: mpi.World | None = None,
+        name: str | None = None,
     ) -> None:
         self.world = world or mpi.World()
         setup, error, self._lock = None, None, None
         if self.world.is_root:
             try:
-                setup = self._prepare(config, logdir, seed, resume, overrides)
+                setup = self._prepare(config, logdir, seed, resume, overrides, name)
                 self._lock = _lock(setup)
             except UsageError as exc:
                 error = exc
@@ -82,9 +85,16 @@ class Trainer:
         self.saved = False  # Whether the final checkpoint is written.
         self.result: TrainResult | None = None  # Set when training ends.
 
-    def _prepare(self, config, logdir, seed, resume, overrides) -> run_setup.RunSetup:
+    @property
+    def budget(self) -> int:
+        """The env steps this run trains in all: `train_steps` in whole training calls."""
+        return budget.train_budget(self.config, self.world.size)
+
+    def _prepare(self, config, logdir, seed, resume, overrides, name) -> run_setup.RunSetup:
         if resume is None:
-            return run_setup.new_run(config, logdir, seed, overrides)
+            return run_setup.new_run(config, logdir, seed, overrides, name)
+        if name is not None:
+            raise UsageError(f"A resumed run keeps its name: drop the name {name!r}.")
         expected = named.config_name(config) if isinstance(config, str) else None
         return run_setup.resumed_run(resume, self.world.size, seed, overrides, expected, logdir)
 
@@ -158,7 +168,7 @@ class Trainer:
         if signum is not None:  # Stopped during start-up: nothing to save.
             run.close()
             return self._stopped_in_start_up(signum)
-        if self.resumed and run.env_steps >= self.config["train_steps"]:
+        if self.resumed and run.env_steps >= self.budget:
             return self._finished_already(run, progress.write)
         self.env_steps, self.started = run.env_steps, True
         calls = self._callbacks(run, extra)
@@ -170,6 +180,7 @@ class Trainer:
                 self._record_config()
                 action = "Resuming" if self.resumed else "Starting"
                 progress.write(f"{action} run {self.run_dir} at env step {run.env_steps}.")
+                progress.write(budget.describe(self.config, world.size))
             calls.call("on_start")
             try:
                 yield from run_loop(run, world, guard, progress, self._count, calls, outcome)

@@ -205,18 +205,24 @@ def test_checkpoint_restores_training_state(tmp_path):
     np.testing.assert_array_equal(ppo.rng.state.numpy(), fresh.rng.state.numpy())
 
 
-def test_linear_learning_rate_schedule():
+@pytest.mark.parametrize("train_steps", [64, 50])
+def test_linear_learning_rate_schedule(train_steps):
+    # Updates every 16 env steps (2 envs x 8 steps); 50 rounds up to the 64 that run.
     batch_env = _env()
-    config = _config(learning_rate=1e-3, learning_rate_schedule="linear", train_steps=64)
+    config = _config(learning_rate=1e-3, learning_rate_schedule="linear", train_steps=train_steps)
     ppo = PPO(batch_env, config, seed=0)
-    _run(batch_env, ppo, 8)
-    # The update after 16 of 64 env steps uses 1e-3 * (1 - 16/64).
-    assert float(ppo.metrics["learning_rate"]) == pytest.approx(7.5e-4)
-    # With 4 ranks the schedule counts 4 x 16 env steps: 1e-3 * (1 - 64/64) = 0.
+    run, _ = _run(batch_env, ppo, 8)
+    rates = [float(ppo.metrics["learning_rate"])]
+    for _ in range(3):
+        run()
+        rates.append(float(ppo.metrics["learning_rate"]))
+    # Update k of 4 trains at 1e-3 * (1 - 16k/64): the first at the full rate, none at zero.
+    np.testing.assert_allclose(rates, [1e-3, 7.5e-4, 5e-4, 2.5e-4], rtol=1e-6)
+    # With 4 ranks one update makes the 64 env steps of the budget: at the full rate.
     batch_env = _env()
     ppo = PPO(batch_env, config, seed=0, ranks=Ranks(size=4))
     _run(batch_env, ppo, 8)
-    assert float(ppo.metrics["learning_rate"]) == 0.0
+    assert float(ppo.metrics["learning_rate"]) == pytest.approx(1e-3)
 
 
 def test_constant_learning_rate_overrides_the_restored_one():

@@ -23,7 +23,7 @@ def _train_within(session: Run, config: dict, budget: int) -> None:
 @pytest.mark.slow
 def test_cartpole_reaches_450_within_60k_env_steps(tmp_path):
     config = configs.cartpole()
-    config.update(train_steps=60_000, train_every=60_000, eval_steps=800)
+    config.update(train_steps=60_000, train_every=60_000)
     session = Run(config, str(tmp_path), seed=0)
     try:
         _train_within(session, config, 60_000)
@@ -36,7 +36,7 @@ def test_cartpole_reaches_450_within_60k_env_steps(tmp_path):
 @pytest.mark.slow
 def test_pendulum_learns_within_100k_env_steps(tmp_path):
     config = configs.pendulum()
-    config.update(train_every=100_000, eval_steps=1_600)
+    config.update(train_every=100_000)
     session = Run(config, str(tmp_path), seed=0)
     try:
         _train_within(session, config, 100_000)

@@ -39,7 +39,7 @@ def training_process(argv, stderr=subprocess.DEVNULL):
     reader.start()
     try:
         line = ""
-        while not line.startswith("train"):
+        while not line.startswith("train  env step"):
             line = lines.get(timeout=60)
             assert line is not None, "The training process exited before its first report."
         yield process

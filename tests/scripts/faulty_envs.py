@@ -51,6 +51,9 @@ class FaultyEnv(gym.Env):
 
     observation_space = gym.spaces.Box(-1.0, 1.0, (3,), np.float32)
     action_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+    # Its own episode limit, declared as MiniGrid's envs declare theirs (no TimeLimit wrapper,
+    # whose unpacking would meet a bad step result first): evaluation can bound its episodes.
+    max_steps = EPISODE_LENGTH
 
     def __init__(self, fault: str) -> None:
         assert fault in FAULTS + BAD_RESULTS, fault
@@ -147,4 +150,10 @@ for _fault in FAULTS + BAD_RESULTS:
     gym.register(f"Faulty-{_fault}-v0", FaultyEnv, kwargs={"fault": _fault})
 gym.register("DictObservation-v0", lambda: DictObservationEnv("step"))
 gym.register("TupleAction-v0", lambda: TupleActionEnv("step"))
+# Episodes that end on their own, with no limit declared: evaluation cannot bound them.
+gym.register(
+    "Unlimited-v0",
+    type("UnlimitedEnv", (FaultyEnv,), {"max_steps": None}),
+    kwargs={"fault": "none"},
+)
 gym.register("BytesObservation-v0", lambda: BytesObservationEnv("none"), max_episode_steps=20)

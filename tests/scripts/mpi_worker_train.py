@@ -94,7 +94,7 @@ def check_native(world, logdir):
     """A native env under MPI: envs seeded by rank, identical parameters after the updates."""
     config = configs.cartpole_native()
     config.update(
-        num_agents=8, rollouts_per_call=1, train_steps=1024, train_every=512, eval_steps=400
+        num_agents=8, rollouts_per_call=1, train_steps=1024, train_every=512, eval_episodes=4
     )
     run = Run(config, world.bcast(os.path.join(logdir, "native")), seed=7, world=world)
     try:
@@ -160,7 +160,8 @@ def check_script(world, logdir):
         written = os.path.isfile(os.path.join(run_dir, "config.yaml")) and ckpts
         check(world, events == {"train": 1, "eval": 1} and written, "files", (events, ckpts))
         check(world, lines[-1] == f"Done: 256 env steps in {run_dir}.", "env steps", lines)
-        check(world, sum(line.startswith("train") for line in lines) == 2, "reports", lines)
+        reports = sum(line.startswith("train  env") for line in lines)
+        check(world, reports == 2, "reports", lines)
     timestamp = os.path.basename(run_dir).split("-")[0]
     resume = ["--config=debug", f"--logdir={logdir}", f"--timestamp={timestamp}"]
     code, lines = run_script(resume + ["--set", "train_steps=512"])

@@ -15,7 +15,7 @@ def finished_run(logdir, *sets: str) -> str:
     argv = ["--config=debug", f"--logdir={logdir}"] + (["--set", *sets] if sets else [])
     code, _, stderr = run_main(train.main, argv)
     assert code == 0, stderr
-    (run_dir,) = glob.glob(os.path.join(logdir, "*-debug"))
+    (run_dir,) = glob.glob(os.path.join(logdir, "*-debug*"))
     return run_dir
 
 

@@ -51,8 +51,8 @@ def test_resume_without_a_readable_index_finds_the_latest_checkpoint(index, run_
     # The index lists the checkpoints again: for TensorFlow, and for the rotation that keeps the
     # last three, the old ones among them.
     latest = tf.train.latest_checkpoint(os.path.join(run_copy, "checkpoints"))
-    assert os.path.basename(latest) == "ckpt-384"  # Training phases run whole: 256 to 384.
-    assert _checkpoints(run_copy) == ["ckpt-256", "ckpt-320", "ckpt-384"]
+    assert os.path.basename(latest) == "ckpt-320"  # The budget ends the phase: 256 to 320.
+    assert _checkpoints(run_copy) == ["ckpt-192", "ckpt-256", "ckpt-320"]
 
 
 def test_resume_falls_back_past_corrupt_checkpoints_and_keeps_them(run_copy):

@@ -127,7 +127,7 @@ def test_runs_started_in_the_same_second_get_a_directory_each(tmp_path, monkeypa
 def test_a_saved_config_yaml_starts_a_new_run(runs):
     first_dir, (code, stdout, _), second_dir = runs[1], runs[2], runs[3]
     assert code == 0, stdout
-    assert os.path.basename(second_dir).endswith("-debug")
+    assert os.path.basename(second_dir).endswith("-debug-s0")
     first, second = _saved(first_dir)["config"], _saved(second_dir)["config"]
     assert second == {**first, "train_steps": 128}
     assert stdout.splitlines()[-1] == f"Done: 128 env steps in {second_dir}."
@@ -139,6 +139,10 @@ def test_config_yaml_with_fewer_keys_is_read_and_unknown_keys_are_named(tmp_path
     name, config, world_size = files.read_config_file(str(path))
     assert (name, world_size, config.env) == ("old", 2, "X-v0")
     assert config.hidsize == 128  # Missing keys: defaults.
+    # A retired key of an older run is dropped: the run still resumes.
+    path.write_text(yaml.safe_dump({"name": "old", "config": {"eval_steps": 1600}}))
+    _, config, _ = files.read_config_file(str(path))
+    assert "eval_steps" not in config and config.eval_episodes == 8
     path.write_text(yaml.safe_dump({"name": "old", "config": {"lerning_rate": 1.0}}))
     with pytest.raises(UsageError, match="Unknown config keys in .*: lerning_rate"):
         files.read_config_file(str(path))

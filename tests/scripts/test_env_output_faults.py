@@ -50,7 +50,7 @@ def test_bad_env_output_is_one_line_naming_env_step_and_what_came(fault, expecte
         f"error: Stopped at env step 78: Train environment 1 (Faulty-{fault}-v0) returned from "
         f"step {expected}.\n"
     )
-    (run_dir,) = glob.glob(os.path.join(tmp_path, "*-debug"))
+    (run_dir,) = glob.glob(os.path.join(tmp_path, "*-debug*"))
     assert os.path.isfile(os.path.join(run_dir, "checkpoints", "ckpt-64.index"))
 
 

@@ -26,7 +26,7 @@ def _train(tmp_path, fault, *argv):
     argv = ["--config=debug", f"--logdir={tmp_path}", "--set", f"env={env}", *argv]
     argv += ["--set", "checkpoint_every=64"]
     code, stdout, stderr = run_main(train.main, argv)
-    (run_dir,) = glob.glob(os.path.join(tmp_path, "*-debug"))
+    (run_dir,) = glob.glob(os.path.join(tmp_path, "*-debug*"))
     assert stdout.startswith(f"Starting run {run_dir}") and "Done" not in stdout
     return code, stderr, run_dir
 
@@ -148,7 +148,7 @@ def test_kill_9_then_timestamp_resumes_from_the_latest_checkpoint(tmp_path):
     with training_process(argv) as process:
         process.kill()
         assert process.wait(timeout=30) == -signal.SIGKILL
-    (run_dir,) = glob.glob(os.path.join(tmp_path, "*-debug"))
+    (run_dir,) = glob.glob(os.path.join(tmp_path, "*-debug*"))
     saved = int(_checkpoint_values(run_dir)[1]["env_steps/.ATTRIBUTES/VARIABLE_VALUE"])
     assert 128 <= saved < 256  # Saved at the report seen, or later.
     timestamp = os.path.basename(run_dir).split("-")[0]

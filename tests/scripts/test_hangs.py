@@ -84,7 +84,7 @@ def _stderr(tmp_path):
 
 
 def _run_dir(tmp_path):
-    (run_dir,) = glob.glob(str(tmp_path / "logs" / "*-debug"))
+    (run_dir,) = glob.glob(str(tmp_path / "logs" / "*-debug*"))
     return run_dir
 
 
@@ -140,7 +140,7 @@ def test_signal_to_the_process_group_with_env_processes_saves(signum, tmp_path):
     argv = ["--env_processes", "--set", "train_steps=1000000"]
     with _trainer(tmp_path, *argv, start_new_session=True) as process:
         deadline = time.monotonic() + 60
-        while not glob.glob(str(tmp_path / "logs" / "*-debug" / "checkpoints" / "ckpt-*.index")):
+        while not glob.glob(str(tmp_path / "logs" / "*-debug*" / "checkpoints" / "ckpt-*.index")):
             assert process.poll() is None and time.monotonic() < deadline
             time.sleep(0.1)
         os.killpg(process.pid, signum)
@@ -155,8 +155,12 @@ def test_signal_to_the_process_group_with_env_processes_saves(signum, tmp_path):
 def test_second_process_on_a_run_is_refused_naming_the_owner(tmp_path):
     argv = ["--config=debug", f"--logdir={tmp_path}", "--set", "train_steps=1000000"]
     with training_process(argv) as process:
-        (run_dir,) = glob.glob(os.path.join(tmp_path, "*-debug"))
+        (run_dir,) = glob.glob(os.path.join(tmp_path, "*-debug*"))
         timestamp = os.path.basename(run_dir).split("-")[0]
+        deadline = time.monotonic() + 120  # Until the owner has written all it writes.
+        while not os.path.isdir(os.path.join(run_dir, "checkpoints")):
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.1)
         before = sorted(os.listdir(run_dir))
         code, stdout, stderr = run_main(train.main, [*argv, f"--timestamp={timestamp}"])
         assert code == 2 and stdout == ""

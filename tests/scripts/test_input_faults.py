@@ -107,15 +107,15 @@ def test_visualize_needs_a_positive_number_of_episodes(episodes, tmp_path, capsy
 def test_resume_command_is_shell_quoted(tmp_path, monkeypatch):
     format_report = reporting.report_line
 
-    def format_and_terminate(report):
+    def format_and_terminate(report, new_best=False):
         signal.raise_signal(signal.SIGTERM)
-        return format_report(report)
+        return format_report(report, new_best)
 
     monkeypatch.setattr(reporting, "report_line", format_and_terminate)
     logdir = str(tmp_path / "my runs; $HOME")
     code, _, stderr = _run(["--config=debug", f"--logdir={logdir}"])
     assert code == 128 + signal.SIGTERM
-    (run_dir,) = glob.glob(os.path.join(glob.escape(logdir), "*-debug"))
+    (run_dir,) = glob.glob(os.path.join(glob.escape(logdir), "*-debug*"))
     command = stderr.splitlines()[-1].split("Resume with: ", 1)[1]
     assert shlex.split(command) == [
         "python",
@@ -123,7 +123,7 @@ def test_resume_command_is_shell_quoted(tmp_path, monkeypatch):
         "agents.scripts.train",
         "--config=debug",
         f"--logdir={logdir}",
-        f"--timestamp={os.path.basename(run_dir).split('-')[0]}",
+        f"--timestamp={os.path.basename(run_dir)}",  # Its whole name: unambiguous.
     ]
 
 
@@ -147,3 +147,26 @@ def test_uint8_observations_train_with_normalize_observ(tmp_path):
     code, stdout, stderr = _run(["--config=debug", f"--logdir={tmp_path}", "--set", f"env={env}"])
     assert code == 0, stderr
     assert stdout.splitlines()[-1].startswith("Done: 256 env steps")
+
+
+def test_an_env_without_a_time_limit_is_refused_naming_the_key_and_leaves_no_run(tmp_path):
+    # Evaluation plays whole episodes: with no limit one might never end.
+    env = faulty_envs.env_id("Unlimited-v0")
+    code, stdout, stderr = _run(["--config=debug", f"--logdir={tmp_path}", "--set", f"env={env}"])
+    assert code == 2 and stdout == ""
+    assert stderr == (
+        f"error: Evaluation plays whole episodes, but {env!r} has no time limit: set "
+        "max_episode_steps (e.g. --set max_episode_steps=1000).\n"
+    )
+    assert os.listdir(tmp_path) == []
+    # The key named is the way out.
+    argv = ["--config=debug", f"--logdir={tmp_path}", "--set", f"env={env}"]
+    code, stdout, stderr = _run([*argv, "max_episode_steps=1000"])
+    assert code == 0, stderr
+
+
+def test_a_retired_key_names_what_replaced_it(tmp_path):
+    argv = ["--config=debug", f"--logdir={tmp_path}", "--set", "eval_steps=64"]
+    code, stdout, stderr = _run(argv)
+    assert code == 2 and "(retired: evaluation plays whole episodes: set eval_episodes)" in stderr
+    assert os.listdir(tmp_path) == []

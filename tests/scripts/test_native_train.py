@@ -25,7 +25,7 @@ def small_native(**changes):
         rollouts_per_call=2,
         train_steps=1024,
         train_every=512,
-        eval_steps=400,
+        eval_episodes=4,
         log_every=256,
         checkpoint_every=512,
     )

@@ -64,8 +64,8 @@ def test_new_run_writes_config_checkpoints_and_summaries(first_run):
     logdir, run_dir, code, stdout, _ = first_run
     assert code == 0
     assert len(os.listdir(logdir)) == 1
-    timestamp, name = os.path.basename(run_dir).split("-")
-    assert name == "debug" and len(timestamp) == len(_TIMESTAMP)
+    timestamp, name, seed = os.path.basename(run_dir).split("-")
+    assert (name, seed) == ("debug", "s0") and len(timestamp) == len(_TIMESTAMP)
     with open(os.path.join(run_dir, "config.yaml")) as handle:
         saved = yaml.safe_load(handle)
     assert saved["name"] == "debug"
@@ -142,7 +142,7 @@ def test_a_failed_export_exits_1_and_the_resume_command_writes_it(tmp_path, monk
     line = stderr.strip().splitlines()[-1]
     assert line.startswith("error: Policy (SavedModel) not written: OSError: [Errno 28] No space")
     assert "the checkpoint is saved. Write the results again with: python -m " in line
-    (run_dir,) = glob.glob(os.path.join(tmp_path, "*-debug"))
+    (run_dir,) = glob.glob(os.path.join(tmp_path, "*-debug*"))
     assert not os.path.exists(os.path.join(run_dir, "policy"))
     monkeypatch.undo()
     timestamp = os.path.basename(run_dir).split("-")[0]
@@ -263,19 +263,19 @@ def test_unwritable_logdir(tmp_path):
 def test_sigterm_stops_at_a_step_and_saves(signum, tmp_path, monkeypatch):
     format_report = reporting.report_line
 
-    def format_and_terminate(report):  # Signals arrive while the loop runs.
+    def format_and_terminate(report, new_best=False):  # Signals arrive while the loop runs.
         signal.raise_signal(signum)
-        return format_report(report)
+        return format_report(report, new_best)
 
     monkeypatch.setattr(reporting, "report_line", format_and_terminate)
     previous = signal.getsignal(signum)
     code, stdout, stderr = _run(["--config=debug", f"--logdir={tmp_path}"])
     assert code == 128 + signum
     assert signal.getsignal(signum) is previous
-    (run_dir,) = glob.glob(os.path.join(tmp_path, "*-debug"))
+    (run_dir,) = glob.glob(os.path.join(tmp_path, "*-debug*"))
     timestamp = os.path.basename(run_dir).split("-")[0]
     # Stopped before the step after the first report, at 128 env steps.
-    assert stdout.splitlines()[1].startswith("train  env step       128")
+    assert stdout.splitlines()[2].startswith("train  env step       128")
     assert "Done" not in stdout
     assert "Interrupted at env step 128; checkpoint saved. Resume with: " in stderr
     assert f"--timestamp={timestamp}" in stderr
@@ -294,6 +294,6 @@ def test_ctrl_c_saves_a_checkpoint_and_exits_130(tmp_path):
     error = stderr_path.read_text()
     assert "Traceback" not in error
     assert "Resume with: python -m agents.scripts.train --config=debug" in error
-    (run_dir,) = glob.glob(os.path.join(tmp_path, "logs", "*-debug"))
+    (run_dir,) = glob.glob(os.path.join(tmp_path, "logs", "*-debug*"))
     assert f"--timestamp={os.path.basename(run_dir).split('-')[0]}" in error
     assert glob.glob(os.path.join(run_dir, "checkpoints", "ckpt-*.index"))

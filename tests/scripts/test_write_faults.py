@@ -33,7 +33,7 @@ def test_training_outlives_a_closed_stdout_pipe(tmp_path):
     assert process.returncode == 0, stderr
     assert "Traceback" not in stderr and "BrokenPipeError" not in stderr
     assert "warning: stdout is gone (Broken pipe); training goes on" in stderr
-    (run_dir,) = glob.glob(os.path.join(tmp_path, "*-debug"))
+    (run_dir,) = glob.glob(os.path.join(tmp_path, "*-debug*"))
     assert _checkpoint_steps(run_dir)[-1] == 512
     assert os.path.isfile(os.path.join(run_dir, "policy", "saved_model.pb"))
     assert _records(run_dir)[-1]["env_steps"] == 512

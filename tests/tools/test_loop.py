@@ -243,3 +243,48 @@ def test_array_metrics_are_written_as_histograms(tmp_path):
     (histogram,) = [v for v in values if v.tag == "train/action"]
     buckets = tf.make_ndarray(histogram.tensor)  # [bucket, (left, right, count)]
     assert buckets[:, 2].sum() == 4 and buckets[0, 0] == 1.0 and buckets[-1, 1] == 5.0
+
+
+def test_count_limit_cuts_the_last_turn_and_a_raised_limit_continues_in_step(tmp_path):
+    # Turns of 10 train env steps (calls of 5 envs) and 4 eval steps; the train count is kept
+    # by the caller, as a run keeps its agent's env steps.
+    logdir = str(tmp_path)
+    counted = tf.Variable(0, dtype=tf.int64)
+    step = tf.Variable(0, dtype=tf.int64)
+
+    def train(reset):
+        del reset
+        counted.assign_add(5)
+        return np.ones(5, bool), np.ones(5, np.float32), {"loss": 1.0}
+
+    def make_loop():
+        checkpoint = tf.train.Checkpoint(step=step, counted=counted)
+        loop = tools.Loop(
+            logdir, step, checkpoint, count_phase="train", counter=lambda: int(counted.numpy())
+        )
+        loop.add_phase("train", train, steps=10, log_every=10)
+        loop.add_phase("eval", _Scripted([[True, True]], [[2.0, 2.0]]), steps=4, log_every=4)
+        return loop
+
+    loop = make_loop()
+    reports = [(r.phase, loop.count) for r in loop.run(count_limit=25)]
+    # 10 + 10 + a turn cut at 5: it reports, the eval after it runs, then the run ends.
+    assert reports == [("train", 10), ("eval", 10), ("train", 20), ("eval", 20)] + [
+        ("train", 25),
+        ("eval", 25),
+    ]
+    assert loop.count == 25 and loop.step == 3 * 14  # The cut turn's place is kept.
+    train_steps = [s for s, _ in _summaries(os.path.join(logdir, "train"))["train/mean_score"]]
+    assert train_steps == [10, 20, 25]
+    loop.save()
+    # A later run with a higher limit starts a whole train turn, and its count goes on from 25.
+    loop = make_loop()
+    reports = [(r.phase, loop.count) for r in loop.run(count_limit=40)]
+    assert reports == [("train", 35), ("eval", 35), ("train", 40), ("eval", 40)]
+    loop.save()
+    # A limit already reached runs nothing.
+    assert list(make_loop().run(count_limit=40)) == []
+    uncounted = tools.Loop(None)
+    uncounted.add_phase("train", train, steps=10)
+    with pytest.raises(ValueError, match="count_limit needs a count_phase"):
+        next(uncounted.run(count_limit=1))

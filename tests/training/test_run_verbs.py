@@ -1,6 +1,7 @@
 """The run's public verbs: its compiled training and evaluation calls, and the returns of the
 training episodes as they end."""
 
+import gymnasium as gym
 import numpy as np
 import pytest
 
@@ -39,3 +40,45 @@ def test_the_returns_of_finished_training_episodes_reach_the_hook(run):
     assert np.mean(returns) == pytest.approx(
         np.average(scores, weights=[r.episodes for r in train if r.episodes])
     )
+
+
+class _Ticker(gym.Env):
+    """Reward 1 a step; episodes of 3 steps on even reset seeds, 40 on odd ones (kept on
+    autoreset), so that its return is its length."""
+
+    observation_space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    action_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+    length = 3
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        if seed is not None:
+            self.length = 3 if seed % 2 == 0 else 40
+        self.steps = 0
+        return np.zeros(2, np.float32), {}
+
+    def step(self, action):
+        self.steps += 1
+        return np.zeros(2, np.float32), 1.0, self.steps >= self.length, False, {}
+
+
+gym.register("Ticker-v0", _Ticker, max_episode_steps=100)
+
+
+def test_an_evaluation_plays_whole_episodes_each_env_its_quota_short_ones_not_favoured(
+    tmp_path,
+):
+    # Two eval envs, one of 3-step and one of 40-step episodes, 6 episodes: three of each,
+    # where the first 6 to end would be mostly short ones.
+    config = dict(configs.debug(), env="Ticker-v0", eval_agents=2, eval_episodes=6)
+    run = Run(config, str(tmp_path), seed=0)
+    try:
+        scores, lengths = run.play_episodes(6)
+        assert sorted(scores) == [3.0] * 3 + [40.0] * 3 and sorted(lengths) == [3] * 3 + [40] * 3
+        assert run.evaluate(5) in ([3.0] * 3 + [40.0] * 2, [3.0] * 2 + [40.0] * 3)
+        report = next(r for r in run.loop() if r.phase == "eval")
+        assert report.episodes == 6 and report.score == pytest.approx(21.5)
+        assert report.metrics["score_min"] == 3.0 and report.metrics["score_max"] == 40.0
+        assert report.metrics["score_std"] == pytest.approx(18.5)
+    finally:
+        run.close()

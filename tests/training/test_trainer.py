@@ -147,3 +147,62 @@ def test_bad_values_are_one_line_naming_the_key_and_create_no_directory(tmp_path
     with pytest.raises(UsageError, match="is no run directory"):
         Trainer(resume=str(tmp_path), config=None)
     assert os.listdir(tmp_path) == []
+
+
+def test_an_odd_budget_trains_whole_calls_said_at_start_and_its_schedule_never_reaches_zero(
+    tmp_path,
+):
+    # debug: calls of 2 envs x 16 steps; 200 env steps are 7 calls (224), the last phase cut.
+    overrides = {"train_steps": 200, "learning_rate_schedule": "linear"}
+    trainer = Trainer("debug", str(tmp_path), overrides=overrides)
+    progress = Lines()
+    result = trainer.train(progress=progress)
+    assert trainer.budget == 224 and result.env_steps == 224
+    assert progress.lines[1] == (
+        "train_steps 200 -> 224 env steps, rounded up to 7 training calls of 2 envs x 16 steps."
+    )
+    records = _records(result.run_dir)
+    assert [(r["phase"], r["env_steps"]) for r in records] == [
+        ("train", 128),
+        ("eval", 128),
+        ("train", 224),
+        ("eval", 224),
+    ]
+    # The last of 7 updates trains at 1/7 of the rate, not at zero.
+    rate = records[2]["learning_rate"]
+    assert rate == pytest.approx(trainer.config.learning_rate / 7, rel=1e-5)
+
+
+def test_run_names_carry_config_env_name_and_seed_and_resume_by_either(tmp_path):
+    logdir = str(tmp_path)
+    names = []
+    for seed in (3, 4):
+        trainer = Trainer(
+            "debug", logdir, seed=seed, overrides={"env": "ALE/Pong-v5"}, name="lr3e-4"
+        )
+        names.append(os.path.basename(trainer.run_dir))
+        trainer.started = True  # Keep the directory as a run (as training would).
+        trainer.close()
+    stamps = [name.split("-debug")[0] for name in names]
+    assert names[0] == f"{stamps[0]}-debug-ALE_Pong-v5-lr3e-4-s3"
+    assert names[1].endswith("-debug-ALE_Pong-v5-lr3e-4-s4")
+    for name in names:  # config.yaml is written when training starts; a stand-in here.
+        with open(os.path.join(logdir, name, "config.yaml"), "w") as handle:
+            yaml.safe_dump({"name": "debug", "config": {"env": "ALE/Pong-v5"}}, handle)
+    # The env is named only where it is not the config's own.
+    plain = Trainer("debug", logdir)
+    assert os.path.basename(plain.run_dir).endswith("-debug-s0") and "Pendulum" not in plain.run_dir
+    plain.close()
+    # Resumed by the directory's name, or by the timestamp where that names one run only.
+    resumed = Trainer("debug", logdir, resume=names[1])
+    assert resumed.run_dir == os.path.join(logdir, names[1])
+    resumed.close()
+    if stamps[0] == stamps[1]:  # Started in the same second: the timestamp is ambiguous.
+        with pytest.raises(UsageError, match=r"names 2 runs of debug .*give one's directory"):
+            Trainer("debug", logdir, resume=stamps[0])
+    else:
+        assert Trainer("debug", logdir, resume=stamps[0]).run_dir.endswith(names[0])
+    with pytest.raises(UsageError, match=r"Bad run name 'a/b': 1-64 letters, digits"):
+        Trainer("debug", logdir, name="a/b")
+    with pytest.raises(UsageError, match="A resumed run keeps its name"):
+        Trainer("debug", logdir, resume=names[0], name="other")

@@ -1,0 +1,43 @@
+"""The training budget a config asks for, in the whole training calls a run can make.
+
+A training call steps every env of every rank `rollout_length * rollouts_per_call` times, so a
+run trains in multiples of `call_steps`. It trains exactly `train_steps` env steps when that is a
+multiple, else the nearest multiple above it (and says so: `describe`). Schedules decay over the
+budget, the steps that actually run.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+
+def call_steps(config: Mapping[str, Any], ranks: int = 1) -> int:
+    """Env steps of one training call over all ranks."""
+    return config["rollout_length"] * config["rollouts_per_call"] * config["num_agents"] * ranks
+
+
+def train_budget(config: Mapping[str, Any], ranks: int = 1) -> int:
+    """The env steps a run trains: `train_steps` rounded up to whole training calls."""
+    return round_up(config["train_steps"], call_steps(config, ranks))
+
+
+def describe(config: Mapping[str, Any], ranks: int = 1) -> str:
+    """One line saying what is trained, e.g. `train_steps 2000 -> 2048 env steps (...)`."""
+    asked, budget = config["train_steps"], train_budget(config, ranks)
+    shape = f"{config['num_agents']} envs x {config['rollout_length']} steps"
+    if config["rollouts_per_call"] > 1:
+        shape += f" x {config['rollouts_per_call']} rollouts"
+    if ranks > 1:
+        shape += f" x {ranks} ranks"
+    calls = budget // call_steps(config, ranks)
+    made = f"{calls} training call{'s' if calls > 1 else ''} of {shape}"
+    if budget == asked:
+        return f"train_steps {asked}: {made}."
+    return f"train_steps {asked} -> {budget} env steps, rounded up to {made}."
+
+
+def round_up(value: int, multiple: int) -> int:
+    """The smallest positive multiple of `multiple` that is at least `value`."""
+    return max(1, math.ceil(value / multiple)) * multiple
