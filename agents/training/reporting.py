@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 
 from agents.tools import mpi
 from agents.training.errors import TrainingError
@@ -20,12 +21,18 @@ class LoopOutcome:
         write_error: A line naming the metrics file that could not be written, or None.
         eval_score: Mean score of the last evaluation phase (nan if no episode finished).
         best: The best mean score of the evaluation phases (nan if none had an episode).
+        best_step: The env step of that best evaluation (None if none).
+        started: `time.monotonic()` when the loop started.
+        start_steps: The env steps made before it started (a resumed run's).
     """
 
     signum: int | None = None
     write_error: str | None = None
     eval_score: float = math.nan
     best: float = math.nan
+    best_step: int | None = None
+    started: float = dataclasses.field(default_factory=time.monotonic)
+    start_steps: int = 0
 
 
 def run_loop(run, world: mpi.World, guard, progress, count, callbacks, outcome: LoopOutcome):
@@ -63,12 +70,16 @@ def run_loop(run, world: mpi.World, guard, progress, count, callbacks, outcome: 
         raise TrainingError(f"Cannot open {error.filename!r}: {error.strerror}.") from None
     if metrics.repaired:
         warn(f"warning: removed a partial last line ({metrics.repaired} bytes) of {metrics.path}")
+    outcome.started, outcome.start_steps = time.monotonic(), run.env_steps
     with metrics:
         try:
             for report in run.loop(should_stop=should_stop):
+                _add_rates(report.metrics, outcome, run.env_steps)
                 new_best = False
                 if report.phase == "eval":
                     new_best = _count_eval(outcome, float(report.score))
+                    if new_best:
+                        outcome.best_step = run.env_steps
                 if not world.is_root:
                     continue
                 progress.write(report_line(report, new_best))
@@ -97,9 +108,34 @@ def _count_eval(outcome: LoopOutcome, score: float) -> bool:
     return True
 
 
+def _add_rates(metrics: dict, outcome: LoopOutcome, env_steps: int) -> None:
+    """The report's wall time and end-to-end rate (evaluation and compiling included)."""
+    metrics["wall_time"] = elapsed = time.monotonic() - outcome.started
+    if "env_steps_per_second" in metrics and elapsed > 0:
+        metrics["end_to_end_steps_per_second"] = (env_steps - outcome.start_steps) / elapsed
+
+
+# The update's figures on a train line: (metric, label, format).
+_UPDATE_FIGURES = (
+    ("policy_loss", "pi", "+.4f"),
+    ("value_loss", "v", ".4g"),
+    ("predictor_loss", "rnd", ".4g"),
+    ("entropy", "ent", ".3f"),
+    ("approx_kl", "kl", ".1e"),
+    ("clipfrac", "clip", ".3f"),
+    ("explained_variance", "ev", "+.2f"),
+)
+
+
 def report_line(report, new_best: bool = False) -> str:
-    """The line printed for a train or eval report: an evaluation's spread over its episodes
-    (std, then min and max) and whether its mean is a new best."""
+    """The line printed for a train or eval report.
+
+    A train line gives the mean return of the training episodes that ended, the update's
+    losses (`pi`: policy, `v`: value, `rnd`: predictor), entropy, KL, clip fraction and
+    explained variance, the end-to-end env steps per second (evaluation and compiling included)
+    beside the training calls' own rate, and the wall time. An eval line gives its episodes'
+    mean, standard deviation, minimum and maximum, and whether the mean is a new best.
+    """
     metrics = report.metrics
     score = "n/a" if math.isnan(report.score) else f"{report.score:9.2f}"
     line = f"{report.phase:>5}  env step {metrics.get('env_steps', 0):>9.0f}  "
@@ -107,8 +143,36 @@ def report_line(report, new_best: bool = False) -> str:
     if "score_std" in metrics:
         line += f" +/- {metrics['score_std']:.2f} [{metrics['score_min']:.2f}, "
         line += f"{metrics['score_max']:.2f}]"
-    if "env_steps_per_second" in metrics:
-        line += f"  {metrics['env_steps_per_second']:7.0f} steps/s"
+    figures = [
+        f"{label} {metrics[key]:{spec}}"
+        for key, label, spec in _UPDATE_FIGURES
+        if isinstance(metrics.get(key), float)
+    ]
+    if figures:
+        line += "  " + "  ".join(figures)
+    if "end_to_end_steps_per_second" in metrics:
+        line += f"  {metrics['end_to_end_steps_per_second']:7.0f} steps/s"
+        line += f" (calls {metrics['env_steps_per_second']:.0f})"
+    if "wall_time" in metrics:
+        line += f"  {clock(metrics['wall_time'])}"
     if new_best:
         line += "  new best"
     return line
+
+
+def summary_line(outcome: LoopOutcome, env_steps: int) -> str:
+    """The line after the last report: final and best evaluation, env steps, wall time."""
+    elapsed = time.monotonic() - outcome.started
+    made = env_steps - outcome.start_steps
+    rate = f", {made / elapsed:.0f} env steps/s" if elapsed > 0 and made else ""
+    scores = "No evaluation scored"
+    if not math.isnan(outcome.best):
+        final = "n/a" if math.isnan(outcome.eval_score) else f"{outcome.eval_score:.2f}"
+        scores = f"Final eval {final}, best {outcome.best:.2f} (env step {outcome.best_step})"
+    return f"{scores}; {made} env steps in {clock(elapsed)}{rate}."
+
+
+def clock(seconds: float) -> str:
+    """`h:mm:ss` of a duration."""
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes // 60}:{minutes % 60:02d}:{secs:02d}"

@@ -18,7 +18,7 @@ from typing import Any
 from agents.config import budget, files, named
 from agents.config.errors import UsageError
 from agents.tools import mpi
-from agents.training import callbacks, run_setup
+from agents.training import callbacks, reporting, run_setup
 from agents.training.callbacks import Callback
 from agents.training.errors import FinishedRunError, TrainingError
 from agents.training.hooks import NoGuard, PlainProgress
@@ -89,6 +89,16 @@ class Trainer:
     def budget(self) -> int:
         """The env steps this run trains in all: `train_steps` in whole training calls."""
         return budget.train_budget(self.config, self.world.size)
+
+    def changes(self) -> str:
+        """The config's values that differ from its named config's, as `key=value (was v)`
+        phrases; empty when it is the named config as it is."""
+        base = named.defaults_of(self.name)
+        return ", ".join(
+            f"{key}={value!r} (was {base[key]!r})"
+            for key, value in self.config.items()
+            if key in base and base[key] != value
+        )
 
     def _prepare(self, config, logdir, seed, resume, overrides, name) -> run_setup.RunSetup:
         if resume is None:
@@ -181,6 +191,9 @@ class Trainer:
                 action = "Resuming" if self.resumed else "Starting"
                 progress.write(f"{action} run {self.run_dir} at env step {run.env_steps}.")
                 progress.write(budget.describe(self.config, world.size))
+                changed = self.changes()
+                if changed:
+                    progress.write(f"Config {self.name} with {changed}.")
             calls.call("on_start")
             try:
                 yield from run_loop(run, world, guard, progress, self._count, calls, outcome)
@@ -188,6 +201,8 @@ class Trainer:
                 calls.handle.stop("the caller stopped iterating over the reports")
             self._save(run)
             self.saved = True
+            if world.is_root:
+                progress.write(reporting.summary_line(outcome, run.env_steps))
             if outcome.write_error is not None:  # The state is sound: saved, then stopped.
                 raise TrainingError(f"{outcome.write_error}; checkpoint saved.", "resume")
             if calls.error is not None:

@@ -161,6 +161,12 @@ def test_an_odd_budget_trains_whole_calls_said_at_start_and_its_schedule_never_r
     assert progress.lines[1] == (
         "train_steps 200 -> 224 env steps, rounded up to 7 training calls of 2 envs x 16 steps."
     )
+    assert progress.lines[2] == (
+        "Config debug with train_steps=200 (was 256), learning_rate_schedule='linear' "
+        "(was 'constant')."
+    )
+    (summary,) = [line for line in progress.lines if line.startswith(("Final eval", "No eval"))]
+    assert summary.startswith("Final eval ") and "; 224 env steps in 0:00:" in summary
     records = _records(result.run_dir)
     assert [(r["phase"], r["env_steps"]) for r in records] == [
         ("train", 128),

@@ -1,0 +1,51 @@
+"""The console's lines: what a train and an eval report say, and the run's last word."""
+
+import math
+import time
+
+from agents.tools.loop import Report
+from agents.training import reporting
+
+
+def test_a_train_line_gives_the_updates_figures_both_rates_and_the_wall_time():
+    metrics = dict(
+        env_steps=10240.0,
+        policy_loss=-0.0145,
+        value_loss=0.03081,
+        entropy=2.382,
+        approx_kl=0.0131,
+        clipfrac=0.173,
+        explained_variance=0.91,
+        env_steps_per_second=10256.0,
+        end_to_end_steps_per_second=2148.4,
+        wall_time=3725.0,
+        learning_rate=1e-3,  # Not on the line: TensorBoard and metrics.jsonl have it.
+    )
+    line = reporting.report_line(Report("train", 10240, -1280.82, 48, metrics))
+    assert line == (
+        "train  env step     10240  score  -1280.82 ( 48 episodes)  pi -0.0145  v 0.03081  "
+        "ent 2.382  kl 1.3e-02  clip 0.173  ev +0.91     2148 steps/s (calls 10256)  1:02:05"
+    )
+
+
+def test_an_eval_line_gives_the_spread_and_marks_a_new_best():
+    metrics = dict(env_steps=20480.0, score_std=2.5, score_min=-3.0, score_max=4.0, wall_time=6.0)
+    line = reporting.report_line(Report("eval", 20480, 1.5, 8, metrics), new_best=True)
+    assert line == (
+        " eval  env step     20480  score      1.50 (  8 episodes) +/- 2.50 [-3.00, 4.00]"
+        "  0:00:06  new best"
+    )
+    line = reporting.report_line(Report("eval", 20480, math.nan, 0, {"env_steps": 20480.0}))
+    assert line == " eval  env step     20480  score n/a (  0 episodes)"
+
+
+def test_the_summary_names_final_and_best_evaluations_and_the_rate():
+    outcome = reporting.LoopOutcome(started=0.0, start_steps=1000)
+    for step, score in [(2000, -5.0), (3000, -2.0), (4000, -3.0)]:
+        if reporting._count_eval(outcome, score):
+            outcome.best_step = step
+    outcome.started = time.monotonic() - 10.0  # The loop ran for 10 s.
+    line = reporting.summary_line(outcome, 4000)
+    assert line.startswith("Final eval -3.00, best -2.00 (env step 3000); 3000 env steps in 0:00:1")
+    assert line.endswith(" env steps/s.") and 280 <= float(line.split(", ")[-1].split()[0]) <= 300
+    assert reporting.summary_line(reporting.LoopOutcome(), 0).startswith("No evaluation scored; ")
