@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -213,11 +214,14 @@ def evaluate(
     episodes: int = 10,
     seed: int = 0,
 ) -> Evaluation:
-    """Run `episodes` episodes of the deterministic policy on a gymnasium environment.
+    """Run `episodes` episodes of the deterministic policy on an environment.
 
     Args:
         policy: A `Policy`, or a run directory (or SavedModel directory) to load one from.
-        env: A gymnasium id, a gymnasium environment, or a callable that builds one.
+        env: A gymnasium id, a gymnasium environment, or a callable that builds one; or a
+            native env (`agents.envs.NativeEnv`: an instance, a class built without arguments,
+            or an id registered with `agents.envs.register`), played as a gymnasium env of one
+            (`agents.envs.NativeGymEnv`).
         episodes: Number of episodes, each reset with seed `seed + index`.
         seed: Seed of the first episode.
 
@@ -234,7 +238,7 @@ def evaluate(
     if not isinstance(policy, Policy):
         policy = load_policy(policy)
     made = isinstance(env, str) or (callable(env) and not isinstance(env, gym.Env))
-    env = gym.make(env) if isinstance(env, str) else env() if made else env
+    env = _as_gym_env(env() if made and not isinstance(env, str) else env)
     returns, lengths = [], []
     try:
         for index in range(episodes):
@@ -245,3 +249,25 @@ def evaluate(
         if made:
             env.close()
     return Evaluation(returns, lengths)
+
+
+def _as_gym_env(env: Any) -> Any:
+    """A gymnasium env for `env`: an id (gymnasium's, else a native one), a native env, or a
+    gymnasium env as it is."""
+    import gymnasium as gym
+
+    from agents.envs import registry
+
+    if isinstance(env, str):
+        try:
+            return gym.make(env)
+        except gym.error.Error:
+            if env not in registry.native_ids() and ":" not in env:
+                raise
+            env = registry.make_native(env)
+    native = sys.modules.get("agents.envs.native_env")  # Loaded if env is one.
+    if native is not None and isinstance(env, native.NativeEnv):
+        from agents.envs.gym_env import NativeGymEnv
+
+        return NativeGymEnv(env)
+    return env

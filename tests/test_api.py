@@ -274,6 +274,10 @@ def test_a_user_defined_native_env_trains_through_the_api(tmp_path):
     assert result.eval_score == pytest.approx(0.95, abs=1e-4)
     policy = agents.load_policy(result.run_dir)
     assert int(policy(np.array([0.5], np.float32))) == 1
+    # The native env, as a class or an instance, played as a gymnasium env of one.
+    for env in (Corridor, Corridor()):
+        evaluation = agents.evaluate(result.run_dir, env, episodes=2)
+        assert evaluation.returns == pytest.approx([0.95, 0.95], abs=1e-4)
 
 
 def test_a_run_without_its_policy_directory_loads_from_its_checkpoint(tmp_path):

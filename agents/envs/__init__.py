@@ -7,11 +7,19 @@ inside the compiled training call with the interface of `tools.InGraphBatchEnv`,
 
 from agents.envs.registry import check_native, make_native, native_ids, register
 
-__all__ = ["NativeBatchEnv", "NativeEnv", "check_native", "make_native", "native_ids", "register"]
+__all__ = [
+    "NativeBatchEnv",
+    "NativeEnv",
+    "NativeGymEnv",
+    "check_native",
+    "make_native",
+    "native_ids",
+    "register",
+]
 
 
 def __getattr__(name):  # TensorFlow loads only when a native env is used.
-    if name in ("NativeEnv", "NativeBatchEnv"):
+    if name in ("NativeEnv", "NativeBatchEnv", "NativeGymEnv"):
         from agents.tools.tf_import import import_tensorflow
 
         import_tensorflow()  # Quietly, as `import agents` set its log level.
@@ -23,4 +31,8 @@ def __getattr__(name):  # TensorFlow loads only when a native env is used.
         from agents.envs.native_batch_env import NativeBatchEnv
 
         return NativeBatchEnv
+    if name == "NativeGymEnv":
+        from agents.envs.gym_env import NativeGymEnv
+
+        return NativeGymEnv
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -28,6 +28,9 @@ class NativeEnv(abc.ABC):
         state_shape: Shape of one environment's state (a structure of shapes for a nested state).
         state_dtype: Its dtype (float64 computes as gymnasium's NumPy code does; a structure of
             dtypes for a nested state).
+
+    An env may also define `render(state) -> np.ndarray`, the [H, W, 3] uint8 frame of a batch
+    of one state (eager, not traced), which `visualize` and `NativeGymEnv` use.
     """
 
     observation_space: gym.spaces.Box

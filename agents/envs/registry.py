@@ -53,6 +53,11 @@ def native_ids() -> tuple[str, ...]:
     return tuple(BUILTIN) + tuple(_REGISTERED)
 
 
+def is_gymnasium_twin(env_id: str) -> bool:
+    """Whether gymnasium (or minigrid) has the env of the native `env_id`: a built-in one."""
+    return _resolve(env_id) in BUILTIN
+
+
 def register(env_id: str, constructor: Callable[[], Any]) -> None:
     """Make `constructor` (returning a `NativeEnv`) the native implementation of `env_id`."""
     _REGISTERED[env_id] = constructor

@@ -82,6 +82,12 @@ def visualize(args: argparse.Namespace) -> list[float]:
     checkpoint_policy.find_checkpoint(args.logdir, args.checkpoint)  # Fail before building.
     render_mode = None if args.eval_only else "rgb_array"
     env = checkpoint_policy.make_run_env(config, render_mode)
+    if render_mode not in (None, *env.metadata.get("render_modes", ())):
+        env.close()
+        raise UsageError(
+            f"{config.env} renders no frames (a native env renders through its render(state) "
+            "method): pass --eval_only for the returns alone."
+        )
     fps = args.fps or env.metadata.get("render_fps") or 30
     run_name = os.path.basename(os.path.normpath(args.logdir))
     try:

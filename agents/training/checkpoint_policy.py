@@ -41,12 +41,19 @@ def make_run_env(config: Any, render_mode: str | None = None) -> Any:
     from agents.training.environments import API_NAMESPACE, make_env
 
     if config.env.startswith(f"{API_NAMESPACE}/"):
+        what = "native env" if config.native_env else "Python callable"
         raise UsageError(
             f"The run was trained on {config.env}, an environment given to agents.train as a "
-            "Python callable, which exists only in that process: there, evaluate it with "
-            "agents.load_policy(run_dir) on your environment."
+            f"{what}, which exists only in that process: evaluate it with "
+            "agents.evaluate(run_dir, <your env>), or register it (agents.envs.register for a "
+            "native env, gymnasium.register otherwise) in a module named in its id."
         )
     try:
+        if config.native_env and not registry.is_gymnasium_twin(config.env):
+            from agents.envs.gym_env import NativeGymEnv  # A user's native env, played as one.
+
+            native = registry.make_native(config.env, config.max_episode_steps)
+            return NativeGymEnv(native, render_mode=render_mode)
         wrapper = config.env_wrapper
         if config.native_env:  # Gymnasium's env of the id, observed as the native one is.
             wrapper = registry.python_wrapper(config.env, config.env_wrapper)
