@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import time
 
 FLAGS = "TF_XLA_FLAGS"
 CACHE_FLAG = "--tf_xla_persistent_cache_directory"
@@ -41,3 +42,31 @@ def enable(environ=os.environ) -> str | None:
         return None  # E.g. a read-only home: compile every time, as without the cache.
     environ[FLAGS] = f"{environ.get(FLAGS, '')} {CACHE_FLAG}={directory}".strip()
     return directory
+
+
+def unreadable(error: BaseException, environ=os.environ) -> str | None:
+    """A line for an error of TensorFlow that is this cache's (an entry garbled or cut short),
+    with the cache moved aside so that the next start compiles afresh; None for another error.
+
+    TensorFlow reads the cache when it first compiles and stops the call on a damaged entry
+    ("Can't parse <entry> as binary proto", "Read less bytes than requested"); it reads the
+    flag once, at load, so this process cannot go on without the cache.
+    """
+    flags = environ.get(FLAGS, "")
+    if type(error).__name__ not in ("DataLossError", "OutOfRangeError") or CACHE_FLAG not in flags:
+        return None
+    directory = flags.split(f"{CACHE_FLAG}=", 1)[1].split()[0]
+    message = str(error)
+    if directory not in message and "Read less bytes than requested" not in message:
+        return None
+    reason = "an entry is garbled" if directory in message else "an entry is cut short"
+    moved = f"{directory}.unreadable-{time.strftime('%Y%m%dT%H%M%S')}"
+    try:
+        os.rename(directory, moved)
+        what = f"moved it to {moved}, so the next start compiles afresh"
+    except OSError as failure:
+        what = f"could not move it aside ({failure.strerror}): delete it"
+    return (
+        f"XLA's compile cache {directory} could not be read ({reason}); {what} "
+        "(AGENTS_XLA_CACHE=0 turns the cache off)"
+    )

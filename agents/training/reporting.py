@@ -7,6 +7,7 @@ import math
 import time
 
 from agents.tools import mpi
+from agents.training import compile_cache
 from agents.training.errors import TrainingError
 from agents.training.hooks import warn
 from agents.training.metrics_log import MetricsLog
@@ -96,6 +97,13 @@ def run_loop(run, world: mpi.World, guard, progress, count, callbacks, outcome: 
                 yield report
         except (BatchEnvError, FloatingPointError, CheckpointError) as error:
             raise TrainingError(f"Stopped at env step {run.env_steps}: {error}") from error
+        except Exception as error:
+            cache = compile_cache.unreadable(error)
+            if cache is None:
+                raise
+            raise TrainingError(
+                f"Stopped at env step {run.env_steps}: {cache}.", "resume"
+            ) from error
     outcome.signum = guard.signum
 
 

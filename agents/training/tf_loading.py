@@ -60,7 +60,9 @@ def import_tensorflow(verbose: bool = False, agent: str | None = None) -> None:
         _adopt(verbose, agent)
         return
     prepare(agent or "ppo", verbose)
-    quiet = not verbose and LOG_LEVEL in _ours
+    # A level that hides info lines (ours, the user's or a parent process's) hides the lines
+    # printed before absl's logging starts too, which ignore it.
+    quiet = not verbose and os.environ.get(LOG_LEVEL, "0") not in ("", "0")
     with captured_stderr(quiet):
         import keras  # noqa: F401
         import tensorflow  # noqa: F401

@@ -31,3 +31,40 @@ def test_off_when_asked_or_when_the_directory_cannot_be_made(tmp_path, monkeypat
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))  # A file where a directory must go.
     environ = {}
     assert compile_cache.enable(environ) is None and environ == {}
+
+
+def test_a_damaged_cache_stops_the_run_with_one_line_and_is_moved_aside(tmp_path):
+    """Through the command line: a garbled entry is met at the first compiled call; the run
+    stops naming the cache, the cache moves aside, and the resumed run trains."""
+    import glob
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("TF_XLA_FLAGS", "AGENTS_XLA_CACHE")}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    argv = [sys.executable, "-m", "agents.scripts.train", "--config=debug"]
+    argv += [f"--logdir={tmp_path / 'logs'}", "--set", "train_steps=64"]
+
+    def train(*extra):
+        return subprocess.run([*argv, *extra], capture_output=True, text=True, env=env)
+
+    assert train().returncode == 0  # Fills the cache.
+    (cache,) = glob.glob(str(tmp_path / "cache" / "agents" / "xla-*"))
+    entries = os.listdir(cache)
+    assert entries
+    for entry in entries:
+        with open(os.path.join(cache, entry), "wb") as handle:
+            handle.write(os.urandom(4096))
+    result = train()
+    assert result.returncode == 1
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    (line,) = lines
+    assert line.startswith(f"error: Stopped at env step 32: XLA's compile cache {cache} could not")
+    assert "(an entry is garbled); moved it to" in line and "Resume with: " in line
+    (moved,) = glob.glob(f"{cache}.unreadable-*")
+    assert sorted(os.listdir(moved)) == sorted(entries)  # Kept, for a look; nothing deleted.
+    resume = line.split("Resume with: ")[1].split()[-1]  # --timestamp=<run>
+    resumed = train(resume)
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout.splitlines()[-1].startswith("Done: 64 env steps")
