@@ -10,6 +10,7 @@ import numpy as np
 import tensorflow as tf
 
 from agents.envs.native_env import NativeEnv
+from agents.tools import env_checks
 from agents.tools.transitions import Transitions
 
 
@@ -61,6 +62,9 @@ class NativeBatchEnv(Transitions):
         self.state = tf.nest.map_structure(lambda leaf: variable(leaf, "state"), initial)
         self.steps = variable(tf.constant(0, tf.int64), "steps")  # Batch steps, for messages.
         self.nonfinite_step = variable(tf.constant(-1, tf.int64), "nonfinite_step")
+        self._far_limits = tuple(
+            tf.constant(limit, tf.float32) for limit in env_checks.far_limits(observ_space)
+        )
 
     def __len__(self) -> int:
         return self._size
@@ -80,8 +84,12 @@ class NativeBatchEnv(Transitions):
             truncated = tf.zeros([self._size], tf.bool)
         else:
             truncated = self.length + 1 >= self._limit
+        # What a Python env's step is refused for (`env_checks.observ_problem`), checked here in
+        # the call: non-finite values, and observations far outside the declared bounds.
+        lowest, highest = self._far_limits
         finite = tf.reduce_all(tf.math.is_finite(observ)) & tf.reduce_all(tf.math.is_finite(reward))
-        first = tf.logical_not(finite) & (self.nonfinite_step < 0)
+        inside = tf.reduce_all((observ >= lowest) & (observ <= highest))
+        first = tf.logical_not(finite & inside) & (self.nonfinite_step < 0)
         self.nonfinite_step.assign(tf.where(first, self.steps, self.nonfinite_step))
         self.steps.assign_add(1)
         tf.nest.map_structure(lambda var, value: var.assign(value), self.state, state)
@@ -125,12 +133,14 @@ class NativeBatchEnv(Transitions):
         return {"env_draws": self.draws}
 
     def raise_if_nonfinite(self) -> None:
-        """Raise FloatingPointError if the environment returned a non-finite value."""
+        """Raise FloatingPointError if the environment returned a non-finite value, or an
+        observation far outside its declared bounds (see `env_checks.far_limits`)."""
         step = int(self.nonfinite_step.numpy())
         if step >= 0:
             raise FloatingPointError(
-                f"Native env {self.env.name} returned a non-finite observation or reward at its "
-                f"batch step {step}."
+                f"Native env {self.env.name} returned a non-finite observation or reward, or an "
+                f"observation far outside the declared bounds of {self.observation_space} "
+                f"(beyond {env_checks.FAR_OUTSIDE:g}x their span), at its batch step {step}."
             )
 
     def close(self) -> None:

@@ -46,3 +46,13 @@ class Blind(Corridor):
 
 envs.register("Corridor-v0", Corridor)
 envs.register("BlindCorridor-v0", Blind)
+
+
+class FarCorridor(Corridor):
+    """The corridor observed as 1e30 from its fourth cell on: a faulty sensor."""
+
+    def observe(self, state):
+        return tf.where(state >= 3.0, 1e30, state / 6.0)
+
+
+envs.register("FarCorridor-v0", FarCorridor)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import os
 
 import numpy as np
@@ -212,3 +213,18 @@ def test_a_run_on_a_users_native_env_evaluates_and_renders(tmp_path):
         visualize.main, [f"--run_dir={blind}", "--eval_only", "--num_episodes=2"]
     )
     assert code == 0 and "Mean return over 2 episodes: 0.95" in stdout
+
+
+def test_a_native_observation_far_outside_its_bounds_stops_as_a_python_one_does(tmp_path):
+    """1e30 from a native env stops training after the call that met it (here the first),
+    before a checkpoint can hold what it did to the normalizer."""
+    argv = ["--config=cartpole_native", f"--logdir={tmp_path}", "--set"]
+    argv += ["env=tests.scripts.native_envs:FarCorridor-v0", "num_agents=8", "rollout_length=8"]
+    argv += ["rollouts_per_call=1", "train_steps=4096", "checkpoint_every=64"]
+    code, stdout, stderr = run_main(train.main, argv)
+    assert code == 1 and stderr.count("\n") == 1, stderr
+    assert stderr.startswith("error: Stopped at env step 64: Native env FarCorridor returned ")
+    bounds = "far outside the declared bounds of Box(0.0, 1.0, (1,), float32) (beyond 1000x "
+    assert bounds in stderr
+    (run_dir,) = [os.path.join(tmp_path, name) for name in os.listdir(tmp_path)]
+    assert not glob.glob(os.path.join(run_dir, "checkpoints", "ckpt-*"))  # Its first call.
