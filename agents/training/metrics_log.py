@@ -22,7 +22,9 @@ class MetricsLog:
     Every record is written whole or not at all: a write that fails part-way (a full disk) is
     cut back to the file's previous end before the error is raised, and a partial last line
     left by a process that died while writing is removed when the file is opened again (a
-    resumed run), so the file always parses as JSON lines.
+    resumed run), so the file always parses as JSON lines. A complete line that is no JSON record
+    (garbled, NUL-filled, bad UTF-8: a damaged disk or a stray write) is moved to
+    `metrics.jsonl.damaged` when the file is opened, so nothing read before is lost.
 
     Args:
         run_dir: The run directory, or None (e.g. on MPI ranks other than 0).
@@ -35,8 +37,10 @@ class MetricsLog:
         # Open for the whole run; MetricsLog itself is the context manager that closes it.
         self.path = os.path.join(run_dir, METRICS_FILE) if run_dir else None
         self.repaired = 0  # Bytes of a partial last line removed on opening.
+        self.damaged = 0  # Damaged lines moved aside on opening.
         self._fd = None
         if self.path is not None:
+            self.damaged = _move_damaged_lines(self.path)
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
             self.repaired = _drop_partial_line(self._fd)
 
@@ -95,12 +99,39 @@ def _drop_partial_line(fd: int) -> int:
 
 def read_metrics(run_dir: str) -> list[dict[str, Any]]:
     """The records of a run's metrics file, oldest first (empty if it has none); a partial last
-    line is left out."""
+    line and damaged lines are left out."""
     path = os.path.join(run_dir, METRICS_FILE)
     if not os.path.isfile(path):
         return []
-    with open(path) as handle:
-        lines = handle.readlines()
-    if lines and not lines[-1].endswith("\n"):
-        lines.pop()  # A partial record of a process that died while writing it.
-    return [json.loads(line) for line in lines if line.strip()]
+    with open(path, "rb") as handle:
+        lines = handle.read().split(b"\n")[:-1]  # The last piece is partial (or empty).
+    return [record for record in map(_record, lines) if record is not None]
+
+
+def _record(line: bytes) -> dict[str, Any] | None:
+    """The record of a complete line, or None for a blank or damaged one."""
+    try:
+        record = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def _move_damaged_lines(path: str) -> int:
+    """Move the complete lines of `path` that hold no record to `<path>.damaged` (appended);
+    returns their number. The file is rewritten beside and swapped in only if there are any."""
+    if not os.path.isfile(path):
+        return 0
+    with open(path, "rb") as handle:
+        pieces = handle.read().split(b"\n")
+    complete, partial = pieces[:-1], pieces[-1]
+    damaged = [line for line in complete if line.strip() and _record(line) is None]
+    if not damaged:
+        return 0
+    with open(f"{path}.damaged", "ab") as handle:
+        handle.write(b"\n".join(damaged) + b"\n")
+    kept = [line for line in complete if not line.strip() or _record(line) is not None]
+    with open(f"{path}.partial", "wb") as handle:
+        handle.write(b"".join(line + b"\n" for line in kept) + partial)
+    os.replace(f"{path}.partial", path)
+    return len(damaged)

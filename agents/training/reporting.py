@@ -71,6 +71,11 @@ def run_loop(run, world: mpi.World, guard, progress, count, callbacks, outcome: 
         raise TrainingError(f"Cannot open {error.filename!r}: {error.strerror}.") from None
     if metrics.repaired:
         warn(f"warning: removed a partial last line ({metrics.repaired} bytes) of {metrics.path}")
+    if metrics.damaged:
+        warn(
+            f"warning: moved {metrics.damaged} damaged line(s) of {metrics.path} to "
+            f"{metrics.path}.damaged"
+        )
     outcome.started, outcome.start_steps = time.monotonic(), run.env_steps
     with metrics:
         try:

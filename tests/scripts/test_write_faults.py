@@ -64,6 +64,24 @@ def test_a_torn_last_record_is_removed_on_resume(run_copy):
     assert records[: len(before)] == before and records[-1]["env_steps"] == 384
 
 
+def test_damaged_metrics_lines_are_moved_aside_on_resume(run_copy):
+    path = os.path.join(run_copy, "metrics.jsonl")
+    before = _records(run_copy)
+    with open(path, "rb") as handle:
+        lines = handle.read().splitlines(keepends=True)
+    damage = [b"{garbled\n", b"\x00" * 40 + b"\n", b'{"phase": "\xff\xfe"}\n']
+    with open(path, "wb") as handle:  # Between records, as a damaged disk block would be.
+        handle.write(b"".join(lines[:1] + damage + lines[1:]))
+    code, _, stderr = runs.resume(run_copy, "--set", "train_steps=384")
+    assert code == 0, stderr
+    assert f"warning: moved 3 damaged line(s) of {path} to {path}.damaged" in stderr
+    assert "Traceback" not in stderr
+    records = _records(run_copy)  # Every line parses again, none read before is lost.
+    assert records[: len(before)] == before and records[-1]["env_steps"] == 384
+    with open(f"{path}.damaged", "rb") as handle:
+        assert handle.read() == b"".join(damage)
+
+
 def test_a_config_that_cannot_be_written_leaves_a_resumed_runs_config_whole(run_copy):
     path = os.path.join(run_copy, "config.yaml")
     with open(path) as handle:
