@@ -22,6 +22,7 @@ import io
 import os
 import re
 import sys
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -31,6 +32,8 @@ from agents.policy import Policy, evaluate, load_policy  # noqa: F401 (the API's
 from agents.training import Trainer, TrainResult  # noqa: F401 (the API's names)
 from agents.training.callbacks import Callback  # noqa: F401 (the API's names)
 from agents.training.environments import API_NAMESPACE  # gymnasium, no TensorFlow
+
+_TRAINING = threading.Lock()  # Held by the process's one `train` call.
 
 
 def train(
@@ -80,9 +83,23 @@ def train(
     Raises:
         ValueError: A config name, key or value is invalid (the message names it).
         RuntimeError: An environment failed, training met a non-finite value, or a callback
-            raised (the message names it; the checkpoint is saved).
+            raised (the message names it; the checkpoint is saved); or another `train` call
+            is running in this process (another thread's).
         KeyboardInterrupt: Training was stopped by a signal (after saving and exporting).
     """
+    if not _TRAINING.acquire(blocking=False):
+        raise RuntimeError(
+            "agents.train is already running in this process: one run at a time per process "
+            "(a run sets process-wide state: stdout, signal handlers, TensorFlow's seeds). Run "
+            "several at once in processes (the command line, or multiprocessing)."
+        )
+    try:
+        return _train(config, logdir, seed, env, verbose, resume, callbacks, name, overrides)
+    finally:
+        _TRAINING.release()
+
+
+def _train(config, logdir, seed, env, verbose, resume, callbacks, name, overrides) -> TrainResult:
     from agents.training import FinishedRunError, TrainingError
     from agents.training.progress import TrainingProgress
     from agents.training.run_guard import RunGuard

@@ -300,3 +300,36 @@ def test_a_run_without_its_policy_directory_loads_from_its_checkpoint(tmp_path):
     shutil.rmtree(os.path.join(copy, "checkpoints"))
     with pytest.raises(FileNotFoundError, match="No exported policy in .*No checkpoint in"):
         agents.load_policy(copy)
+
+
+def test_a_second_train_call_while_one_runs_is_refused_and_stdout_stays(tmp_path):
+    """Two threads: the second call is refused at once; the first, silent, trains on and
+    gives stdout back."""
+    started, tried, results, errors = threading.Event(), threading.Event(), [], []
+
+    class Started(agents.Callback):
+        def on_start(self, handle):
+            started.set()
+            tried.wait(timeout=60)  # The first run is surely running while the second tries.
+
+    def work():
+        try:
+            results.append(
+                agents.train(
+                    "debug", logdir=str(tmp_path), verbose=0, callbacks=[Started()], train_steps=128
+                )
+            )
+        except BaseException as error:  # noqa: BLE001 (reported below)
+            errors.append(error)
+
+    stdout = sys.stdout
+    thread = threading.Thread(target=work)
+    thread.start()
+    assert started.wait(timeout=300)
+    with pytest.raises(RuntimeError, match="agents.train is already running in this process"):
+        agents.train("debug", logdir=str(tmp_path), verbose=0)
+    tried.set()
+    thread.join(timeout=300)
+    assert not errors and results[0].env_steps == 128
+    assert sys.stdout is stdout
+    assert len(os.listdir(tmp_path)) == 1  # The refused call made no run.

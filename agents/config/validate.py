@@ -5,6 +5,7 @@ Plain Python: the scripts check a config before TensorFlow is imported.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -123,6 +124,8 @@ def _check_native(config: Mapping[str, Any]) -> None:
 
 
 def _in_range(key: Key, value: float) -> bool:
+    if not math.isfinite(value):  # inf and nan pass no comparison as they should.
+        return False
     if key.low is not None and (value <= key.low if key.open_low else value < key.low):
         return False
     return key.high is None or value <= key.high

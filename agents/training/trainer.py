@@ -84,6 +84,7 @@ class Trainer:
         self.env_steps: int | None = None  # Updated between training calls (any thread reads).
         self.saved = False  # Whether the final checkpoint is written.
         self.result: TrainResult | None = None  # Set when training ends.
+        self._used = False  # A Trainer trains once: `close` releases the run's lock.
 
     @property
     def budget(self) -> int:
@@ -156,6 +157,12 @@ class Trainer:
         Leaving the loop early stops the run as a callback's stop does. `self.result` holds
         the `TrainResult` once the generator is done. Arguments and errors as for `train`.
         """
+        if self._used:  # Its lock went with the first; another process may own the run now.
+            raise UsageError(
+                f"This Trainer trained {self.run_dir} already: make a new one to go on "
+                f"(Trainer(resume={self.run_dir!r}, overrides={{'train_steps': N}}))."
+            )
+        self._used = True
         guard = guard or NoGuard()
         progress = progress or PlainProgress()
         try:

@@ -24,6 +24,9 @@ from agents.scripts import configs
         ("max_grad_norm", 0, "max_grad_norm must be a float > 0.0 or None, got 0"),
         ("max_grad_norm", True, "max_grad_norm must be a float > 0.0 or None, got True"),
         ("policy_layers", [8, 0], r"policy_layers must be a list of ints each >= 1, got \[8, 0\]"),
+        ("learning_rate", float("inf"), "learning_rate must be a float > 0, got inf"),
+        ("discount", float("nan"), r"discount must be a float in \[0.0, 1.0\], got nan"),
+        ("stop_at_score", float("-inf"), "stop_at_score must be a float or None, got -inf"),
         (
             "env_wrapper",
             "vizdoom",

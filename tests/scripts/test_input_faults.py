@@ -170,3 +170,15 @@ def test_a_retired_key_names_what_replaced_it(tmp_path):
     code, stdout, stderr = _run(argv)
     assert code == 2 and "(retired: evaluation plays whole episodes: set eval_episodes)" in stderr
     assert os.listdir(tmp_path) == []
+
+
+def test_a_config_yaml_with_aliases_is_refused_at_once(tmp_path):
+    # A "billion laughs": nine levels of nine aliases would expand to 10^9 strings.
+    lines = ['a0: &a0 ["x"]'] + [
+        f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)
+    ]
+    path = tmp_path / "config.yaml"
+    path.write_text("config:\n" + "\n".join("  " + line for line in lines) + "\nname: bomb\n")
+    code, stdout, stderr = _run([f"--config={path}", f"--logdir={tmp_path / 'logs'}"])
+    assert code == 2 and stdout == ""
+    assert stderr.startswith(f"error: {str(path)!r} is not valid YAML (line 3)")

@@ -212,3 +212,10 @@ def test_run_names_carry_config_env_name_and_seed_and_resume_by_either(tmp_path)
         Trainer("debug", logdir, name="a/b")
     with pytest.raises(UsageError, match="A resumed run keeps its name"):
         Trainer("debug", logdir, resume=names[0], name="other")
+
+
+def test_a_trainer_trains_once(tmp_path):
+    trainer = Trainer("debug", str(tmp_path), overrides={"train_steps": 64})
+    trainer.train(progress=Lines())
+    with pytest.raises(UsageError, match=r"This Trainer trained .* already: make a new one"):
+        trainer.train(progress=Lines())
