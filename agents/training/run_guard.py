@@ -21,8 +21,17 @@ from collections.abc import Callable, Sequence
 _POLL_SECONDS = 0.2  # How often the watchdog looks at the environments.
 _SAVE_WAIT_SECONDS = 120.0  # Longest wait for a checkpoint being written, on a second signal.
 # SIGHUP (the terminal closed) and SIGQUIT (Ctrl-\\) stop a run as SIGTERM does: a run that
-# trained for hours is worth a checkpoint more than SIGQUIT's core dump.
-_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+# trained for hours is worth a checkpoint more than SIGQUIT's core dump. So do SIGUSR1 and
+# SIGUSR2, which batch schedulers send before a job's time limit (SLURM's --signal) and which
+# would otherwise end the process with nothing saved.
+_SIGNALS = (
+    signal.SIGINT,
+    signal.SIGTERM,
+    signal.SIGHUP,
+    signal.SIGQUIT,
+    signal.SIGUSR1,
+    signal.SIGUSR2,
+)
 
 
 class RunGuard:

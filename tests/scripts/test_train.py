@@ -258,8 +258,9 @@ def test_unwritable_logdir(tmp_path):
     assert stderr.startswith("error: Cannot write to logdir") and logdir in stderr
 
 
-# SIGHUP (a closed terminal) and SIGQUIT (Ctrl-\\) stop a run as SIGTERM does.
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT])
+# SIGHUP (a closed terminal), SIGQUIT (Ctrl-\\) and SIGUSR1 (a scheduler's warning) stop a run
+# as SIGTERM does.
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1])
 def test_sigterm_stops_at_a_step_and_saves(signum, tmp_path, monkeypatch):
     format_report = reporting.report_line
 
