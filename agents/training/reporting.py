@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import time
 
 from agents.tools import mpi
@@ -23,6 +24,7 @@ class LoopOutcome:
         eval_score: Mean score of the last evaluation phase (nan if no episode finished).
         best: The best mean score of the evaluation phases (nan if none had an episode).
         best_step: The env step of that best evaluation (None if none).
+        vanished: The run directory was moved or deleted while the loop ran (rank 0 sees it).
         started: `time.monotonic()` when the loop started.
         start_steps: The env steps made before it started (a resumed run's).
     """
@@ -32,6 +34,7 @@ class LoopOutcome:
     eval_score: float = math.nan
     best: float = math.nan
     best_step: int | None = None
+    vanished: bool = False
     started: float = dataclasses.field(default_factory=time.monotonic)
     start_steps: int = 0
 
@@ -60,10 +63,14 @@ def run_loop(run, world: mpi.World, guard, progress, count, callbacks, outcome: 
     from agents.tools.batch_env import BatchEnvError
     from agents.tools.checkpoints import CheckpointError
 
+    place = _identity(run.run_dir) if world.is_root else None
+
     def should_stop() -> bool:  # Called between the loop's calls.
         count(run.env_steps)
         progress.advance(run.env_steps)
-        return guard.signum is not None or callbacks.stop_requested
+        if place is not None and _identity(run.run_dir) != place:
+            outcome.vanished = True  # A checkpoint now would start a second run there.
+        return guard.signum is not None or callbacks.stop_requested or outcome.vanished
 
     try:
         metrics = MetricsLog(run.run_dir if world.is_root else None)
@@ -110,6 +117,15 @@ def run_loop(run, world: mpi.World, guard, progress, count, callbacks, outcome: 
                 f"Stopped at env step {run.env_steps}: {cache}.", "resume"
             ) from error
     outcome.signum = guard.signum
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    """The device and inode of `path`, or None where it is gone."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino
 
 
 def _count_eval(outcome: LoopOutcome, score: float) -> bool:

@@ -206,6 +206,12 @@ class Trainer:
                 yield from run_loop(run, world, guard, progress, self._count, calls, outcome)
             except GeneratorExit:  # The caller left `reports()`: a stop, as a callback's.
                 calls.handle.stop("the caller stopped iterating over the reports")
+            if world.bcast(outcome.vanished):
+                raise TrainingError(
+                    f"The run directory {self.run_dir} was moved or deleted during training; "
+                    f"stopped at env step {run.env_steps} and wrote nothing more (a checkpoint "
+                    "now would start a second, partial run at that path)."
+                )
             self._save(run)
             self.saved = True
             if world.is_root:

@@ -174,3 +174,23 @@ def test_second_process_on_a_run_is_refused_naming_the_owner(tmp_path):
     from agents.training.run_lock import RunLock  # A killed owner leaves no lock behind.
 
     RunLock(run_dir).release()
+
+
+@pytest.mark.parametrize("how", ["moved", "deleted"])
+def test_a_run_directory_moved_or_deleted_while_training_stops_it_with_one_line(how, tmp_path):
+    import shutil
+
+    argv = ["--config=debug", f"--logdir={tmp_path / 'logs'}", "--set", "train_steps=1000000"]
+    stderr_path = tmp_path / "stderr.txt"
+    with open(stderr_path, "w") as errors, training_process(argv, errors) as process:
+        (run_dir,) = glob.glob(str(tmp_path / "logs" / "*-debug*"))
+        if how == "moved":
+            shutil.move(run_dir, tmp_path / "elsewhere")
+        else:
+            shutil.rmtree(run_dir)
+        assert process.wait(timeout=60) == 1
+    (line,) = stderr_path.read_text().splitlines()
+    assert line.startswith(f"error: The run directory {run_dir} was moved or deleted during ")
+    assert not os.path.exists(run_dir)  # Nothing written there again: no second, partial run.
+    if how == "moved":
+        assert os.path.isfile(tmp_path / "elsewhere" / "config.yaml")
