@@ -127,7 +127,7 @@ def test_runs_started_in_the_same_second_get_a_directory_each(tmp_path, monkeypa
 def test_a_saved_config_yaml_starts_a_new_run(runs):
     first_dir, (code, stdout, _), second_dir = runs[1], runs[2], runs[3]
     assert code == 0, stdout
-    assert os.path.basename(second_dir).endswith("-debug-s0")
+    assert os.path.basename(second_dir).endswith("-debug-s7")  # The seed its file records.
     first, second = _saved(first_dir)["config"], _saved(second_dir)["config"]
     assert second == {**first, "train_steps": 128}
     assert stdout.splitlines()[-1] == f"Done: 128 env steps in {second_dir}."
