@@ -10,13 +10,11 @@ are on for `rnd_ppo` (see `agents.ppo.compilation`; `benchmarks/speed_matrix.py`
 Also left to the user: one inter-op thread (`TF_NUM_INTEROP_THREADS=1`) speeds up the rollout
 step of tiny networks but slows the XLA update of larger ones.
 
-TensorFlow reads these variables when it loads; a value the user set is kept.
+TensorFlow reads these variables when it loads; `tf_loading.prepare` sets them, keeping a value
+the user set.
 """
 
 from __future__ import annotations
-
-import os
-from collections.abc import MutableMapping
 
 from agents.ppo import compilation
 
@@ -26,13 +24,3 @@ ONEDNN = "TF_ENABLE_ONEDNN_OPTS"
 def defaults(agent: str = "ppo") -> dict[str, str]:
     """The environment variables that suit `agent`."""
     return {ONEDNN: "1" if compilation.onednn(agent) else "0"}
-
-
-def configure(environ: MutableMapping[str, str] = os.environ, agent: str = "ppo") -> dict[str, str]:
-    """Set each of `defaults(agent)` that `environ` lacks; returns the ones set.
-
-    Does nothing to a TensorFlow that is already loaded (it read the variables then).
-    """
-    added = {key: value for key, value in defaults(agent).items() if key not in environ}
-    environ.update(added)
-    return added

@@ -24,7 +24,10 @@ from agents.training import compile_cache, tf_defaults
 
 ONEDNN_DEFAULT = "1"  # TensorFlow's own, on x86 Linux, where the variable is unset.
 
-_ours: dict[str, str] = {}  # Variables this process set, not the user: `prepare` may change them.
+# The variables agents set, not the user, with their values (`KEY=value,...`), named in the
+# environment so that child processes (a training command run from a script that imported
+# agents) may set them for their own agent; a variable changed since is the user's.
+OURS = "AGENTS_TF_SETTINGS"
 _state = {"adopted": False, "native_logs_hidden": False, "warned": False}
 
 
@@ -37,14 +40,19 @@ def prepare(agent: str = "ppo", verbose: bool = False) -> None:
     if "tensorflow" in sys.modules:
         return
     compile_cache.enable()
+    recorded = dict(
+        pair.split("=", 1) for pair in os.environ.get(OURS, "").split(",") if "=" in pair
+    )
+    ours = {key: value for key, value in recorded.items() if os.environ.get(key) == value}
     wanted = dict(tf_defaults.defaults(agent))
     if not verbose:
         wanted[LOG_LEVEL] = "3"  # Also read by env processes and MPI ranks spawned later.
-    elif LOG_LEVEL in _ours:
-        del os.environ[LOG_LEVEL], _ours[LOG_LEVEL]
+    elif LOG_LEVEL in ours:
+        del os.environ[LOG_LEVEL], ours[LOG_LEVEL]
     for key, value in wanted.items():
-        if key not in os.environ or key in _ours:
-            os.environ[key] = _ours[key] = value
+        if key not in os.environ or key in ours:
+            os.environ[key] = ours[key] = value
+    os.environ[OURS] = ",".join(f"{key}={value}" for key, value in sorted(ours.items()))
 
 
 def import_tensorflow(verbose: bool = False, agent: str | None = None) -> None:
