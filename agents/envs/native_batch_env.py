@@ -207,7 +207,8 @@ def _check(env: NativeEnv, size: int, state, action_space, action_dtype) -> tf.T
     try:
         observ, next_state, reward, terminated = trial(state, action)
         tf.nest.assert_same_structure(next_state, state)
-    except (TypeError, ValueError) as error:
+    except (TypeError, ValueError, AttributeError, NotImplementedError) as error:
+        # E.g. `.numpy()` on a symbolic tensor (AttributeError), or Python control flow on one.
         first = (str(error).splitlines() or [type(error).__name__])[0]
         raise ValueError(f"Native env {name}: does not trace as a graph: {first}") from None
     observ_shape = (size,) + env.observation_space.shape

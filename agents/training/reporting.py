@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import re
 import time
 
 from agents.tools import mpi
@@ -111,12 +112,31 @@ def run_loop(run, world: mpi.World, guard, progress, count, callbacks, outcome: 
             raise TrainingError(f"Stopped at env step {run.env_steps}: {error}") from error
         except Exception as error:
             cache = compile_cache.unreadable(error)
-            if cache is None:
+            if cache is not None:
+                raise TrainingError(
+                    f"Stopped at env step {run.env_steps}: {cache}.", "resume"
+                ) from error
+            uncompiled = _uncompilable(error, run.config)
+            if uncompiled is None:
                 raise
-            raise TrainingError(
-                f"Stopped at env step {run.env_steps}: {cache}.", "resume"
-            ) from error
+            raise TrainingError(f"Stopped at env step {run.env_steps}: {uncompiled}") from error
     outcome.signum = guard.signum
+
+
+def _uncompilable(error: BaseException, config) -> str | None:
+    """A line for XLA's refusal of ops in a native run's compiled call, which are the env's
+    (the agent's ops all compile); None for another error."""
+    message = str(error)
+    refused = "Detected unsupported operations when trying to compile" in message
+    if not config.native_env or not refused:
+        return None
+    ops = sorted(set(re.findall(r"(\w+) \(No registered '", message)))
+    named = f" ({', '.join(ops)})" if ops else ""
+    return (
+        f"Native env {config.env} does not compile with XLA: ops{named} have no XLA kernel "
+        "(tf.py_function, tf.print and string ops have none); write its step and observe in "
+        "ops XLA compiles."
+    )
 
 
 def _identity(path: str) -> tuple[int, int] | None:

@@ -56,3 +56,22 @@ class FarCorridor(Corridor):
 
 
 envs.register("FarCorridor-v0", FarCorridor)
+
+
+class PrintingCorridor(Corridor):
+    """The corridor that prints its state: tf.print has no XLA kernel."""
+
+    def step(self, state, action):
+        tf.print(state)
+        return super().step(state, action)
+
+
+class NumpyCorridor(Corridor):
+    """The corridor that reads its state as numpy: no graph can hold that."""
+
+    def observe(self, state):
+        return tf.constant(state.numpy() / 6.0)
+
+
+envs.register("PrintingCorridor-v0", PrintingCorridor)
+envs.register("NumpyCorridor-v0", NumpyCorridor)

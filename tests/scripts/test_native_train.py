@@ -228,3 +228,26 @@ def test_a_native_observation_far_outside_its_bounds_stops_as_a_python_one_does(
     assert bounds in stderr
     (run_dir,) = [os.path.join(tmp_path, name) for name in os.listdir(tmp_path)]
     assert not glob.glob(os.path.join(run_dir, "checkpoints", "ckpt-*"))  # Its first call.
+
+
+@pytest.mark.parametrize(
+    "env, expected",
+    [
+        (
+            "PrintingCorridor-v0",
+            "error: Stopped at env step 0: Native env tests.scripts.native_envs:PrintingCorridor-v0"
+            " does not compile with XLA: ops (StringFormat) have no XLA kernel",
+        ),
+        (
+            "NumpyCorridor-v0",
+            "error: Native env NumpyCorridor: does not trace as a graph: 'SymbolicTensor' object "
+            "has no attribute 'numpy'",
+        ),
+    ],
+)
+def test_a_native_env_that_does_not_trace_or_compile_is_one_line_naming_it(env, expected, tmp_path):
+    argv = ["--config=cartpole_native", f"--logdir={tmp_path}", "--set", "num_agents=8"]
+    argv += [f"env=tests.scripts.native_envs:{env}", "rollout_length=8", "rollouts_per_call=1"]
+    code, stdout, stderr = run_main(train.main, argv)
+    assert code in (1, 2) and stderr.count("\n") == 1 and "Traceback" not in stderr, stderr
+    assert stderr.startswith(expected), stderr
