@@ -15,6 +15,10 @@ from tensorboard.plugins.scalar import summary_v2 as scalar_summary
 from agents.tools import checkpoints
 
 
+class SummaryError(Exception):
+    """TensorBoard summaries could not be written (e.g. a full disk); the message names them."""
+
+
 class Report(NamedTuple):
     """What `Loop.run` yields at each report."""
 
@@ -152,12 +156,20 @@ class Loop:
                 turn).
             log_every: Write summaries every this many env steps of the phase.
             checkpoint_every: Save a checkpoint every this many env steps of the phase.
+
+        Raises:
+            SummaryError: The phase's summary writer cannot be made (e.g. a full disk); `run`
+                raises it too when a write fails.
         """
         if steps <= 0:
             raise ValueError(f"Phase {name!r} needs steps > 0, got {steps}.")
         writer = None
         if self._logdir and log_every:
-            writer = tf.summary.create_file_writer(os.path.join(self._logdir, name))
+            directory = os.path.join(self._logdir, name)
+            try:
+                writer = tf.summary.create_file_writer(directory)
+            except (OSError, tf.errors.OpError) as error:
+                raise _summary_error(directory, error) from None
         report_every = report_every or steps
         phase = _Phase(name, step_fn, steps, report_every, log_every, checkpoint_every, writer)
         self._phases.append(phase)
@@ -278,14 +290,24 @@ class Loop:
         values += [(self._tag(phase.name, key), _to_python(v)) for key, v in metrics.items()]
         protos = [_summary_proto(tag, value) for tag, value in values if tag]
         protos = [proto for proto in protos if proto is not None]
-        if protos:
-            with phase.writer.as_default(step=step):
-                # One write of protos made in numpy: each tf.summary.histogram runs eager TF ops
-                # (about 3 ms), each tf.summary.scalar one op (about 1 ms); ~20 per log.
-                tf.summary.experimental.write_raw_pb(protos)
-        phase.writer.flush()
+        try:
+            if protos:
+                with phase.writer.as_default(step=step):
+                    # One write of protos made in numpy: each tf.summary.histogram runs eager TF
+                    # ops (about 3 ms), each tf.summary.scalar one op (about 1 ms); ~20 per log.
+                    tf.summary.experimental.write_raw_pb(protos)
+            phase.writer.flush()
+        except (OSError, tf.errors.OpError) as error:  # E.g. a full disk.
+            raise _summary_error(os.path.join(self._logdir, phase.name), error) from None
         for scores in episodes:
             scores.clear()
+
+
+def _summary_error(directory: str, error: Exception) -> SummaryError:
+    """The SummaryError of a failed write to `directory`, naming TensorFlow's reason."""
+    lines = str(error).strip().splitlines() or [type(error).__name__]
+    reason = getattr(error, "strerror", None) or lines[0].rsplit("; ", 1)[-1]
+    return SummaryError(f"Cannot write summaries to {directory!r} ({reason})")
 
 
 def _summary_proto(tag: str, value: Any) -> bytes | None:

@@ -63,6 +63,7 @@ def run_loop(run, world: mpi.World, guard, progress, count, callbacks, outcome: 
     """
     from agents.tools.batch_env import BatchEnvError
     from agents.tools.checkpoints import CheckpointError
+    from agents.tools.loop import SummaryError
 
     place = _identity(run.run_dir) if world.is_root else None
 
@@ -108,6 +109,11 @@ def run_loop(run, world: mpi.World, guard, progress, count, callbacks, outcome: 
                     break
                 callbacks.call("on_report", report)
                 yield report
+        except SummaryError as error:  # As a metrics file that cannot be written.
+            failure = f"{error}; stopped at env step {run.env_steps}"
+            if world.size > 1:
+                raise TrainingError(f"{failure}.") from None
+            outcome.write_error = failure
         except (BatchEnvError, FloatingPointError, CheckpointError) as error:
             raise TrainingError(f"Stopped at env step {run.env_steps}: {error}") from error
         except Exception as error:

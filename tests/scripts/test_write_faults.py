@@ -1,5 +1,6 @@
 """Writes that fail: a closed stdout pipe, a metrics file that cannot be written or was torn."""
 
+import contextlib
 import glob
 import json
 import os
@@ -49,7 +50,7 @@ def test_a_metrics_file_that_cannot_be_written_saves_and_stops(run_copy):
     assert line.startswith(f"error: Cannot write '{path}' (No space left on device); stopped at")
     assert "checkpoint saved. Resume with: python -m agents.scripts.train" in line
     assert "Traceback" not in stderr
-    assert _checkpoint_steps(run_copy)[-1] > 256  # The steps trained since are kept.
+    assert _checkpoint_steps(run_copy)[-1] == 256  # The run's own, kept.  # The steps trained since are kept.
 
 
 def test_a_torn_last_record_is_removed_on_resume(run_copy):
@@ -136,3 +137,29 @@ def test_a_process_group_sigterm_while_env_processes_start_exits_143(tmp_path):
     # The watchdog thread announces the signal; the main thread may say how it ended first.
     assert any(line.startswith("Interrupted") for line in stderr.splitlines()[-2:]), stderr
     assert not glob.glob(os.path.join(tmp_path, "*", "metrics.jsonl"))  # Killed before training.
+
+
+def test_summaries_that_cannot_be_written_save_and_stop_as_metrics_do(run_copy):
+    """The run's train/ summaries on a full file system (a 64 KB tmpfs, filled): the resumed
+    run stops with one line naming them, its checkpoint kept, as for metrics.jsonl."""
+    import pytest
+
+    train_dir = os.path.join(run_copy, "train")
+    os.rename(train_dir, train_dir + ".old")
+    os.mkdir(train_dir)
+    mount = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", train_dir])
+    if mount.returncode:
+        pytest.skip("needs a tmpfs mount (root)")
+    try:
+        filler = os.path.join(train_dir, "filler")
+        with contextlib.suppress(OSError), open(filler, "wb") as handle:
+            handle.write(b"\0" * 65536)  # Until the file system is full.
+        code, _, stderr = runs.resume(run_copy, "--set", "train_steps=384")
+    finally:
+        subprocess.run(["umount", train_dir], check=False)
+    assert code == 1
+    (line,) = [line for line in stderr.splitlines() if line.startswith("error: ")]
+    assert line.startswith(f"error: Cannot write summaries to '{train_dir}' (No space left on ")
+    assert "checkpoint saved. Resume with: python -m agents.scripts.train" in line
+    assert "Traceback" not in stderr
+    assert _checkpoint_steps(run_copy)[-1] == 256  # The run's own, kept.
