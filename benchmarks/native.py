@@ -125,7 +125,7 @@ def steady(envs: int = 1024) -> str:
         rollouts, length = config["rollouts_per_call"], config["rollout_length"]
         shape = f"{count} x {length}" if rollouts == 1 else f"{count} x {rollouts} x {length}"
         if config["rollouts_per_call"] == 1:
-            alone = steps * count / best(rollout, run.agent._buffer.clear)
+            alone = steps * count / best(rollout, run.agent.discard_rollout)
             lines.append(f"| {name} | {count} x {steps} | rollout alone | {alone:,.0f} |")
         lines.append(f"| {name} | {shape} | whole call (rollouts and updates) | {whole:,.0f} |")
         run.close()

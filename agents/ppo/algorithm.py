@@ -280,6 +280,11 @@ class PPO(tf.Module):
         finally:
             self._deferred = False
 
+    def discard_rollout(self) -> None:
+        """Empty the rollout gathered so far, without an update (e.g. after steps timed under
+        `deferred_updates`, so that the next ones start a fresh rollout)."""
+        self._buffer.clear()
+
     def update_if_full(self, next_observ: tf.Tensor) -> None:
         """The update, if the rollout is full; `next_observ` follows its last step."""
         update.rare_branch(self._buffer.full(), lambda: update.no_value(self._train(next_observ)))

@@ -319,6 +319,7 @@ class Run:
         """One evaluation, as one call of the loop's eval phase: an item per episode."""
         del reset  # Every evaluation restarts the eval envs.
         scores, lengths = self.play_episodes(self.config.eval_episodes)
+        self.eval_env.raise_if_nonfinite()  # A native env's, recorded inside its calls.
         missing = self.config.eval_episodes - len(scores)  # Only an env past its own limit.
         done = np.array([True] * len(scores) + [False] * missing)
         metrics = {"env_steps": float(self.env_steps), "length": np.array(lengths + [0] * missing)}

@@ -251,3 +251,16 @@ def test_a_native_env_that_does_not_trace_or_compile_is_one_line_naming_it(env, 
     code, stdout, stderr = run_main(train.main, argv)
     assert code in (1, 2) and stderr.count("\n") == 1 and "Traceback" not in stderr, stderr
     assert stderr.startswith(expected), stderr
+
+
+def test_a_non_finite_value_from_a_native_eval_env_stops_the_evaluation(tmp_path):
+    """The eval envs record a non-finite value as the training envs do; the evaluation raises
+    after its episodes (the run then stops with one line, as for training)."""
+    run = Run(small_native(), str(tmp_path), seed=0)
+    try:
+        run.eval_env.nonfinite_step.assign(3)  # As a NaN at the eval envs' batch step 3 would.
+        with pytest.raises(FloatingPointError, match="returned a non-finite .* batch step 3"):
+            for report in run.loop():
+                assert report.phase == "train"  # The first evaluation raises.
+    finally:
+        run.close()

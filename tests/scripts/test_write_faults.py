@@ -50,7 +50,9 @@ def test_a_metrics_file_that_cannot_be_written_saves_and_stops(run_copy):
     assert line.startswith(f"error: Cannot write '{path}' (No space left on device); stopped at")
     assert "checkpoint saved. Resume with: python -m agents.scripts.train" in line
     assert "Traceback" not in stderr
-    assert _checkpoint_steps(run_copy)[-1] == 256  # The run's own, kept.  # The steps trained since are kept.
+    assert (
+        _checkpoint_steps(run_copy)[-1] == 256
+    )  # The run's own, kept.  # The steps trained since are kept.
 
 
 def test_a_torn_last_record_is_removed_on_resume(run_copy):
