@@ -54,8 +54,9 @@ class Loop:
     Scores (and lengths) of finished episodes are averaged per phase. At `report_every` env steps
     of a phase, `run` yields a `Report`; at `log_every`, the mean score, the mean length (when
     given) and the metrics (scalars, or arrays as histograms) go to TensorBoard under
-    `logdir/<phase>`, tagged `<phase>/<name>` unless `tag` says otherwise; at `checkpoint_every`,
-    the checkpoint is saved with a `tf.train.CheckpointManager` under `logdir/checkpoints`. A new
+    `logdir/<phase>` (or `logdir`, see `phase_dirs`), tagged `<phase>/<name>` unless `tag` says
+    otherwise; at `checkpoint_every`, the checkpoint is saved with a
+    `tf.train.CheckpointManager` under `logdir/checkpoints`. A new
     Loop on the same logdir restores the latest readable checkpoint, and with it the global step
     (see `checkpoints.restore_latest`: found from the files, past corrupt ones, set aside).
 
@@ -77,6 +78,9 @@ class Loop:
             `<phase>/<name>`).
         counter: Returns the env steps of `count_phase` so far (default: derived from the global
             step, which holds only while every turn of that phase ran in full).
+        phase_dirs: Summaries of each phase under `logdir/<phase>` (TensorBoard lists each as a
+            run); False: all phases' in `logdir` itself, one TensorBoard entry (their tags
+            must differ, as the default `<phase>/<name>` do).
 
     Raises:
         checkpoints.CheckpointError: There are checkpoints, but none can be read.
@@ -91,8 +95,11 @@ class Loop:
         count_phase: str | None = None,
         tag: Callable[[str, str], str | None] | None = None,
         counter: Callable[[], int] | None = None,
+        phase_dirs: bool = True,
     ) -> None:
         self._logdir = logdir
+        self._phase_dirs = phase_dirs
+        self._writers: dict[str, Any] = {}  # Summary writers by directory (phases may share one).
         self._counter = counter
         self._count_phase = count_phase
         self._tag = tag or (lambda phase, name: f"{phase}/{name}")
@@ -165,11 +172,13 @@ class Loop:
             raise ValueError(f"Phase {name!r} needs steps > 0, got {steps}.")
         writer = None
         if self._logdir and log_every:
-            directory = os.path.join(self._logdir, name)
+            directory = self._summary_dir(name)
             try:
-                writer = tf.summary.create_file_writer(directory)
+                if directory not in self._writers:
+                    self._writers[directory] = tf.summary.create_file_writer(directory)
             except (OSError, tf.errors.OpError) as error:
                 raise _summary_error(directory, error) from None
+            writer = self._writers[directory]
         report_every = report_every or steps
         phase = _Phase(name, step_fn, steps, report_every, log_every, checkpoint_every, writer)
         self._phases.append(phase)
@@ -298,9 +307,12 @@ class Loop:
                     tf.summary.experimental.write_raw_pb(protos)
             phase.writer.flush()
         except (OSError, tf.errors.OpError) as error:  # E.g. a full disk.
-            raise _summary_error(os.path.join(self._logdir, phase.name), error) from None
+            raise _summary_error(self._summary_dir(phase.name), error) from None
         for scores in episodes:
             scores.clear()
+
+    def _summary_dir(self, phase: str) -> str:
+        return os.path.join(self._logdir, phase) if self._phase_dirs else self._logdir
 
 
 def _summary_error(directory: str, error: Exception) -> SummaryError:

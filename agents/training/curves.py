@@ -1,7 +1,9 @@
 """Learning curves of a run: the scalars training writes to TensorBoard, read back and drawn.
 
-`read_scalars` and `read_curve` read the `train/` and `eval/` event files of a run directory;
-`plot_run` saves a run's train and eval `mean_score` against env steps as a PNG.
+`read_scalars` and `read_curve` read the event files of a run directory (a run writes its train
+and eval summaries in the run directory, tagged `train/...` and `eval/...`; runs written before
+that have them in `train/` and `eval/`, read too); `plot_run` saves a run's train and eval
+`mean_score` against env steps as a PNG.
 """
 
 from __future__ import annotations
@@ -19,8 +21,15 @@ Curve = tuple[np.ndarray, np.ndarray]  # (x, y) of one line.
 
 
 def has_events(run_dir: str, phase: str) -> bool:
-    """Whether `<run_dir>/<phase>` holds TensorBoard event files."""
-    return bool(glob.glob(os.path.join(run_dir, phase, "events.out.tfevents.*")))
+    """Whether the run holds TensorBoard event files where `phase` writes them."""
+    return bool(_event_dirs(run_dir, phase))
+
+
+def _event_dirs(run_dir: str, phase: str) -> list[str]:
+    """The directories with event files of `phase`: `<run_dir>/<phase>` (runs written before
+    one TensorBoard entry per run), then the run directory."""
+    places = (os.path.join(run_dir, phase), run_dir)
+    return [place for place in places if glob.glob(os.path.join(place, "events.out.tfevents.*"))]
 
 
 def read_scalars(run_dir: str, phase: str, tag: str) -> Curve:
@@ -28,7 +37,7 @@ def read_scalars(run_dir: str, phase: str, tag: str) -> Curve:
 
     Args:
         run_dir: The run directory (holding `train/` and `eval/`).
-        phase: The phase subdirectory, e.g. "train" or "eval".
+        phase: The phase, e.g. "train" or "eval" (its subdirectory in runs written before).
         tag: The scalar's name, e.g. "mean_score".
 
     Returns:
@@ -36,27 +45,27 @@ def read_scalars(run_dir: str, phase: str, tag: str) -> Curve:
         `tag`. A step written twice (e.g. by a resumed run) keeps its latest value.
 
     Raises:
-        UsageError: `<run_dir>/<phase>` holds no event files.
+        UsageError: The run holds no event files.
     """
-    if not has_events(run_dir, phase):
-        raise UsageError(f"No TensorBoard event files in {os.path.join(run_dir, phase)!r}.")
+    places = _event_dirs(run_dir, phase)
+    if not places:
+        raise UsageError(f"No TensorBoard event files in {run_dir!r}.")
     # Imported here: the import is slow. The accumulator reads the events with TensorFlow when it
     # is installed, so TensorFlow is loaded first, without its log lines.
     tf_loading.import_tensorflow()
     from tensorboard.backend.event_processing import event_accumulator
     from tensorboard.util import tensor_util
 
-    # size_guidance 0 keeps every event instead of a reservoir sample.
-    accumulator = event_accumulator.EventAccumulator(
-        os.path.join(run_dir, phase), size_guidance={event_accumulator.TENSORS: 0}
-    )
-    accumulator.Reload()
-    if tag not in accumulator.Tags()[event_accumulator.TENSORS]:
-        return np.zeros([0], np.int64), np.zeros([0], np.float64)
-    latest = {
-        event.step: float(tensor_util.make_ndarray(event.tensor_proto))
-        for event in accumulator.Tensors(tag)
-    }
+    latest = {}  # A resumed older run's newer events are in the run directory: they win.
+    for place in places:
+        # size_guidance 0 keeps every event instead of a reservoir sample.
+        accumulator = event_accumulator.EventAccumulator(
+            place, size_guidance={event_accumulator.TENSORS: 0}
+        )
+        accumulator.Reload()
+        if tag in accumulator.Tags()[event_accumulator.TENSORS]:
+            for event in accumulator.Tensors(tag):
+                latest[event.step] = float(tensor_util.make_ndarray(event.tensor_proto))
     steps = np.array(sorted(latest), np.int64)
     return steps, np.array([latest[step] for step in steps], np.float64)
 

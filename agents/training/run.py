@@ -125,6 +125,7 @@ class Run:
                 count_phase="train",
                 tag=summaries.tag,
                 counter=lambda: self.env_steps,
+                phase_dirs=False,  # One TensorBoard entry per run, beside its hparams.
             )
         except ValueError as error:  # E.g. resuming with other layer sizes.
             raise UsageError(

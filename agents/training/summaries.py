@@ -77,7 +77,8 @@ def hparams(config: Mapping[str, Any]) -> dict[str, bool | int | float | str]:
 def write_hparams(run_dir: str, config: Mapping[str, Any]) -> None:
     """Record the run's config in TensorBoard's hparams plugin, in the run directory itself.
 
-    The plugin shows the config beside the run's metrics (`train/` and `eval/`), one trial per run.
+    The plugin shows the config beside the run's metrics (`train/...` and `eval/...`, written in
+    the same directory), one trial and one TensorBoard entry per run.
     """
     import tensorflow as tf
     from tensorboard.plugins.hparams import api as hp

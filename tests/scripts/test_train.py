@@ -74,8 +74,10 @@ def test_new_run_writes_config_checkpoints_and_summaries(first_run):
     assert saved["config"]["train_steps"] == 256
     assert os.path.isfile(os.path.join(run_dir, "checkpoints", "checkpoint"))
     assert glob.glob(os.path.join(run_dir, "checkpoints", "ckpt-*.index"))
-    for phase in ("train", "eval"):
-        assert glob.glob(os.path.join(run_dir, phase, "events.out.tfevents.*")), phase
+    # One TensorBoard entry: train and eval summaries and the hparams in the run directory.
+    assert glob.glob(os.path.join(run_dir, "events.out.tfevents.*"))
+    assert not os.path.exists(os.path.join(run_dir, "train"))
+    assert {"train/mean_length", "eval/mean_score", "loss/policy_loss"} <= _tags(run_dir)
     lines = stdout.splitlines()
     assert lines[0] == f"Starting run {run_dir} at env step 0."
     assert any(line.startswith("train  env step") for line in lines)
@@ -298,3 +300,12 @@ def test_ctrl_c_saves_a_checkpoint_and_exits_130(tmp_path):
     (run_dir,) = glob.glob(os.path.join(tmp_path, "logs", "*-debug*"))
     assert f"--timestamp={os.path.basename(run_dir).split('-')[0]}" in error
     assert glob.glob(os.path.join(run_dir, "checkpoints", "ckpt-*.index"))
+
+
+def _tags(run_dir):
+    """The summary tags in a run directory's event files."""
+    from tensorboard.backend.event_processing import event_accumulator
+
+    accumulator = event_accumulator.EventAccumulator(run_dir)
+    accumulator.Reload()
+    return set(accumulator.Tags()[event_accumulator.TENSORS])

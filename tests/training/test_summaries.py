@@ -47,7 +47,8 @@ def test_tags_are_grouped():
 
 
 def test_every_summary_and_checkpoint_is_on_training_env_steps(run_dir):
-    train_events, eval_events = _events(f"{run_dir}/train"), _events(f"{run_dir}/eval")
+    # One TensorBoard entry: both phases' summaries in the run directory, told by their tags.
+    train_events = eval_events = _events(run_dir)
     # log_every 64 over 256 training env steps; eval after each turn of 128.
     assert [step for step, _ in train_events["loss/policy_loss"]] == [64, 128, 192, 256]
     assert [step for step, _ in eval_events["eval/mean_score"]] == [128, 256]
@@ -59,7 +60,7 @@ def test_every_summary_and_checkpoint_is_on_training_env_steps(run_dir):
 
 
 def test_histograms_of_the_rollout_and_the_policy_spread(run_dir):
-    train_events = _events(f"{run_dir}/train")
+    train_events = _events(run_dir)
     names = ("rollout_action", "rollout_value", "rollout_advantage", "rollout_log_prob")
     for name in (*names, "policy_log_std"):
         steps_values = train_events[f"train/{name}"]
