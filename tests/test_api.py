@@ -233,28 +233,7 @@ def test_verbose_0_prints_nothing_and_1_the_report_lines(tmp_path, capfd):
 
 def test_a_user_defined_native_env_trains_through_the_api(tmp_path):
     """A corridor written as TensorFlow ops: walk right 6 cells to the goal (+1, -0.01 a step)."""
-    import tensorflow as tf
-
-    from agents.envs import NativeEnv
-
-    class Corridor(NativeEnv):
-        state_shape = (1,)
-        state_dtype = tf.float32
-        max_episode_steps = 30
-        observation_space = gym.spaces.Box(0.0, 1.0, (1,), np.float32)
-        action_space = gym.spaces.Discrete(2)
-
-        def initial_state(self, count, seed):
-            return tf.zeros([count, 1])
-
-        def step(self, state, action):
-            move = tf.cast(2 * action - 1, tf.float32)[:, None]
-            state = tf.clip_by_value(state + move, 0.0, 6.0)
-            terminated = state[:, 0] >= 6.0
-            return state, tf.where(terminated, 1.0, -0.01), terminated
-
-        def observe(self, state):
-            return state / 6.0
+    from tests.scripts.native_envs import Corridor
 
     config = dict(
         configs.cartpole_native.differences(),
