@@ -20,9 +20,9 @@ __all__ = [
 
 def __getattr__(name):  # TensorFlow loads only when a native env is used.
     if name in ("NativeEnv", "NativeBatchEnv", "NativeGymEnv"):
-        from agents.tools.tf_import import import_tensorflow
+        from agents.tools.tf_import import quiet_import
 
-        import_tensorflow()  # Quietly, as `import agents` set its log level.
+        quiet_import()  # As `import agents` set the log level.
     if name == "NativeEnv":
         from agents.envs.native_env import NativeEnv
 
