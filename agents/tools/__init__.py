@@ -14,6 +14,7 @@ _NAMES = {
     "BatchEnvError": "batch_env",
     "ExternalProcess": "wrappers",
     "InGraphBatchEnv": "in_graph_batch_env",
+    "VectorBatchEnv": "vector_batch_env",
     "simulate": "simulate",
     "simulate_steps": "simulate",
     "Steps": "simulate",

@@ -134,10 +134,10 @@ class BatchEnv:
         space = self.action_space
         if self._clip_actions and actions.shape[1:] == space.shape:
             actions = np.clip(actions, space.low, space.high).astype(space.dtype, copy=False)
-        index = _first_invalid_action(self.action_space, actions)
+        index = env_checks.first_invalid_action(self.action_space, actions)
         if index is not None:
             raise ValueError(
-                f"Invalid action for environment {index}: {actions[index]!r} is not in "
+                f"Invalid action for environment {index}: {actions[index].tolist()!r} is not in "
                 f"{self.action_space}."
             )
         indices = range(len(self._envs))
@@ -244,22 +244,3 @@ class BatchEnv:
             text = problem(result, self.observation_space)
             if text:
                 raise BatchEnvError(self.env_name(index), index, method, text)
-
-
-def _first_invalid_action(space: gym.Space, actions: np.ndarray) -> int | None:
-    """Index of the first action outside `space`, checked for the whole batch at once."""
-    count = len(actions)
-    if isinstance(space, (gym.spaces.Discrete, gym.spaces.MultiDiscrete)):
-        low = space.start
-        high = space.start + (space.n if isinstance(space, gym.spaces.Discrete) else space.nvec)
-        if actions.shape[1:] != space.shape:
-            return 0
-        valid = (actions == np.round(actions)) & (actions >= low) & (actions < high)
-    elif isinstance(space, gym.spaces.Box):
-        if actions.shape[1:] != space.shape:
-            return 0
-        valid = (actions >= space.low) & (actions <= space.high)
-    else:
-        valid = np.array([space.contains(action) for action in actions])
-    valid = valid.reshape(count, -1).all(axis=1)
-    return None if valid.all() else int(np.argmin(valid))

@@ -54,7 +54,28 @@ def stacked_step(results: list, space: gym.Space, limits: tuple | None = None) -
         reward, terminated, truncated = (np.asarray(x) for x in (rewards, terminated, truncated))
     except (ValueError, TypeError):  # Shapes differ, or not arrays at all.
         return None
-    count = len(results)
+    arrays = batch_arrays(observ, reward, terminated, truncated, len(results), space, limits)
+    return None if arrays is None else (*arrays, infos)
+
+
+def batch_arrays(
+    observ: Any,
+    reward: Any,
+    terminated: Any,
+    truncated: Any,
+    count: int,
+    space: gym.Space,
+    limits: tuple | None = None,
+) -> tuple | None:
+    """A batch's step results as checked arrays (observ, float32 reward, bool terminated, bool
+    truncated), or None if any is wrong (then `batch_problem` says which env and how).
+
+    `count` is the batch size; `limits` are `far_limits(space)`, computed once by a caller that
+    checks every step.
+    """
+    observ, reward, terminated, truncated = (
+        np.asarray(x) for x in (observ, reward, terminated, truncated)
+    )
     if (
         not isinstance(space, gym.spaces.Box)
         or observ.shape != (count, *space.shape)
@@ -70,7 +91,47 @@ def stacked_step(results: list, space: gym.Space, limits: tuple | None = None) -
         or (observ.dtype.kind == "f" and _far_outside(observ, limits or far_limits(space)).any())
     ):
         return None
-    return observ, reward.astype(np.float32), terminated.astype(bool), truncated.astype(bool), infos
+    return observ, reward.astype(np.float32), terminated.astype(bool), truncated.astype(bool)
+
+
+def batch_problem(
+    observ: Any, reward: Any, terminated: Any, truncated: Any, count: int, space: gym.Space
+) -> tuple[int | None, str]:
+    """Which env of a batch's step results is wrong and how: (index, text); index None when the
+    arrays of the whole batch have the wrong shape. Call it where `batch_arrays` gave None."""
+    for name, value, shape in (
+        ("observations", observ, (count, *getattr(space, "shape", ()))),
+        ("rewards", reward, (count,)),
+        ("terminated flags", terminated, (count,)),
+        ("truncated flags", truncated, (count,)),
+    ):
+        if np.shape(value) != shape:
+            return None, f"{name} {_describe(value)}; expected shape {shape}"
+    for index in range(count):
+        result = (observ[index], reward[index], terminated[index], truncated[index], {})
+        problem = step_problem(result, space)
+        if problem:
+            return index, problem
+    return None, "results that do not fit its spaces"
+
+
+def first_invalid_action(space: gym.Space, actions: np.ndarray) -> int | None:
+    """Index of the first action outside `space`, checked for the whole batch at once."""
+    count = len(actions)
+    if isinstance(space, (gym.spaces.Discrete, gym.spaces.MultiDiscrete)):
+        low = space.start
+        high = space.start + (space.n if isinstance(space, gym.spaces.Discrete) else space.nvec)
+        if actions.shape[1:] != space.shape:
+            return 0
+        valid = (actions == np.round(actions)) & (actions >= low) & (actions < high)
+    elif isinstance(space, gym.spaces.Box):
+        if actions.shape[1:] != space.shape:
+            return 0
+        valid = (actions >= space.low) & (actions <= space.high)
+    else:
+        valid = np.array([space.contains(action) for action in actions])
+    valid = valid.reshape(count, -1).all(axis=1)
+    return None if valid.all() else int(np.argmin(valid))
 
 
 def reset_problem(result: Any, space: gym.Space) -> str | None:

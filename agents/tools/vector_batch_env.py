@@ -1,0 +1,271 @@
+"""VectorBatchEnv: a gymnasium vector env (or an EnvPool pool) with `BatchEnv`'s interface."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from agents.tools import env_checks
+from agents.tools.batch_env import BatchEnvError, Waiting
+
+NEXT_STEP, SAME_STEP, DISABLED = "NextStep", "SameStep", "Disabled"
+
+
+class VectorBatchEnv:
+    """Step a gymnasium `VectorEnv` as a `BatchEnv`: the caller resets finished envs.
+
+    A batch env shows the true final observation of every episode and leaves finished envs
+    alone until the caller resets them (see `tools.simulate`). Vector envs reset by themselves,
+    in one of gymnasium's three autoreset modes (`metadata["autoreset_mode"]`), each mapped to
+    that contract here:
+
+    - `NextStep` (gymnasium's default, and EnvPool's): a step returns the final observation; the
+      vector env would reset the env in its next step, ignoring its action. The caller's `reset`
+      resets it now instead, through `reset(options={"reset_mask": ...})` (EnvPool:
+      `reset(env_ids)`), so the next step steps it.
+    - `SameStep`: a step returns the first observation of the next episode and the final one in
+      `info["final_obs"]`; the final one is returned, the other kept for the caller's `reset`.
+    - `Disabled`: nothing resets by itself; the caller's `reset` resets through `reset_mask`.
+
+    Args:
+        vector_env: A gymnasium `VectorEnv`, e.g. `gym.make_vec(...)`, `SyncVectorEnv`,
+            `AsyncVectorEnv` or an EnvPool pool made with `env_type="gymnasium"`.
+        name: The batch's name in messages, e.g. "train" gives "Train vector env (id)".
+        clip_actions: Clip actions into a Box action space before stepping (see `BatchEnv`).
+        env_id: The env's id in messages; read from the vector env's spec when None.
+
+    Raises:
+        ValueError: If `vector_env` is not a vector env, or its autoreset mode is unknown.
+    """
+
+    def __init__(
+        self,
+        vector_env: Any,
+        name: str | None = None,
+        clip_actions: bool = False,
+        env_id: str | None = None,
+    ) -> None:
+        if not isinstance(getattr(vector_env, "num_envs", None), int):
+            raise ValueError(
+                f"{type(vector_env).__name__} is not a vector env: expected a gymnasium VectorEnv "
+                "(with num_envs, single_observation_space and single_action_space)."
+            )
+        self._env = vector_env
+        self._count = vector_env.num_envs
+        self.observation_space = vector_env.single_observation_space
+        self.action_space = vector_env.single_action_space
+        self._far_limits = None
+        if isinstance(self.observation_space, gym.spaces.Box):
+            self._far_limits = env_checks.far_limits(self.observation_space)
+        self._clip_actions = clip_actions and isinstance(self.action_space, gym.spaces.Box)
+        self.autoreset_mode = autoreset_mode(vector_env)
+        self._envpool = is_envpool(vector_env)
+        self._id = env_id or _spec_id(vector_env)
+        self._name = name
+        self._first = {}  # SameStep: index -> first observation of its next episode.
+        self._waiting: tuple[str, float] | None = None
+
+    def __len__(self) -> int:
+        return self._count
+
+    @property
+    def vector_env(self) -> Any:
+        """The vector env stepped."""
+        return self._env
+
+    def step(self, actions) -> tuple:
+        """Step all environments with one action each (see `BatchEnv.step`).
+
+        Returns:
+            Tuple (observ, reward, terminated, truncated, info): batched numpy arrays, the final
+            observation of every episode that ended, and the vector env's info dict.
+
+        Raises:
+            ValueError: If an action does not fit the action space.
+            BatchEnvError: If the vector env raised or returned results that do not fit.
+        """
+        actions = np.asarray(actions)
+        if len(actions) != self._count:
+            raise ValueError(f"Got {len(actions)} actions for {self._count} environments.")
+        space = self.action_space
+        if self._clip_actions and actions.shape[1:] == space.shape:
+            actions = np.clip(actions, space.low, space.high).astype(space.dtype, copy=False)
+        index = env_checks.first_invalid_action(space, actions)
+        if index is not None:
+            raise ValueError(
+                f"Invalid action for environment {index}: {actions[index].tolist()!r} is not in "
+                f"{space}."
+            )
+        result = self._call("step", self._env.step, actions)
+        if not isinstance(result, tuple) or len(result) != 5:
+            raise BatchEnvError(self.env_name(), 0, "step", env_checks.step_problem(result, None))
+        observ, reward, terminated, truncated, info = result
+        done = np.logical_or(terminated, truncated)
+        if self.autoreset_mode == SAME_STEP and np.any(done):
+            observ = self._final_observations(np.array(observ), done, info)
+        arrays = env_checks.batch_arrays(
+            observ, reward, terminated, truncated, self._count, self.observation_space,
+            self._far_limits,
+        )  # fmt: skip
+        if arrays is None:
+            index, text = env_checks.batch_problem(
+                observ, reward, terminated, truncated, self._count, self.observation_space
+            )
+            raise BatchEnvError(self.env_name(index), index or 0, "step", text)
+        return (*arrays, info)
+
+    def reset(self, indices=None, seed: int | None = None) -> np.ndarray:
+        """Reset some or all environments (see `BatchEnv.reset`); environment i is seeded with
+        `seed + i` (an EnvPool pool is seeded when made: `seed` is not used).
+
+        Returns:
+            The first observations of the reset environments, in the order of `indices`.
+        """
+        if indices is None:
+            indices = np.arange(self._count)
+        indices = np.asarray(indices, np.int64).reshape(-1)
+        if len(indices) == 0:
+            return np.zeros((0, *self.observation_space.shape), self.observation_space.dtype)
+        # SameStep: an env that finished has started its next episode already (unless seeded).
+        kept = [i for i in indices.tolist() if i in self._first and seed is None]
+        fresh = np.array([i for i in indices.tolist() if i not in kept], np.int64)
+        if len(fresh) == self._count and set(fresh.tolist()) == set(range(self._count)):
+            self._first.clear()
+            return self._checked_reset(self._reset_all(seed)[indices], indices)
+        observ = {i: self._first.pop(i) for i in kept}
+        if len(fresh):
+            observ.update(zip(fresh.tolist(), self._reset_some(fresh, seed)))
+        return self._checked_reset(np.stack([observ[i] for i in indices.tolist()]), indices)
+
+    def get_attr(self, name: str) -> tuple:
+        """Attribute `name` of every sub-environment (through its wrappers).
+
+        Raises:
+            AttributeError: If the sub-environments, or the vector env, do not have it.
+        """
+        getter = getattr(self._env, "get_attr", None)
+        if getter is None or self._envpool:
+            raise AttributeError(name)
+        try:
+            return tuple(getter(name))
+        except (AttributeError, KeyError) as error:
+            raise AttributeError(name) from error
+
+    def waiting(self) -> Waiting | None:
+        """The vector env call in progress, if any; safe to call from another thread."""
+        waiting = self._waiting
+        if waiting is None:
+            return None
+        method, since = waiting
+        return Waiting(self.env_name(), method, time.monotonic() - since)
+
+    def env_name(self, index: int | None = None) -> str:
+        """How messages name the batch, or environment `index` of it."""
+        name = f"{self._name.capitalize()} vector env" if self._name else "Vector env"
+        if index is not None:
+            name = f"{name}, environment {index}"
+        return name + (f" ({self._id})" if self._id else "")
+
+    def close(self) -> None:
+        """Close the vector env; a failing `close` is one warning line (see `BatchEnv.close`)."""
+        try:
+            self._env.close()
+        except Exception as error:
+            import sys
+
+            reason = (str(error).strip().splitlines() or [""])[-1]
+            message = f"warning: {self.env_name()} failed in close: "
+            print(f"{message}{type(error).__name__}: {reason}", file=sys.stderr, flush=True)
+
+    def _reset_all(self, seed: int | None) -> np.ndarray:
+        if self._envpool:
+            result = self._call("reset", self._env.reset)
+        else:
+            result = self._call("reset", self._env.reset, seed=seed)
+        return self._observ_of(result, "reset")
+
+    def _reset_some(self, indices: np.ndarray, seed: int | None) -> np.ndarray:
+        """Reset the envs at `indices` alone; their observations in the order of `indices`."""
+        if self._envpool:
+            result = self._call("reset", self._env.reset, indices.astype(np.int32))
+            observ, info = self._observ_of(result, "reset"), result[1]
+            row = {int(env_id): row for row, env_id in enumerate(info["env_id"])}
+            return np.stack([observ[row[int(i)]] for i in indices])
+        mask = np.zeros(self._count, bool)
+        mask[indices] = True
+        seeds = None
+        if seed is not None:
+            seeds = [int(seed) + i if mask[i] else None for i in range(self._count)]
+        result = self._call("reset", self._env.reset, seed=seeds, options={"reset_mask": mask})
+        return self._observ_of(result, "reset")[indices]
+
+    def _observ_of(self, result: Any, method: str) -> np.ndarray:
+        if not isinstance(result, tuple) or len(result) != 2:
+            text = env_checks.reset_problem(result, self.observation_space)
+            raise BatchEnvError(self.env_name(), 0, method, text)
+        return np.asarray(result[0])
+
+    def _checked_reset(self, observ: np.ndarray, indices: np.ndarray) -> np.ndarray:
+        for row, index in enumerate(indices.tolist()):
+            problem = env_checks.observ_problem(observ[row], self.observation_space)
+            if problem:
+                raise BatchEnvError(self.env_name(index), index, "reset", problem)
+        return observ
+
+    def _final_observations(self, observ: np.ndarray, done: np.ndarray, info: dict) -> np.ndarray:
+        """SameStep: keep the first observations of finished envs, return their final ones."""
+        final, present = info.get("final_obs"), info.get("_final_obs", done)
+        for index in np.flatnonzero(done).tolist():
+            if final is None or not present[index]:
+                raise BatchEnvError(
+                    self.env_name(index),
+                    index,
+                    "step",
+                    "an episode's end without info['final_obs'], which the SameStep autoreset "
+                    "mode gives",
+                )
+            self._first[index] = observ[index].copy()
+            observ[index] = final[index]
+        return observ
+
+    def _call(self, method: str, function: Callable, *args, **kwargs) -> Any:
+        self._waiting = (method, time.monotonic())
+        try:
+            return function(*args, **kwargs)
+        except Exception as error:  # Not KeyboardInterrupt: that is the user's.
+            raise BatchEnvError(self.env_name(), 0, method, error) from error
+        finally:
+            self._waiting = None
+
+
+def autoreset_mode(vector_env: Any) -> str:
+    """The vector env's autoreset mode ("NextStep", "SameStep" or "Disabled").
+
+    Raises:
+        ValueError: If the vector env names another one.
+    """
+    mode = (getattr(vector_env, "metadata", None) or {}).get("autoreset_mode", NEXT_STEP)
+    mode = getattr(mode, "value", mode)
+    if mode not in (NEXT_STEP, SAME_STEP, DISABLED):
+        raise ValueError(
+            f"Unknown autoreset_mode {mode!r} of {type(vector_env).__name__}; accepted: "
+            f"{NEXT_STEP}, {SAME_STEP}, {DISABLED} (gymnasium.vector.AutoresetMode)."
+        )
+    return mode
+
+
+def is_envpool(vector_env: Any) -> bool:
+    """Whether `vector_env` is an EnvPool pool (its partial reset takes env ids)."""
+    return any(kind.__name__ == "EnvPoolMixin" for kind in type(vector_env).__mro__)
+
+
+def _spec_id(vector_env: Any) -> str | None:
+    spec = getattr(vector_env, "spec", None)
+    env_id = getattr(spec, "id", None)
+    if env_id is None and spec is not None:  # EnvPool's spec keeps the task in its config.
+        env_id = getattr(getattr(spec, "config", None), "task_id", None)
+    return env_id if isinstance(env_id, str) else None
