@@ -39,6 +39,8 @@ setuptools.setup(
             "minigrid>=2.3",
             "ale-py>=0.9",
             "opencv-python-headless>=4",
+            # The envpool backend's tests (EnvPool has wheels for Python 3.11 and later).
+            "envpool>=1.2; python_version >= '3.11'",
             # The docs build in strict mode as a test (tests/test_docs.py).
             "mkdocs-material>=9.5,<10",
             "mkdocstrings[python]>=1.0,<2",
@@ -49,6 +51,8 @@ setuptools.setup(
         # AtariPreprocessing needs cv2; the headless build avoids GUI libraries on servers.
         "atari": ["ale-py>=0.9", "opencv-python-headless>=4"],
         "minigrid": ["minigrid>=2.3"],
+        # env_backend=envpool: classic control, MuJoCo and Atari stepped in C++ threads.
+        "envpool": ["envpool>=1.2; python_version >= '3.11'"],
         # pygame (classic-control) renders Pendulum and CartPole frames; imageio writes mp4.
         "video": ["imageio>=2.30", "imageio-ffmpeg>=0.4", "gymnasium[classic-control]>=1.0,<2"],
     },

@@ -40,7 +40,7 @@ def train(
     config: str | Mapping[str, Any] = "pendulum",
     logdir: str = "logdir",
     seed: int | None = None,
-    env: str | Callable[[], Any] | None = None,
+    env: str | Callable[[], Any] | Any | None = None,
     verbose: int = 1,
     resume: str | None = None,
     callbacks: Sequence[Callback] = (),
@@ -62,7 +62,10 @@ def train(
         seed: Seed of networks, action sampling and environments (default: the one a
             `config.yaml` given as `config`, or the resumed run, records, else 0).
         env: A gymnasium id, a callable returning a gymnasium environment (stepped in this
-            process; registered with gymnasium as `agents_api/<name>-v0`), or a
+            process; registered with gymnasium as `agents_api/<name>-v0`), a gymnasium
+            `VectorEnv` (e.g. `gym.make_vec(...)` or an EnvPool pool) or a callable returning
+            one (called for the training envs and for the evaluation envs; its size sets
+            `num_agents` and `eval_agents`), or a
             `agents.envs.NativeEnv` (an instance, or a class built without arguments), trained
             natively as `agents_api/<name>-v0` (native_env=True).
         verbose: 0: print nothing but warnings and errors; 1: the report lines and where the
@@ -202,13 +205,60 @@ def _id_name(constructor: Any) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "", getattr(constructor, "__name__", "")) or "env"
 
 
-def _register(make_env: Callable[[], Any], overrides: Mapping[str, Any]) -> str:
-    """Register a callable as a gymnasium environment; returns its id."""
+def _register(make_env: Any, overrides: dict[str, Any]) -> str:
+    """Register a callable as a gymnasium environment, or a vector env (an instance, or a
+    callable building one, which is called once here to tell); returns its id."""
     import gymnasium as gym
+
+    from agents.training import vector_envs
 
     if overrides.get("env_processes"):
         raise ValueError("An env given as a callable steps in this process: env_processes=False.")
+    built = make_env if vector_envs.is_vector_env(make_env) else _built(make_env)
+    if vector_envs.is_vector_env(built):
+        return _register_vector(make_env, built, overrides)
     env_id = f"{API_NAMESPACE}/{_id_name(make_env)}-v0"
     gym.registry.pop(env_id, None)  # A new callable of the same name replaces the old one.
     gym.register(env_id, entry_point=make_env)
+    return env_id
+
+
+def _built(make_env: Any) -> Any:
+    """What the env callable builds: a vector env is kept for training, a single env closed
+    (the run builds its own, one per env of the batch)."""
+    import gymnasium as gym
+
+    if not callable(make_env):
+        raise ValueError(
+            f"env={make_env!r} is neither a gymnasium id, an env callable, a vector env nor a "
+            "NativeEnv."
+        )
+    built = make_env()
+    if not isinstance(built, gym.vector.VectorEnv):
+        with contextlib.suppress(Exception):
+            built.close()
+    return built
+
+
+def _register_vector(source: Any, built: Any, overrides: dict[str, Any]) -> str:
+    """Register a user's vector env for the run (`built` serves training; evaluation gets the
+    callable's next one, or one rebuilt from the instance); its size sets the env counts."""
+    from agents.training import vector_envs
+
+    count = built.num_envs
+    for key in ("num_agents", "eval_agents"):
+        if overrides.get(key, count) != count:
+            raise ValueError(
+                f"train(..., {key}={overrides[key]}): the vector env has {count} envs; leave "
+                f"{key} unset or set it to {count}."
+            )
+        overrides[key] = count
+    spec_name = getattr(getattr(built, "spec", None), "name", None)
+    kind = spec_name if isinstance(spec_name, str) else _id_name(type(built))
+    env_id = f"{API_NAMESPACE}/{re.sub(r'[^A-Za-z0-9_]', '', kind) or 'env'}-v0"
+    if source is built:
+        vector_envs.register(env_id, built)
+    else:
+        first = [built]
+        vector_envs.register(env_id, lambda: first.pop() if first else source())
     return env_id

@@ -98,6 +98,13 @@ GROUPS: dict[str, tuple[Key, ...]] = {
         _positive("eval_agents", 8, "Evaluation environments per process."),
         Key("env_processes", False, "Step each environment in its own process."),
         Key(
+            "env_backend",
+            "python",
+            "What steps a gymnasium id's envs: python (BatchEnv), gymnasium-sync, "
+            "gymnasium-async (vector envs) or envpool (C++ threads, the envpool extra).",
+            choices=("python", "gymnasium-sync", "gymnasium-async", "envpool"),
+        ),
+        Key(
             "env_timeout",
             300.0,
             "Seconds an env step or reset may take before training stops; None: no limit.",

@@ -85,6 +85,7 @@ def check_rules(config: Mapping[str, Any]) -> None:
         )
     if config.get("native_env"):
         _check_native(config)
+    _check_backend(config)
     sequences = config["rollout_length"] // config["chunk_length"] * config["num_agents"]
     if config["num_minibatches"] > sequences:
         raise ValueError(
@@ -115,12 +116,23 @@ def _check_native(config: Mapping[str, Any]) -> None:
                 else "takes none: leave it unset."
             )
         )
-    for key in ("env_processes",):
-        if config.get(key):
+    for key in ("env_processes", "env_backend"):
+        if config.get(key) not in (None, False, "python"):
             raise ValueError(
                 f"{key}={config[key]!r} applies to Python environments; a native env "
                 "(native_env=True) runs inside the compiled call: leave it unset."
             )
+
+
+def _check_backend(config: Mapping[str, Any]) -> None:
+    """env_processes puts the python backend's envs in processes; other backends step their own
+    way (gymnasium-async has a process per env already)."""
+    backend = config.get("env_backend", "python")
+    if config.get("env_processes") and backend != "python":
+        raise ValueError(
+            f"env_processes=True applies to env_backend='python'; env_backend={backend!r} steps "
+            "its envs itself (gymnasium-async: one process each): leave env_processes unset."
+        )
 
 
 def _in_range(key: Key, value: float) -> bool:

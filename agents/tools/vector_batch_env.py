@@ -147,13 +147,12 @@ class VectorBatchEnv:
         Raises:
             AttributeError: If the sub-environments, or the vector env, do not have it.
         """
-        getter = getattr(self._env, "get_attr", None)
-        if getter is None or self._envpool:
+        if self._envpool or not hasattr(self._env, "call"):
             raise AttributeError(name)
-        try:
-            return tuple(getter(name))
-        except (AttributeError, KeyError) as error:
-            raise AttributeError(name) from error
+        # Asked first: a missing attribute ends an AsyncVectorEnv's worker processes.
+        if not all(self._env.call("has_wrapper_attr", name)):
+            raise AttributeError(name)
+        return tuple(self._env.get_attr(name))
 
     def waiting(self) -> Waiting | None:
         """The vector env call in progress, if any; safe to call from another thread."""

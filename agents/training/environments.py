@@ -71,8 +71,7 @@ def make_envs(
         return [constructor() for _ in range(count)]
     from agents.tools.wrappers import ExternalProcess
 
-    _check_wrapper(wrapper)  # Here: a child's error would come as its traceback.
-    _check_known(env_id)
+    check_env(env_id, wrapper)  # Here: a child's error would come as its traceback.
 
     envs = []
     try:
@@ -97,6 +96,13 @@ def _register(env_id: str) -> None:
                 raise ValueError(f"{env_id} needs the {module} package: {install}.") from None
             if module == "ale_py":
                 gym.register_envs(package)
+
+
+def check_env(env_id: str, wrapper: str | None) -> None:
+    """Raise ValueError if `wrapper` is unknown or gymnasium cannot find `env_id`, without
+    building the environment (its error would otherwise come from a child process)."""
+    _check_wrapper(wrapper)
+    _check_known(env_id)
 
 
 def _check_wrapper(wrapper: str | None) -> None:

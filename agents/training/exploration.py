@@ -57,6 +57,11 @@ def visited_states(batch_env) -> set | None:
     An env counts its states when wrapped in `tools.wrappers.VisitedCells` (e.g. MiniGrid's
     `minigrid_pixels`); the union over envs is the number of distinct cells a person would count.
     """
+    if hasattr(batch_env, "get_attr"):  # A `tools.VectorBatchEnv`: its envs asked at once.
+        try:
+            return set().union(*batch_env.get_attr(VISITED))
+        except AttributeError:
+            return None
     union, counted = set(), False
     for index in range(len(batch_env)):
         env = batch_env[index]

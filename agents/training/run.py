@@ -23,7 +23,7 @@ from agents.ppo.factory import make_agent
 from agents.tools.mpi import World
 from agents.tools.ranks import ranks_of
 from agents.training import exploration, summaries, tf_loading
-from agents.training.environments import episode_limit, make_envs
+from agents.training.batch_envs import batch_episode_limit, make_batch_env
 from agents.training.rollouts import rollouts_then_updates
 
 EVAL_CALL_STEPS = 100  # Simulation steps per compiled evaluation call.
@@ -338,9 +338,7 @@ class Run:
         if self.config.native_env:
             limit = self.eval_env.max_episode_steps
         else:
-            eval_envs = self._envs[-1]
-            limits = [episode_limit(eval_envs[index]) for index in range(len(eval_envs))]
-            limit = None if None in limits else max(limits)
+            limit = batch_episode_limit(self._envs[-1])
         if limit is None:
             raise UsageError(
                 f"Evaluation plays whole episodes, but {self.config.env!r} has no time limit: "
@@ -370,25 +368,9 @@ class Run:
             except ValueError as error:
                 raise UsageError(str(error)) from None
         try:
-            python_envs = make_envs(
-                config.env,
-                count,
-                config.max_episode_steps,
-                config.env_processes,
-                config.env_wrapper,
-            )
-            batch_env = tools.BatchEnv(
-                python_envs, blocking=not config.env_processes, name=name, clip_actions=True
-            )
-        except ValueError as error:  # E.g. an unknown env id, or num_agents=0.
-            raise UsageError(str(error)) from None
-        self._envs.append(batch_env)
-        batch_env.reset(seed=seed)
-        for index, env in enumerate(python_envs):
-            env.action_space.seed(seed + index)
-        try:
+            batch_env = make_batch_env(config, count, seed, name, self._envs)
             return tools.InGraphBatchEnv(batch_env)
-        except ValueError as error:
+        except ValueError as error:  # E.g. an unknown env id, or num_agents=0.
             raise UsageError(str(error)) from None
 
     @contextlib.contextmanager

@@ -1,0 +1,79 @@
+"""Tests for `agents.train(env=...)` with a gymnasium vector env, an EnvPool pool, or a callable
+building one."""
+
+import json
+import os
+
+import gymnasium as gym
+import pytest
+import yaml
+
+import agents
+from agents.scripts import configs
+
+
+def _saved_config(run_dir: str) -> dict:
+    with open(os.path.join(run_dir, "config.yaml")) as handle:
+        return yaml.safe_load(handle)["config"]
+
+
+def _pendulum(count: int, mode: str = "NextStep"):
+    return gym.vector.SyncVectorEnv(
+        [lambda: gym.make("Pendulum-v1", max_episode_steps=50)] * count, autoreset_mode=mode
+    )
+
+
+@pytest.mark.parametrize("mode", ["NextStep", "SameStep"])
+def test_a_vector_env_instance_trains_and_its_size_sets_the_env_counts(tmp_path, mode):
+    debug = configs.debug.differences()
+    result = agents.train(debug, logdir=str(tmp_path), env=_pendulum(3, mode), verbose=0)
+    saved = _saved_config(result.run_dir)
+    assert saved["num_agents"] == saved["eval_agents"] == 3
+    assert saved["env"] == "agents_api/SyncVectorEnv-v0"
+    call = 3 * debug["rollout_length"]  # Env steps of a training call of 3 envs.
+    assert result.env_steps == -(-debug["train_steps"] // call) * call  # Whole calls.
+    with open(os.path.join(result.run_dir, "metrics.jsonl")) as handle:
+        evals = [json.loads(line) for line in handle if '"eval"' in line]
+    assert evals and all(record["episodes"] == debug["eval_episodes"] for record in evals)
+
+
+def test_a_callable_is_called_for_training_and_for_evaluation(tmp_path):
+    built = []
+
+    def make():
+        built.append(_pendulum(2))
+        return built[-1]
+
+    agents.train("debug", logdir=str(tmp_path), env=make, train_steps=64, verbose=0)
+    assert len(built) == 2 and built[0] is not built[1]
+
+
+def test_a_size_that_contradicts_num_agents_is_one_line(tmp_path):
+    with pytest.raises(ValueError, match=r"^train\(\.\.\., num_agents=8\): the vector env has 3"):
+        agents.train("debug", logdir=str(tmp_path), env=_pendulum(3), num_agents=8)
+    assert not os.listdir(tmp_path)
+
+
+@pytest.mark.filterwarnings("ignore:.*precision lowered")
+def test_an_envpool_pool_trains_through_the_api(tmp_path):
+    envpool = pytest.importorskip("envpool")
+    pool = envpool.make("Pendulum-v1", env_type="gymnasium", num_envs=4, seed=1)
+    with pytest.raises(ValueError, match="serves training only.*pass a callable"):
+        agents.train("debug", logdir=str(tmp_path), env=pool, verbose=0)
+
+    def make():
+        return envpool.make("Pendulum-v1", env_type="gymnasium", num_envs=4, seed=1)
+
+    result = agents.train("debug", logdir=str(tmp_path), env=make, train_steps=256, verbose=0)
+    assert result.env_steps == 256 and result.eval_score < 0  # Pendulum's returns are negative.
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_users_cartpole_vector_env_reaches_500_within_the_cartpole_budget(tmp_path, kind):
+    if kind == "sync":
+        env = gym.make_vec("CartPole-v1", 16, vectorization_mode="sync")
+    else:
+        env = lambda: gym.vector.AsyncVectorEnv([lambda: gym.make("CartPole-v1")] * 16)  # noqa: E731
+    result = agents.train("cartpole", logdir=str(tmp_path), env=env, verbose=0)
+    assert result.eval_score == 500.0
