@@ -68,11 +68,17 @@ RANKS = {"mpi2": 2}
 def child(family: str, seconds: float) -> dict:
     """Times steady training calls of a family in this process for about `seconds` (at least
     two calls; rank 0 prints the measurements)."""
+    name, overrides = FAMILIES[family]
+    return dict(family=family, **time_calls(name, overrides, seconds))
+
+
+def time_calls(name: str, overrides: dict, seconds: float) -> dict:
+    """Times steady training calls of named config `name` with `overrides` in this process for
+    about `seconds` (at least two calls): env steps/s, the first call's seconds, the calls."""
     spawned = time.perf_counter()
     from agents.scripts import configs
     from agents.training import tf_loading
 
-    name, overrides = FAMILIES[family]
     config = dict(getattr(configs, name)(), **overrides)
     tf_loading.import_tensorflow(agent=config["agent"])  # As train does.
     from agents.tools import mpi
@@ -98,7 +104,6 @@ def child(family: str, seconds: float) -> dict:
     rollouts = config.get("rollouts_per_call", 1)
     steps = config["rollout_length"] * rollouts * config["num_agents"] * world.size
     return dict(
-        family=family,
         steps_per_second=steps / statistics.median(times),
         first_call_s=first,
         to_first_call_s=first_end - spawned,  # From the child's first line (imports included).

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import linecache
+import re
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -37,6 +40,9 @@ class VectorBatchEnv:
         name: The batch's name in messages, e.g. "train" gives "Train vector env (id)".
         clip_actions: Clip actions into a Box action space before stepping (see `BatchEnv`).
         env_id: The env's id in messages; read from the vector env's spec when None.
+        transform: Optional (function, single observation space): the function applied to every
+            batch of observations (e.g. EnvPool's channels-first Atari frames made
+            channels-last), and the space of one observation it gives.
 
     Raises:
         ValueError: If `vector_env` is not a vector env, or its autoreset mode is unknown.
@@ -48,6 +54,7 @@ class VectorBatchEnv:
         name: str | None = None,
         clip_actions: bool = False,
         env_id: str | None = None,
+        transform: tuple[Callable[[np.ndarray], np.ndarray], gym.Space] | None = None,
     ) -> None:
         if not isinstance(getattr(vector_env, "num_envs", None), int):
             raise ValueError(
@@ -57,6 +64,9 @@ class VectorBatchEnv:
         self._env = vector_env
         self._count = vector_env.num_envs
         self.observation_space = vector_env.single_observation_space
+        self._transform = None
+        if transform is not None:
+            self._transform, self.observation_space = transform
         self.action_space = vector_env.single_action_space
         self._far_limits = None
         if isinstance(self.observation_space, gym.spaces.Box):
@@ -104,6 +114,8 @@ class VectorBatchEnv:
         if not isinstance(result, tuple) or len(result) != 5:
             raise BatchEnvError(self.env_name(), 0, "step", env_checks.step_problem(result, None))
         observ, reward, terminated, truncated, info = result
+        if self._transform is not None:
+            observ = self._transform(np.asarray(observ))
         done = np.logical_or(terminated, truncated)
         if self.autoreset_mode == SAME_STEP and np.any(done):
             observ = self._final_observations(np.array(observ), done, info)
@@ -206,7 +218,8 @@ class VectorBatchEnv:
         if not isinstance(result, tuple) or len(result) != 2:
             text = env_checks.reset_problem(result, self.observation_space)
             raise BatchEnvError(self.env_name(), 0, method, text)
-        return np.asarray(result[0])
+        observ = np.asarray(result[0])
+        return observ if self._transform is None else self._transform(observ)
 
     def _checked_reset(self, observ: np.ndarray, indices: np.ndarray) -> np.ndarray:
         for row, index in enumerate(indices.tolist()):
@@ -228,17 +241,56 @@ class VectorBatchEnv:
                     "mode gives",
                 )
             self._first[index] = observ[index].copy()
-            observ[index] = final[index]
+            last = final[index]
+            observ[index] = last if self._transform is None else self._transform(last[None])[0]
         return observ
 
     def _call(self, method: str, function: Callable, *args, **kwargs) -> Any:
+        """`function(*args, **kwargs)`, its failure as a `BatchEnvError` naming the env that
+        raised where that can be told."""
         self._waiting = (method, time.monotonic())
         try:
-            return function(*args, **kwargs)
+            with warnings.catch_warnings(record=True) as logged:
+                # gymnasium's async workers log a failure as warnings: the message says it.
+                warnings.simplefilter("always")
+                try:
+                    return function(*args, **kwargs)
+                finally:
+                    _reissue([w for w in logged if not _WORKER_ERROR.search(str(w.message))])
         except Exception as error:  # Not KeyboardInterrupt: that is the user's.
-            raise BatchEnvError(self.env_name(), 0, method, error) from error
+            index = _failing_env(error, [str(w.message) for w in logged])
+            name = self.env_name(index)
+            raise BatchEnvError(name, index or 0, method, error) from error
         finally:
             self._waiting = None
+
+
+_WORKER_ERROR = re.compile(r"from Worker-(\d+)|Traceback|ERROR:")
+
+
+def _failing_env(error: BaseException, logged: list[str]) -> int | None:
+    """The index of the env that raised inside a vector env's call, where it can be told: an
+    async worker's log line names it; a sync vector env's loop holds it in its frame."""
+    for message in logged:
+        found = re.search(r"from Worker-(\d+)", message)
+        if found:
+            return int(found.group(1))
+    frame = error.__traceback__
+    while frame is not None:
+        code = frame.tb_frame.f_code
+        if code.co_filename.endswith("sync_vector_env.py") and code.co_name in ("step", "reset"):
+            # Only a line that calls env i: after the loop, `i` is the last env, not the culprit.
+            line = linecache.getline(code.co_filename, frame.tb_lineno)
+            index = frame.tb_frame.f_locals.get("i")
+            return index if isinstance(index, int) and "envs[i]" in line else None
+        frame = frame.tb_next
+    return None
+
+
+def _reissue(logged: list) -> None:
+    """Warn again what a vector env call warned (caught to read its worker errors)."""
+    for message in logged:
+        warnings.warn_explicit(message.message, message.category, message.filename, message.lineno)
 
 
 def autoreset_mode(vector_env: Any) -> str:

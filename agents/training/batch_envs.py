@@ -36,7 +36,13 @@ def make_batch_env(config: Any, count: int, seed: int, name: str, built: list) -
     vector_env = vector_envs.make(
         config.env, count, config.env_backend, config.max_episode_steps, config.env_wrapper, seed
     )
-    batch_env = tools.VectorBatchEnv(vector_env, name=name, clip_actions=True, env_id=config.env)
+    batch_env = tools.VectorBatchEnv(
+        vector_env,
+        name=name,
+        clip_actions=True,
+        env_id=config.env.rpartition(":")[2],  # Without its module, as gymnasium names it.
+        transform=vector_envs.transform(vector_env, config.env_backend, config.env_wrapper),
+    )
     built.append(batch_env)
     if len(batch_env) != count:
         key = "num_agents" if name == "train" else "eval_agents"

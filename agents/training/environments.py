@@ -135,8 +135,8 @@ def _minigrid_pixels(env: gym.Env) -> gym.Env:
     return gym.wrappers.GrayscaleObservation(env, keep_dim=True)
 
 
-def _atari(env: gym.Env) -> gym.Env:
-    env = gym.wrappers.AtariPreprocessing(env, frame_skip=4, screen_size=84, noop_max=30)
+def _atari(env: gym.Env, noop_max: int = 30) -> gym.Env:
+    env = gym.wrappers.AtariPreprocessing(env, frame_skip=4, screen_size=84, noop_max=noop_max)
     env = gym.wrappers.FrameStackObservation(env, 4)
     space = env.observation_space
     channels_last = gym.spaces.Box(0, 255, (*space.shape[1:], space.shape[0]), np.uint8)
@@ -152,15 +152,26 @@ def episode_limit(env: Any) -> int | None:
     least one frame) and MiniGrid's own `max_steps`, in that order. `env` may be an
     `ExternalProcess`, whose attributes are read in its child.
     """
-    spec = getattr(env, "spec", None)
-    if spec is not None:
-        if spec.max_episode_steps:
-            return int(spec.max_episode_steps)
-        frames = (spec.kwargs or {}).get("max_num_frames_per_episode")
-        if frames:
-            return int(frames)
+    limit = spec_limit(getattr(env, "spec", None))
+    if limit is not None:
+        return limit
     try:
         steps = env.get_wrapper_attr("max_steps") if isinstance(env, gym.Env) else env.max_steps
     except AttributeError:
         return None
+    return steps_limit(steps)
+
+
+def spec_limit(spec: Any) -> int | None:
+    """The episode limit a gymnasium spec gives: its time limit, or ALE's frame cap; else None."""
+    if spec is None:
+        return None
+    if spec.max_episode_steps:
+        return int(spec.max_episode_steps)
+    frames = (spec.kwargs or {}).get("max_num_frames_per_episode")
+    return int(frames) if frames else None
+
+
+def steps_limit(steps: Any) -> int | None:
+    """An env's own `max_steps` (MiniGrid's) as an episode limit, if it is one."""
     return int(steps) if isinstance(steps, int) and steps > 0 else None

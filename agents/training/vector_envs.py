@@ -12,11 +12,31 @@ from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
 from agents.training import environments
 
 BACKENDS = ("python", "gymnasium-sync", "gymnasium-async", "envpool")
-_ENVPOOL_WRAPPERS = (None,)  # EnvPool's own preprocessing replaces a wrapper; none is mapped yet.
+# EnvPool's own options for each wrapper it can stand in for (None: its envs as they are).
+_ENVPOOL_WRAPPERS = {
+    None: {},
+    # `environments.make_env`'s atari stack: ALE v5 (sticky actions 0.25, 108k frames), frame
+    # skip 4 max-pooled, up to 30 no-ops, 84x84 grayscale (INTER_AREA), 4 frames stacked, no
+    # fire on reset, no life-loss episodes, rewards unclipped.
+    "atari": dict(
+        stack_num=4,
+        frame_skip=4,
+        noop_max=30,
+        gray_scale=True,
+        img_height=84,
+        img_width=84,
+        use_inter_area_resize=True,
+        repeat_action_probability=0.25,
+        use_fire_reset=False,
+        episodic_life=False,
+        reward_clip=False,
+    ),
+}
 
 # Vector envs given to `agents.train(env=...)`: id -> factory(count) of a vector env.
 _USER_FACTORIES: dict[str, Callable[[], Any]] = {}
@@ -93,12 +113,13 @@ def episode_limit(vector_env: Any) -> int | None:
     if envs:  # SyncVectorEnv: its envs themselves.
         limits = [environments.episode_limit(env) for env in envs]
         return None if None in limits else max(limits)
-    try:
-        specs = vector_env.get_attr("spec")
-    except Exception:  # A vector env without get_attr, or whose envs lack a spec.
+    try:  # Asked in the env processes of an AsyncVectorEnv (a missing name would end them).
+        limits = [environments.spec_limit(spec) for spec in vector_env.get_attr("spec")]
+        if None in limits and all(vector_env.call("has_wrapper_attr", "max_steps")):
+            limits = [environments.steps_limit(s) for s in vector_env.get_attr("max_steps")]
+    except Exception:  # A vector env without get_attr or call.
         return None
-    limits = [getattr(spec, "max_episode_steps", None) for spec in specs]
-    return None if None in limits or not limits else int(max(limits))
+    return None if None in limits or not limits else max(limits)
 
 
 def envpool_id(env_id: str) -> str | None:
@@ -129,7 +150,9 @@ def _envpool(env_id, count, max_episode_steps, wrapper, seed) -> Any:
             f"env_backend='envpool' does not apply env_wrapper={wrapper!r}; it steps on "
             "env_backend python, gymnasium-sync or gymnasium-async."
         )
-    options = {"max_episode_steps": max_episode_steps} if max_episode_steps else {}
+    options = dict(_ENVPOOL_WRAPPERS[wrapper])
+    if max_episode_steps:
+        options["max_episode_steps"] = max_episode_steps
     seed = 0 if seed is None else int(seed)
     with warnings.catch_warnings():  # Its float64 bounds cast to float32: nothing for a user.
         warnings.filterwarnings("ignore", message=".*precision lowered", category=UserWarning)
@@ -137,6 +160,17 @@ def _envpool(env_id, count, max_episode_steps, wrapper, seed) -> Any:
         for space in ("single_observation_space", "single_action_space"):
             getattr(pool, space)  # Built when first read.
     return pool
+
+
+def transform(vector_env: Any, backend: str, wrapper: str | None) -> tuple | None:
+    """What makes the backend's observations those of the python backend, for
+    `tools.VectorBatchEnv(transform=...)`: EnvPool stacks Atari frames first, the atari
+    wrapper last ([84, 84, 4]). None where they are the same already."""
+    if backend != "envpool" or wrapper != "atari":
+        return None
+    space = vector_env.single_observation_space
+    channels_last = gym.spaces.Box(0, 255, (*space.shape[1:], space.shape[0]), np.uint8)
+    return (lambda observ: np.ascontiguousarray(np.moveaxis(observ, 1, -1))), channels_last
 
 
 def _user_vector_env(env_id: str) -> Any:

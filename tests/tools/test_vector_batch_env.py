@@ -131,7 +131,8 @@ def test_an_env_that_raises_is_named_with_its_traceback():
     batch_env = VectorBatchEnv(gym.vector.SyncVectorEnv([lambda: Raising(0)]), name="eval")
     batch_env.reset()
     with pytest.raises(
-        tools.BatchEnvError, match="(?s)Eval vector env failed in step.*OSError: sensor unplugged"
+        tools.BatchEnvError,
+        match="(?s)Eval vector env, environment 0 failed in step.*OSError: sensor unplugged",
     ):
         batch_env.step(np.zeros(1, np.int64))
 

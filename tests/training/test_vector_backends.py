@@ -117,3 +117,29 @@ def test_a_user_instance_serves_training_and_is_rebuilt_for_evaluation():
     vector_envs.make("agents_test/Bare-v0", 1, "python")
     with pytest.raises(ValueError, match="serves training only.*pass a callable"):
         vector_envs.make("agents_test/Bare-v0", 1, "python")
+
+
+def test_envpool_atari_frames_are_the_atari_wrappers_frame_by_frame():
+    envpool = pytest.importorskip("envpool")
+    pytest.importorskip("ale_py")
+    from agents.training import environments
+
+    environments._register("ALE/MontezumaRevenge-v5")
+    # Randomness off on both sides (sticky actions; one no-op at reset, as each counts them
+    # differently), so that the same actions must give the same frames.
+    python = gym.make("ALE/MontezumaRevenge-v5", frameskip=1, repeat_action_probability=0.0)
+    python = environments._atari(python, noop_max=1)
+    options = {**vector_envs._ENVPOOL_WRAPPERS["atari"], "noop_max": 1}
+    options["repeat_action_probability"] = 0.0
+    pool = envpool.make("MontezumaRevenge-v5", env_type="gymnasium", num_envs=1, **options)
+    batch_env = tools.VectorBatchEnv(
+        pool, transform=vector_envs.transform(pool, "envpool", "atari")
+    )
+    assert batch_env.observation_space == python.observation_space
+    np.testing.assert_array_equal(batch_env.reset()[0], python.reset(seed=0)[0])
+    actions = np.random.default_rng(0).integers(0, 18, 200)
+    for step, action in enumerate(actions):
+        want = python.step(int(action))
+        got = batch_env.step(np.array([action]))
+        np.testing.assert_array_equal(got[0][0], want[0], err_msg=f"step {step}")
+        assert (got[1][0], got[2][0], got[3][0]) == tuple(want[1:4])
