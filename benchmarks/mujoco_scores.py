@@ -21,7 +21,7 @@ Not called `mujoco.py`: a script's folder is first on `sys.path`, and a
 makes a MuJoCo env from here (`sb3_driver.py` and `vs_sb3.py` on HalfCheetah, and this one).
 
 Run: `python benchmarks/mujoco_scores.py [--tasks cheetah hopper walker ant reacher] [--seeds 3]
-[--steps N] [--parallel 1] [--out benchmarks/out]`.
+[--steps N] [--parallel 1] [--env_backend python] [--out benchmarks/out]`.
 """
 
 from __future__ import annotations
@@ -77,8 +77,11 @@ TASK_COLUMNS = (
 )
 
 
-def child(task: str, seed: int, steps: int, threads: int, run_dir: str) -> dict[str, float]:
-    """Train and evaluate one run in this process; `steps` 0 keeps the config's budget."""
+def child(
+    task: str, seed: int, steps: int, threads: int, backend: str, run_dir: str
+) -> dict[str, float]:
+    """Train and evaluate one run in this process; `steps` 0 keeps the config's budget;
+    `backend` is the envs' `env_backend` (training and evaluation)."""
     from agents.scripts import configs
     from agents.training import tf_loading
 
@@ -88,7 +91,7 @@ def child(task: str, seed: int, steps: int, threads: int, run_dir: str) -> dict[
     if threads:  # Before TensorFlow runs an op.
         tf.config.threading.set_intra_op_parallelism_threads(threads)
         tf.config.threading.set_inter_op_parallelism_threads(threads)
-    config = getattr(configs, task)()
+    config = dict(getattr(configs, task)(), env_backend=backend)
     if steps:
         config.update(train_steps=steps, train_every=min(config["train_every"], steps))
     return train_and_evaluate(config, config["train_steps"], seed, run_dir)
@@ -192,7 +195,10 @@ def run_all(args: argparse.Namespace) -> dict[str, dict[int, dict]]:
     with concurrent.futures.ThreadPoolExecutor(args.parallel) as pool:
         futures = {
             pool.submit(
-                run_child, __file__, [task, str(seed), str(args.steps), str(threads)], run_dir
+                run_child,
+                __file__,
+                [task, str(seed), str(args.steps), str(threads), args.env_backend],
+                run_dir,
             ): (task, seed)
             for (task, seed), run_dir in jobs.items()
         }
@@ -218,6 +224,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=0, help="env steps (default: the config's)")
     parser.add_argument("--parallel", type=int, default=1, help="children running at once")
     parser.add_argument("--out", default=DEFAULT_OUT, help="directory of the report and runs")
+    parser.add_argument(
+        "--env_backend",
+        default="python",
+        choices=("python", "gymnasium-sync", "gymnasium-async", "envpool"),
+        help="what steps the envs, training and evaluation (env_backend)",
+    )
     args = parser.parse_args(argv)
     os.makedirs(os.path.join(args.out, "runs"), exist_ok=True)
     start = time.perf_counter()

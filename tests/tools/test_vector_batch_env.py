@@ -146,6 +146,7 @@ def test_an_invalid_action_and_a_non_vector_env_are_refused():
         VectorBatchEnv(Scripted(0))
 
 
+@pytest.mark.filterwarnings("ignore:.*precision lowered")
 def test_envpool_partial_resets_lose_no_step():
     envpool = pytest.importorskip("envpool")
     pool = envpool.make("CartPole-v1", env_type="gymnasium", num_envs=4, seed=3)

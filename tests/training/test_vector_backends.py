@@ -143,3 +143,30 @@ def test_envpool_atari_frames_are_the_atari_wrappers_frame_by_frame():
         got = batch_env.step(np.array([action]))
         np.testing.assert_array_equal(got[0][0], want[0], err_msg=f"step {step}")
         assert (got[1][0], got[2][0], got[3][0]) == tuple(want[1:4])
+
+
+def _first_rollout(backend: str, seed: int, run_dir: str) -> dict:
+    from agents.scripts import configs
+    from agents.training.run import Run
+
+    config = dict(configs.debug(), env_backend=backend, num_agents=4)
+    run = Run(config, run_dir, seed=seed)
+    try:
+        run.train_call()
+        return run.rollout(("action", "value", "log_prob"))
+    finally:
+        run.close()
+
+
+@pytest.mark.parametrize("backend", ["gymnasium-sync", "envpool"])
+def test_a_seed_reproduces_a_run_on_each_backend(backend, tmp_path):
+    if backend == "envpool":
+        pytest.importorskip("envpool")
+    first = _first_rollout(backend, 5, str(tmp_path / "a"))
+    again = _first_rollout(backend, 5, str(tmp_path / "b"))
+    for key, value in first.items():
+        np.testing.assert_array_equal(value, again[key], err_msg=key)
+    if backend == "gymnasium-sync":  # The same envs and seeds as python: the same rollout.
+        python = _first_rollout("python", 5, str(tmp_path / "c"))
+        for key, value in first.items():
+            np.testing.assert_array_equal(value, python[key], err_msg=key)
