@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -63,17 +64,16 @@ def measure(config: str, backend: str, seconds: float, timeout: float) -> dict |
 
 
 def page(records: list[dict]) -> str:
-    """The results page of the latest run's records (those sharing its `run` stamp)."""
-    run = records[-1]["run"]
-    latest = [record for record in records if record["run"] == run]
-    rows = []
+    """The results page: for each config, the records of the latest run that measured it."""
+    latest = []
+    for config in dict.fromkeys(record["config"] for record in records):
+        mine = [record for record in records if record["config"] == config]
+        latest += [record for record in mine if record["run"] == mine[-1]["run"]]
+    rows, lines = [], []
     for config in dict.fromkeys(record["config"] for record in latest):
+        mine = [record for record in latest if record["config"] == config]
         speeds = {
-            backend: [
-                r["steps_per_second"]
-                for r in latest
-                if r["config"] == config and r["backend"] == backend
-            ]
+            backend: [r["steps_per_second"] for r in mine if r["backend"] == backend]
             for backend in BACKENDS
         }
         base = statistics.median(speeds["python"]) if speeds["python"] else None
@@ -86,12 +86,14 @@ def page(records: list[dict]) -> str:
             ratio = f" ({median / base:.2f}x)" if base and backend != "python" else ""
             cells.append(f"{median:,.0f}{ratio}")
         rows.append(cells)
-    first = latest[0]
-    loads = [r["load"] for r in latest]
-    rounds = max(
-        sum(1 for r in latest if (r["config"], r["backend"]) == key)
-        for key in {(r["config"], r["backend"]) for r in latest}
-    )
+        loads = [r["load"] for r in mine]
+        rounds = max(sum(1 for r in mine if r["backend"] == b) for b in BACKENDS)
+        host = re.sub(r"^[^|]*\| |, load [^|]*?(?= \|)", "", mine[0]["machine_line"])  # Own load.
+        lines.append(
+            f"- `{config}`: {mine[0]['run']} | {host} | commit "
+            f"{mine[0]['commit']} | {rounds} rounds of {mine[0]['seconds']:g} s per backend | "
+            f"load {min(loads):.1f}-{max(loads):.1f}"
+        )
     return "\n".join(
         [
             "# Env backends",
@@ -102,11 +104,10 @@ def page(records: list[dict]) -> str:
             "Generated from `benchmarks/results/env_backends.jsonl` by:",
             "",
             "```sh",
-            "python benchmarks/env_backends.py --rounds 3 --page",
+            "python benchmarks/env_backends.py --rounds 3 --seconds 6 --page",
             "```",
             "",
-            f"{run} | {first['machine_line']} | commit {first['commit']} | {rounds} rounds of "
-            f"{first['seconds']:g} s per backend | load {min(loads):.1f}-{max(loads):.1f}",
+            *lines,
             "",
             table(["config", *BACKENDS], rows),
             "",

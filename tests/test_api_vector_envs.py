@@ -77,3 +77,9 @@ def test_a_users_cartpole_vector_env_reaches_500_within_the_cartpole_budget(tmp_
         env = lambda: gym.vector.AsyncVectorEnv([lambda: gym.make("CartPole-v1")] * 16)  # noqa: E731
     result = agents.train("cartpole", logdir=str(tmp_path), env=env, verbose=0)
     assert result.eval_score == 500.0
+
+
+def test_a_run_on_a_vector_env_resumes_from_python_with_the_same_env(tmp_path):
+    first = agents.train("debug", logdir=str(tmp_path), env=_pendulum(2), train_steps=64)
+    result = agents.train(resume=first.run_dir, env=_pendulum(2), train_steps=128, verbose=0)
+    assert result.run_dir == first.run_dir and result.env_steps == 128

@@ -113,7 +113,14 @@ def episode_limit(vector_env: Any) -> int | None:
     if envs:  # SyncVectorEnv: its envs themselves.
         limits = [environments.episode_limit(env) for env in envs]
         return None if None in limits else max(limits)
-    try:  # Asked in the env processes of an AsyncVectorEnv (a missing name would end them).
+    env_fns = getattr(vector_env, "env_fns", None)
+    if env_fns:  # AsyncVectorEnv: a spec with a wrapper's lambda does not leave its process.
+        env = env_fns[0]()
+        try:
+            return environments.episode_limit(env)
+        finally:
+            env.close()
+    try:  # Asked in the env processes (a missing name would end them).
         limits = [environments.spec_limit(spec) for spec in vector_env.get_attr("spec")]
         if None in limits and all(vector_env.call("has_wrapper_attr", "max_steps")):
             limits = [environments.steps_limit(s) for s in vector_env.get_attr("max_steps")]

@@ -61,11 +61,16 @@ def test_resume_restores_rnd_statistics_without_new_random_steps(minigrid_run):
         run.close()
 
 
-def test_montezuma_config_runs_a_few_thousand_steps(tmp_path):
+@pytest.mark.slow  # About a minute and a half each: 32 Atari envs and the pixel agent's compile.
+@pytest.mark.parametrize("backend", ["python", "envpool"])
+def test_montezuma_config_runs_a_few_thousand_steps(tmp_path, backend):
     pytest.importorskip("ale_py")
     pytest.importorskip("cv2")
+    if backend == "envpool":
+        pytest.importorskip("envpool")
     config = configs.montezuma_rnd()
     config.update(configs.TINY_RND, train_steps=2048, train_every=1024, rnd_init_steps=16)
+    config.update(env_backend=backend)
     run = Run(config, str(tmp_path), seed=0)
     try:
         assert run.train_env.observation_space.shape == (84, 84, 4)

@@ -77,6 +77,12 @@ def test_episode_limits_of_every_backend():
         assert vector_envs.episode_limit(env) == 50
     finally:
         env.close()
+    pytest.importorskip("ale_py")
+    atari = vector_envs.make("ALE/MontezumaRevenge-v5", 2, "gymnasium-async", wrapper="atari")
+    try:  # Its wrappers' spec holds a lambda, which cannot leave the env processes.
+        assert vector_envs.episode_limit(atari) == 108_000  # ALE's frame cap.
+    finally:
+        atari.close()
     if vector_envs.envpool_id("Pendulum-v1"):
         pool = vector_envs.make("Pendulum-v1", 2, "envpool", max_episode_steps=70)
         assert vector_envs.episode_limit(pool) == 70
