@@ -194,3 +194,17 @@ def test_a_run_directory_moved_or_deleted_while_training_stops_it_with_one_line(
     assert not os.path.exists(run_dir)  # Nothing written there again: no second, partial run.
     if how == "moved":
         assert os.path.isfile(tmp_path / "elsewhere" / "config.yaml")
+
+
+def test_an_env_hung_in_an_async_vector_env_stops_training_and_its_processes(tmp_path):
+    argv = [*_HUNG_ENV, "--set", "env_timeout=1", "--set", "env_backend=gymnasium-async"]
+    with _trainer(tmp_path, *argv) as process:
+        hung_pid = _wait_for_hang(tmp_path, process)
+        assert process.wait(timeout=30) == 1
+    stderr = _stderr(tmp_path)
+    assert stderr.startswith(
+        "error: Train vector env (Faulty-hang-v0) did not return from step within "
+        "env_timeout=1 s; stopped at env step 64; the latest checkpoint is "
+    )
+    assert stderr.count("\n") == 1
+    assert _is_gone(hung_pid)  # The worker that hung was killed with the trainer's others.
