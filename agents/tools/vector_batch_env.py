@@ -41,8 +41,9 @@ class VectorBatchEnv:
         clip_actions: Clip actions into a Box action space before stepping (see `BatchEnv`).
         env_id: The env's id in messages; read from the vector env's spec when None.
         transform: Optional (function, single observation space): the function applied to every
-            batch of observations (e.g. EnvPool's channels-first Atari frames made
-            channels-last), and the space of one observation it gives.
+            batch of observations as the vector env returns it (e.g. EnvPool's channels-first
+            Atari frames made channels-last, or the image of its MiniGrid dict), and the space
+            of one observation it gives.
 
     Raises:
         ValueError: If `vector_env` is not a vector env, or its autoreset mode is unknown.
@@ -114,8 +115,8 @@ class VectorBatchEnv:
         if not isinstance(result, tuple) or len(result) != 5:
             raise BatchEnvError(self.env_name(), 0, "step", env_checks.step_problem(result, None))
         observ, reward, terminated, truncated, info = result
-        if self._transform is not None:
-            observ = self._transform(np.asarray(observ))
+        if self._transform is not None:  # Before anything reads it: it may be a dict.
+            observ = self._transform(observ)
         done = np.logical_or(terminated, truncated)
         if self.autoreset_mode == SAME_STEP and np.any(done):
             observ = self._final_observations(np.array(observ), done, info)
@@ -218,8 +219,8 @@ class VectorBatchEnv:
         if not isinstance(result, tuple) or len(result) != 2:
             text = env_checks.reset_problem(result, self.observation_space)
             raise BatchEnvError(self.env_name(), 0, method, text)
-        observ = np.asarray(result[0])
-        return observ if self._transform is None else self._transform(observ)
+        observ = result[0]
+        return np.asarray(observ if self._transform is None else self._transform(observ))
 
     def _checked_reset(self, observ: np.ndarray, indices: np.ndarray) -> np.ndarray:
         for row, index in enumerate(indices.tolist()):

@@ -92,8 +92,8 @@ def test_an_id_envpool_lacks_names_the_backends_that_have_it():
     pytest.importorskip("envpool")
     with pytest.raises(ValueError, match=r"EnvPool has no 'agents_test/Nope-v0'; .*gymnasium-sync"):
         vector_envs.make("agents_test/Nope-v0", 2, "envpool")
-    with pytest.raises(ValueError, match="does not apply env_wrapper='minigrid_image'"):
-        vector_envs.make("MiniGrid-Empty-5x5-v0", 2, "envpool", wrapper="minigrid_image")
+    with pytest.raises(ValueError, match="does not apply env_wrapper='minigrid_pixels'"):
+        vector_envs.make("MiniGrid-Empty-5x5-v0", 2, "envpool", wrapper="minigrid_pixels")
 
 
 def test_unknown_ids_and_wrappers_are_one_line_before_any_process_starts():
@@ -176,3 +176,22 @@ def test_a_seed_reproduces_a_run_on_each_backend(backend, tmp_path):
         python = _first_rollout("python", 5, str(tmp_path / "c"))
         for key, value in first.items():
             np.testing.assert_array_equal(value, python[key], err_msg=key)
+
+
+def test_envpool_minigrid_image_is_minigrids_image_step_by_step():
+    pytest.importorskip("envpool")
+    pytest.importorskip("minigrid")
+    from agents.training import environments
+
+    python = environments.make_env("MiniGrid-Empty-5x5-v0", wrapper="minigrid_image")
+    pool = vector_envs.make("MiniGrid-Empty-5x5-v0", 1, "envpool", wrapper="minigrid_image")
+    transform = vector_envs.transform(pool, "envpool", "minigrid_image")
+    batch_env = tools.VectorBatchEnv(pool, transform=transform)
+    assert batch_env.observation_space == python.observation_space
+    np.testing.assert_array_equal(batch_env.reset()[0], python.reset(seed=0)[0])
+    for action in [1, 2, 0, 2, 2, 1, 2]:  # Down, right, right, down: onto the goal.
+        want = python.step(action)
+        got = batch_env.step(np.array([action]))
+        np.testing.assert_array_equal(got[0][0], want[0])
+        assert got[1][0] == pytest.approx(want[1]) and got[2][0] == want[2]
+    assert got[2][0] and got[1][0] > 0  # The goal, reached.
