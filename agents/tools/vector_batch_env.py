@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import linecache
-import re
 import time
 import warnings
 from collections.abc import Callable
@@ -14,6 +12,7 @@ import numpy as np
 
 from agents.tools import env_checks
 from agents.tools.batch_env import BatchEnvError, Waiting
+from agents.tools.vector_failures import WORKER_ERROR, failing_env, reissue
 
 NEXT_STEP, SAME_STEP, DISABLED = "NextStep", "SameStep", "Disabled"
 
@@ -257,41 +256,13 @@ class VectorBatchEnv:
                 try:
                     return function(*args, **kwargs)
                 finally:
-                    _reissue([w for w in logged if not _WORKER_ERROR.search(str(w.message))])
+                    reissue([w for w in logged if not WORKER_ERROR.search(str(w.message))])
         except Exception as error:  # Not KeyboardInterrupt: that is the user's.
-            index = _failing_env(error, [str(w.message) for w in logged])
+            index = failing_env(error, [str(w.message) for w in logged])
             name = self.env_name(index)
             raise BatchEnvError(name, index or 0, method, error) from error
         finally:
             self._waiting = None
-
-
-_WORKER_ERROR = re.compile(r"from Worker-(\d+)|Traceback|ERROR:")
-
-
-def _failing_env(error: BaseException, logged: list[str]) -> int | None:
-    """The index of the env that raised inside a vector env's call, where it can be told: an
-    async worker's log line names it; a sync vector env's loop holds it in its frame."""
-    for message in logged:
-        found = re.search(r"from Worker-(\d+)", message)
-        if found:
-            return int(found.group(1))
-    frame = error.__traceback__
-    while frame is not None:
-        code = frame.tb_frame.f_code
-        if code.co_filename.endswith("sync_vector_env.py") and code.co_name in ("step", "reset"):
-            # Only a line that calls env i: after the loop, `i` is the last env, not the culprit.
-            line = linecache.getline(code.co_filename, frame.tb_lineno)
-            index = frame.tb_frame.f_locals.get("i")
-            return index if isinstance(index, int) and "envs[i]" in line else None
-        frame = frame.tb_next
-    return None
-
-
-def _reissue(logged: list) -> None:
-    """Warn again what a vector env call warned (caught to read its worker errors)."""
-    for message in logged:
-        warnings.warn_explicit(message.message, message.category, message.filename, message.lineno)
 
 
 def autoreset_mode(vector_env: Any) -> str:
