@@ -65,7 +65,8 @@ def train(
             process; registered with gymnasium as `agents_api/<name>-v0`), a gymnasium
             `VectorEnv` (e.g. `gym.make_vec(...)` or an EnvPool pool) or a callable returning
             one (called for the training envs and for the evaluation envs; its size sets
-            `num_agents` and `eval_agents`), or a
+            `num_agents` and `eval_agents`; a callable is called once first to tell which it
+            builds, and a single env built so is closed), or a
             `agents.envs.NativeEnv` (an instance, or a class built without arguments), trained
             natively as `agents_api/<name>-v0` (native_env=True).
         verbose: 0: print nothing but warnings and errors; 1: the report lines and where the
