@@ -18,14 +18,13 @@ import json
 import os
 import re
 import statistics
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import machine_line, run_script  # noqa: E402
 from learning import table  # noqa: E402
-from speed_matrix import commit, read_records, time_calls  # noqa: E402
+from speed_matrix import child_result, commit, read_records, time_calls  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -50,17 +49,7 @@ def child(config: str, backend: str, seconds: float) -> dict:
 def measure(config: str, backend: str, seconds: float, timeout: float) -> dict | None:
     """One child process; None (with a line on stderr) when it cannot run here."""
     command = [sys.executable, os.path.abspath(__file__), "--child", config, backend, str(seconds)]
-    env = dict(os.environ, AGENTS_XLA_CACHE="0")
-    try:
-        result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        print(f"{config} on {backend}: skipped, longer than {timeout:g} s", file=sys.stderr)
-        return None
-    if result.returncode:
-        last = (result.stderr.strip().splitlines() or ["no output"])[-1]
-        print(f"{config} on {backend}: skipped, exit {result.returncode}: {last}", file=sys.stderr)
-        return None
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    return child_result(command, f"{config} on {backend}", timeout, ROOT)
 
 
 def page(records: list[dict]) -> str:

@@ -119,16 +119,23 @@ def measure(family: str, seconds: float, checkout: str, timeout: float) -> dict 
     command = [sys.executable, script, "--child", family, str(seconds)]
     if family in RANKS:
         command = [MPIRUN, "-n", str(RANKS[family])] + command
-    env = dict(os.environ, AGENTS_XLA_CACHE="0")  # Every start compiles, as a first run does.
+    return child_result(command, family, timeout, checkout)
+
+
+def child_result(command: list[str], label: str, timeout: float, checkout: str) -> dict | None:
+    """The JSON result of a child process that measures, on the `agents` package of `checkout`
+    and with XLA's persistent cache off (every start compiles, as a first run does); None (with
+    a line on stderr naming `label`) when it fails or takes longer than `timeout` seconds."""
+    env = dict(os.environ, AGENTS_XLA_CACHE="0")
     env["PYTHONPATH"] = os.pathsep.join([checkout, env.get("PYTHONPATH", "")])
     try:
         result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout)
     except subprocess.TimeoutExpired:
-        print(f"{family}: skipped, longer than {timeout:g} s", file=sys.stderr)
+        print(f"{label}: skipped, longer than {timeout:g} s", file=sys.stderr)
         return None
     if result.returncode:
         last = (result.stderr.strip().splitlines() or ["no output"])[-1]
-        print(f"{family}: skipped, exit {result.returncode}: {last}", file=sys.stderr)
+        print(f"{label}: skipped, exit {result.returncode}: {last}", file=sys.stderr)
         return None
     return json.loads(result.stdout.strip().splitlines()[-1])
 
