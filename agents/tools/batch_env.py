@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -101,7 +100,7 @@ class BatchEnv:
         if isinstance(observ_space, gym.spaces.Box):
             self._far_limits = env_checks.far_limits(observ_space)
         self.action_space = action_space
-        self._clip_actions = clip_actions and isinstance(action_space, gym.spaces.Box)
+        self._clip_actions = clip_actions
         # Read now: a dead child process could not tell its id any more.
         self._ids = [getattr(getattr(env, "spec", None), "id", None) for env in self._envs]
         self._name = name
@@ -128,18 +127,9 @@ class BatchEnv:
             BatchEnvError: If an environment raised, its process died, or it returned a bad
                 result (see `env_checks`).
         """
-        actions = np.asarray(actions)
-        if len(actions) != len(self._envs):
-            raise ValueError(f"Got {len(actions)} actions for {len(self._envs)} environments.")
-        space = self.action_space
-        if self._clip_actions and actions.shape[1:] == space.shape:
-            actions = np.clip(actions, space.low, space.high).astype(space.dtype, copy=False)
-        index = env_checks.first_invalid_action(self.action_space, actions)
-        if index is not None:
-            raise ValueError(
-                f"Invalid action for environment {index}: {actions[index].tolist()!r} is not in "
-                f"{self.action_space}."
-            )
+        actions = env_checks.batch_actions(
+            actions, self.action_space, len(self._envs), self._clip_actions
+        )
         indices = range(len(self._envs))
         if self._blocking:
             results = [self._call(i, "step", self._envs[i].step, actions[i]) for i in indices]
@@ -213,9 +203,7 @@ class BatchEnv:
             try:
                 env.close()
             except Exception as error:
-                reason = (str(error).strip().splitlines() or [""])[-1]
-                message = f"warning: {self.env_name(index)} failed in close: "
-                print(f"{message}{type(error).__name__}: {reason}", file=sys.stderr, flush=True)
+                env_checks.warn_close_failed(self.env_name(index), error)
 
     def _call(
         self,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import gymnasium as gym
@@ -113,6 +114,36 @@ def batch_problem(
         if problem:
             return index, problem
     return None, "results that do not fit its spaces"
+
+
+def batch_actions(actions: Any, space: gym.Space, count: int, clip: bool) -> np.ndarray:
+    """A batch's actions as one array, clipped into a Box `space` when `clip` (one `np.clip`
+    for the whole batch, as gymnasium's `ClipAction` would per env; NaN stays NaN).
+
+    Raises:
+        ValueError: If there are not `count` actions, or one is not in `space` (naming the env
+            and the value).
+    """
+    actions = np.asarray(actions)
+    if len(actions) != count:
+        raise ValueError(f"Got {len(actions)} actions for {count} environments.")
+    if clip and isinstance(space, gym.spaces.Box) and actions.shape[1:] == space.shape:
+        actions = np.clip(actions, space.low, space.high).astype(space.dtype, copy=False)
+    index = first_invalid_action(space, actions)
+    if index is not None:
+        raise ValueError(
+            f"Invalid action for environment {index}: {actions[index].tolist()!r} is not in "
+            f"{space}."
+        )
+    return actions
+
+
+def warn_close_failed(name: str, error: BaseException) -> None:
+    """One warning line on stderr for an env whose `close` raised: the run's results are
+    written by then, so a failing `close` must not turn it into a failure."""
+    reason = (str(error).strip().splitlines() or [""])[-1]
+    message = f"warning: {name} failed in close: {type(error).__name__}: {reason}"
+    print(message, file=sys.stderr, flush=True)
 
 
 def first_invalid_action(space: gym.Space, actions: np.ndarray) -> int | None:

@@ -71,7 +71,11 @@ class VectorBatchEnv:
         self._far_limits = None
         if isinstance(self.observation_space, gym.spaces.Box):
             self._far_limits = env_checks.far_limits(self.observation_space)
-        self._clip_actions = clip_actions and isinstance(self.action_space, gym.spaces.Box)
+        self._clip_actions = clip_actions
+        # Its workers log their failures as warnings, which name the env: read in `_call`.
+        self._async = isinstance(
+            getattr(vector_env, "unwrapped", vector_env), gym.vector.AsyncVectorEnv
+        )
         self.autoreset_mode = autoreset_mode(vector_env)
         self._envpool = is_envpool(vector_env)
         self._id = env_id or _spec_id(vector_env)
@@ -98,18 +102,9 @@ class VectorBatchEnv:
             ValueError: If an action does not fit the action space.
             BatchEnvError: If the vector env raised or returned results that do not fit.
         """
-        actions = np.asarray(actions)
-        if len(actions) != self._count:
-            raise ValueError(f"Got {len(actions)} actions for {self._count} environments.")
-        space = self.action_space
-        if self._clip_actions and actions.shape[1:] == space.shape:
-            actions = np.clip(actions, space.low, space.high).astype(space.dtype, copy=False)
-        index = env_checks.first_invalid_action(space, actions)
-        if index is not None:
-            raise ValueError(
-                f"Invalid action for environment {index}: {actions[index].tolist()!r} is not in "
-                f"{space}."
-            )
+        actions = env_checks.batch_actions(
+            actions, self.action_space, self._count, self._clip_actions
+        )
         result = self._call("step", self._env.step, actions)
         if not isinstance(result, tuple) or len(result) != 5:
             raise BatchEnvError(self.env_name(), 0, "step", env_checks.step_problem(result, None))
@@ -186,11 +181,7 @@ class VectorBatchEnv:
         try:
             self._env.close()
         except Exception as error:
-            import sys
-
-            reason = (str(error).strip().splitlines() or [""])[-1]
-            message = f"warning: {self.env_name()} failed in close: "
-            print(f"{message}{type(error).__name__}: {reason}", file=sys.stderr, flush=True)
+            env_checks.warn_close_failed(self.env_name(), error)
 
     def _reset_all(self, seed: int | None) -> np.ndarray:
         if self._envpool:
@@ -249,9 +240,11 @@ class VectorBatchEnv:
         """`function(*args, **kwargs)`, its failure as a `BatchEnvError` naming the env that
         raised where that can be told."""
         self._waiting = (method, time.monotonic())
+        logged = []
         try:
+            if not self._async:
+                return function(*args, **kwargs)
             with warnings.catch_warnings(record=True) as logged:
-                # gymnasium's async workers log a failure as warnings: the message says it.
                 warnings.simplefilter("always")
                 try:
                     return function(*args, **kwargs)
@@ -287,8 +280,5 @@ def is_envpool(vector_env: Any) -> bool:
 
 
 def _spec_id(vector_env: Any) -> str | None:
-    spec = getattr(vector_env, "spec", None)
-    env_id = getattr(spec, "id", None)
-    if env_id is None and spec is not None:  # EnvPool's spec keeps the task in its config.
-        env_id = getattr(getattr(spec, "config", None), "task_id", None)
+    env_id = getattr(getattr(vector_env, "spec", None), "id", None)
     return env_id if isinstance(env_id, str) else None

@@ -29,7 +29,14 @@ def failing_env(error: BaseException, logged: list[str]) -> int | None:
     return None
 
 
+# Where reissued warnings are remembered, so that one a worker repeats every step shows once.
+_SHOWN: dict = {}
+
+
 def reissue(logged: list) -> None:
-    """Warn again what a vector env call warned (caught to read its worker errors)."""
+    """Warn again what a vector env call warned (caught to read its worker errors), under the
+    process's filters, each once as warnings are by default."""
     for message in logged:
-        warnings.warn_explicit(message.message, message.category, message.filename, message.lineno)
+        warnings.warn_explicit(
+            message.message, message.category, message.filename, message.lineno, registry=_SHOWN
+        )
