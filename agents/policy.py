@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -28,13 +28,16 @@ class Policy:
     Attributes:
         saved_model: The loaded SavedModel (`step`, `sample_step`, `value`, `initial_state`,
             `unclipped` and the `serving_default` and `tflite` signatures).
-        observation_shape: The shape of one observation.
+        observation_shape: The shape of one observation (packed, for a dict observation).
+        observation_dict: The dict space of a policy that observes dicts (it takes a dict of one
+            observation or of batches, or the packed vector), else None.
     """
 
     def __init__(self, saved_model: Any, seed: int | None = None) -> None:
         self.saved_model = saved_model
         (spec,) = saved_model.signatures["serving_default"].structured_input_signature[1].values()
         self.observation_shape = tuple(spec.shape.as_list()[1:])
+        self.observation_dict = _observation_dict(saved_model)
         self._state = None
         # Draws one stateless seed per sampled call: the exported function holds no generator.
         self._seeds = np.random.default_rng(seed)
@@ -103,6 +106,8 @@ class Policy:
 
     def _batch(self, observation: Any) -> tuple[np.ndarray, bool]:
         """The observation as a float32 batch, and whether it was a single one; checked."""
+        if self.observation_dict is not None and isinstance(observation, Mapping):
+            observation = _pack(self.observation_dict, observation)
         batch = np.asarray(observation, np.float32)
         single = batch.shape == self.observation_shape
         if single:
@@ -121,6 +126,27 @@ class Policy:
                 "finite observations only."
             )
         return batch, single
+
+
+def _observation_dict(saved_model: Any) -> Any:
+    """The dict space a SavedModel's policy observes (packed), or None."""
+    function = getattr(saved_model, "observation_dict", None)
+    text = function().numpy().decode() if function is not None else ""
+    if not text:
+        return None
+    from agents.tools import dict_observations
+
+    return dict_observations.from_description(text)
+
+
+def _pack(space: Any, observation: Mapping) -> np.ndarray:
+    """A dict of one observation, or of batches, packed as training packed it."""
+    from agents.tools import dict_observations
+
+    key, sub = next(iter(space.spaces.items()))
+    value = np.asarray(observation.get(key, np.zeros(sub.shape)))
+    batched = value.ndim > len(sub.shape)
+    return dict_observations.pack(space, observation, batched=batched)
 
 
 def load_policy(run_dir: str, checkpoint: str | None = None, seed: int | None = None) -> Policy:

@@ -78,10 +78,16 @@ GROUPS: dict[str, tuple[Key, ...]] = {
         Key(
             "env_wrapper",
             None,
-            "Pixel preprocessing.",
+            "Observation preprocessing (pixels, MiniGrid's dict, an action mask from info).",
             str,
             True,
-            choices=("minigrid_pixels", "minigrid_image", "atari"),
+            choices=(
+                "minigrid_pixels",
+                "minigrid_image",
+                "minigrid_dict",
+                "atari",
+                "info_action_mask",
+            ),
         ),
         Key(
             "native_env",

@@ -24,6 +24,7 @@ from agents.ppo.recurrent_state import RecurrentState
 from agents.ppo.sde import ExplorationNoise
 from agents.ppo.streams import ValueStream
 from agents.ppo.weights import Weights
+from agents.tools.dict_observations import normalized_entries
 from agents.tools.ranks import ONE_PROCESS, Ranks
 
 
@@ -78,7 +79,10 @@ class PPO(tf.Module):
         self.observ_normalizer = None
         if config.normalize_observ:
             self.observ_normalizer = StreamingNormalize(
-                observ_space.shape, clip=5.0, cross_replica_sum=cross_replica_sum
+                observ_space.shape,
+                clip=5.0,
+                cross_replica_sum=cross_replica_sum,
+                normalized=normalized_entries(observ_space),
             )
         self.reward_scaler = None
         if config.normalize_reward:

@@ -108,8 +108,11 @@ class GaussianHead(keras.layers.Layer):
             name="log_std",
         )
 
-    def call(self, features: tf.Tensor, outer_shape: tf.Tensor) -> tfd.Distribution:
+    def call(
+        self, features: tf.Tensor, outer_shape: tf.Tensor, action_mask=None
+    ) -> tfd.Distribution:
         """Returns Independent(Normal) with batch shape `outer_shape` and event shape [A]."""
+        del action_mask  # `check_mask_size` refuses masks for continuous actions.
         mean = unflatten(self._mean(features), outer_shape, [-1])
         if self.state_dependent:
             std = unflatten(sde_std(tf.stop_gradient(features), self.log_std), outer_shape, [-1])
@@ -161,10 +164,22 @@ class CategoricalHead(keras.layers.Layer):
     def build(self, input_shape):
         self._logits.build(input_shape)
 
-    def call(self, features: tf.Tensor, outer_shape: tf.Tensor) -> tfd.Distribution:
-        """Returns Categorical with batch shape `outer_shape` and event shape []."""
-        logits = unflatten(self._logits(features), outer_shape, [-1])
-        return Categorical(logits=logits, dtype=tf.int32)
+    def call(
+        self, features: tf.Tensor, outer_shape: tf.Tensor, action_mask: tf.Tensor | None = None
+    ) -> tfd.Distribution:
+        """Returns Categorical with batch shape `outer_shape` and event shape [].
+
+        Args:
+            features: [B*T, F] features.
+            outer_shape: [B, T].
+            action_mask: Optional bool [B*T, n], True for the allowed actions: the others get
+                `MASKED_LOGIT`, so they are never sampled nor chosen, and log-probabilities and
+                the entropy are those over the allowed actions.
+        """
+        logits = self._logits(features)
+        if action_mask is not None:
+            logits = tf.where(action_mask, logits, MASKED_LOGIT)
+        return Categorical(logits=unflatten(logits, outer_shape, [-1]), dtype=tf.int32)
 
 
 class MultiCategoricalHead(keras.layers.Layer):
@@ -180,6 +195,12 @@ class MultiCategoricalHead(keras.layers.Layer):
         self._num_entries, self._max_n = len(nvec), int(nvec.max())
         valid = np.arange(self._max_n)[None, :] < nvec[:, None]
         self._valid = None if valid.all() else tf.constant(valid)
+        # Where each padded [entry, choice] reads a flat mask of sum(nvec) entries (the padding
+        # reads entry 0, and `_valid` masks it).
+        offsets = np.concatenate([[0], np.cumsum(nvec)[:-1]])
+        self._mask_index = tf.constant(
+            np.where(valid, offsets[:, None] + np.arange(self._max_n)[None, :], 0), tf.int32
+        )
         self._logits = orthogonal_dense(
             self._num_entries * self._max_n, init_output_factor, name="logits"
         )
@@ -187,13 +208,45 @@ class MultiCategoricalHead(keras.layers.Layer):
     def build(self, input_shape):
         self._logits.build(input_shape)
 
-    def call(self, features: tf.Tensor, outer_shape: tf.Tensor) -> tfd.Distribution:
-        """Returns Independent(Categorical) with batch shape `outer_shape` and event shape [k]."""
-        logits = unflatten(self._logits(features), outer_shape, [self._num_entries, self._max_n])
+    def call(
+        self, features: tf.Tensor, outer_shape: tf.Tensor, action_mask: tf.Tensor | None = None
+    ) -> tfd.Distribution:
+        """Returns Independent(Categorical) with batch shape `outer_shape` and event shape [k].
+
+        Args:
+            features: [B*T, F] features.
+            outer_shape: [B, T].
+            action_mask: Optional bool [B*T, sum(nvec)]: the allowed choices of entry 0, then of
+                entry 1, ... (as `gymnasium.spaces.flatten` one-hots a MultiDiscrete).
+        """
+        logits = tf.reshape(self._logits(features), [-1, self._num_entries, self._max_n])
+        if action_mask is not None:
+            allowed = tf.gather(action_mask, self._mask_index, axis=-1)
+            logits = tf.where(allowed, logits, MASKED_LOGIT)
+        logits = unflatten(logits, outer_shape, [self._num_entries, self._max_n])
         if self._valid is not None:
             logits = tf.where(self._valid, logits, MASKED_LOGIT)
         categorical = Categorical(logits=logits, dtype=tf.int32)
         return tfd.Independent(categorical, reinterpreted_batch_ndims=1)
+
+
+def check_mask_size(size: int, action_space: gym.Space, network: str) -> None:
+    """Raise ValueError unless an action mask of `size` entries fits `action_space`: n for a
+    Discrete(n), sum(nvec) for a MultiDiscrete (continuous actions take no mask)."""
+    if isinstance(action_space, gym.spaces.Discrete):
+        expected = int(action_space.n)
+    elif isinstance(action_space, gym.spaces.MultiDiscrete):
+        expected = int(np.sum(action_space.nvec))
+    else:
+        raise ValueError(
+            f"Network {network!r}: an action_mask observation key needs a Discrete or "
+            f"MultiDiscrete action space, not {action_space!r}."
+        )
+    if size != expected:
+        raise ValueError(
+            f"Network {network!r}: the action_mask has {size} entries; {action_space!r} takes "
+            f"{expected} (one per action, or per choice of each entry)."
+        )
 
 
 def make_policy_head(

@@ -26,6 +26,7 @@ import tensorflow as tf
 
 from agents.ppo.network import act
 from agents.ppo.weights import Weights
+from agents.tools.dict_observations import PackedDict, describe
 
 SIGNATURE_INPUT = "observation"
 SIGNATURE_OUTPUT = "action"
@@ -45,6 +46,7 @@ class _ExportedPolicy(tf.Module):
         # SavedModel, like checkpoints, misses nested Keras 3 layers: held as `Weights`.
         self.weights = Weights(agent.network)
         self._shift, self._scale, self._clip = _float32_normalization(agent.observ_normalizer)
+        self._normalized = getattr(agent.observ_normalizer, "normalized", None)
         self._low, self._high = _action_bounds(agent.action_space)
         network = agent.network
         self._observ_shape = list(agent.observation_space.shape)
@@ -77,6 +79,11 @@ class _ExportedPolicy(tf.Module):
         )
         self.value = tf.function(
             self._value, input_signature=[observ, reset, state], autograph=False
+        )
+        # A packed dict observation's keys, so that `agents.Policy` packs dicts as training did.
+        layout = describe(agent.observation_space.dict_space) if _packed(agent) else ""
+        self.observation_dict = tf.function(
+            lambda: tf.constant(layout), input_signature=[], autograph=False
         )
         self.initial_state = tf.function(
             lambda batch_size: network.initial_state(batch_size),
@@ -157,10 +164,17 @@ class _ExportedPolicy(tf.Module):
     def _normalize(self, observ: tf.Tensor) -> tf.Tensor:
         if self._shift is None:  # No normalizer: pixels stay uint8 for the network to scale.
             return self._network.normalize(tf.cast(observ, self._observ_dtype))
+        raw = observ
         observ = (observ - self._shift) * self._scale
         if self._clip is not None:
             observ = tf.clip_by_value(observ, -self._clip, self._clip)
+        if self._normalized is not None:  # A packed dict's one-hots and mask pass as they are.
+            observ = tf.where(self._normalized, observ, raw)
         return observ
+
+
+def _packed(agent) -> bool:
+    return isinstance(agent.observation_space, PackedDict)
 
 
 def _float32_normalization(normalizer):

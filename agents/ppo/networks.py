@@ -19,8 +19,15 @@ import tensorflow_probability as tfp
 
 from agents.config import catalogue
 from agents.ppo import recurrent_unroll
-from agents.ppo.distributions import make_policy_head, orthogonal_dense, unflatten
+from agents.ppo.dict_encoder import DictEncoder
+from agents.ppo.distributions import (
+    check_mask_size,
+    make_policy_head,
+    orthogonal_dense,
+    unflatten,
+)
 from agents.ppo.network import Network, NetworkOutput
+from agents.tools.dict_observations import PackedDict, mask_field
 
 tfd = tfp.distributions
 
@@ -57,6 +64,21 @@ def _apply(layers: Sequence[keras.layers.Layer], inputs: tf.Tensor) -> tf.Tensor
     return inputs
 
 
+def _input_size(encoder: DictEncoder | None, observ_size: int) -> int:
+    """The size of what the torsos read: the encoder's features, or the flat observation."""
+    if encoder is None:
+        return observ_size
+    encoder.build()
+    return encoder.output_size
+
+
+def _inputs(encoder: DictEncoder | None, flat: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor | None]:
+    """What the torsos read from flat observations [N, size], and the action mask (or None)."""
+    if encoder is None:
+        return flat, None
+    return encoder(flat), encoder.action_mask(flat)
+
+
 class FeedForwardNetwork(Network):
     """Separate policy and value MLPs on the flattened observation; ignores `reset` and `state`."""
 
@@ -68,10 +90,12 @@ class FeedForwardNetwork(Network):
         value_layers: Sequence[int],
         activation: str,
         value_streams: Sequence[str] = ("",),
+        encoder: DictEncoder | None = None,
         **kwargs,
     ):
         super().__init__(**kwargs)
         self._observ_size = int(np.prod(observation_shape))
+        self._encoder = encoder
         self._policy_torso = _mlp(policy_layers, activation, "policy_hidden")
         self._policy_head = policy_head
         self._value_torso = _mlp(value_layers, activation, "value_hidden")
@@ -79,8 +103,9 @@ class FeedForwardNetwork(Network):
         # Built up front so that the variables exist before the first call (optimizers,
         # checkpoints) and are never created inside a traced function.
         with keras.name_scope(self.name):
-            self._policy_head.build((None, _build(self._policy_torso, self._observ_size)))
-            value_size = _build(self._value_torso, self._observ_size)
+            input_size = _input_size(encoder, self._observ_size)
+            self._policy_head.build((None, _build(self._policy_torso, input_size)))
+            value_size = _build(self._value_torso, input_size)
             for head in self._value_heads.values():
                 head.build((None, value_size))
         self.built = True
@@ -107,9 +132,9 @@ class FeedForwardNetwork(Network):
         """
         del reset
         outer_shape = tf.shape(observ)[:2]
-        flat = tf.reshape(observ, [-1, self._observ_size])
+        flat, mask = _inputs(self._encoder, tf.reshape(observ, [-1, self._observ_size]))
         features = _apply(self._policy_torso, flat)
-        policy = self._policy_head(features, outer_shape)
+        policy = self._policy_head(features, outer_shape, action_mask=mask)
         values = _values(self._value_heads, _apply(self._value_torso, flat), outer_shape)
         features = unflatten(features, outer_shape, [features.shape[-1]])
         return NetworkOutput(policy, values, state, features)
@@ -127,10 +152,12 @@ class RecurrentNetwork(Network):
         activation: str,
         recurrent_units: int,
         value_streams: Sequence[str] = ("",),
+        encoder: DictEncoder | None = None,
         **kwargs,
     ):
         super().__init__(**kwargs)
         self._observ_size = int(np.prod(observation_shape))
+        self._encoder = encoder
         self._units = int(recurrent_units)
         self._torso = _mlp(torso_layers, activation, "torso")
         self._cell = keras.layers.GRUCell(self._units, name="gru")
@@ -138,7 +165,8 @@ class RecurrentNetwork(Network):
         self._value_torso = _mlp(value_layers, activation, "value_hidden")
         self._value_heads = _value_heads(value_streams)
         with keras.name_scope(self.name):
-            self._cell.build((None, _build(self._torso, self._observ_size)))
+            input_size = _input_size(encoder, self._observ_size)
+            self._cell.build((None, _build(self._torso, input_size)))
             self._policy_head.build((None, self._units))
             value_size = _build(self._value_torso, self._units)
             for head in self._value_heads.values():
@@ -168,13 +196,13 @@ class RecurrentNetwork(Network):
             the last step.
         """
         outer_shape = tf.shape(observ)[:2]
-        features = _apply(self._torso, tf.reshape(observ, [-1, self._observ_size]))
-        features = unflatten(features, outer_shape, [-1])
+        flat, mask = _inputs(self._encoder, tf.reshape(observ, [-1, self._observ_size]))
+        features = unflatten(_apply(self._torso, flat), outer_shape, [-1])
         hidden, state = recurrent_unroll.unroll(
             self._step, features, tf.cast(reset, tf.bool), state
         )
         hidden = tf.reshape(hidden, [-1, self._units])
-        policy = self._policy_head(hidden, outer_shape)
+        policy = self._policy_head(hidden, outer_shape, action_mask=mask)
         values = _values(self._value_heads, _apply(self._value_torso, hidden), outer_shape)
         features = unflatten(hidden, outer_shape, [self._units])
         return NetworkOutput(policy, values, state, features)
@@ -201,9 +229,14 @@ def _has_sde(config: Any) -> bool:
         return False
 
 
-def _head(name: str, kind: str, action_space: gym.Space, config: Any) -> keras.layers.Layer:
+def _head(
+    name: str, kind: str, action_space: gym.Space, config: Any, observation_space: gym.Space
+) -> keras.layers.Layer:
     """The policy head of kind "gaussian" (gSDE with `sde_sample_freq`), "categorical" or
-    "multi_categorical" for `action_space`."""
+    "multi_categorical" for `action_space`, masked where the observation has an action mask."""
+    mask = mask_field(observation_space)
+    if mask is not None:
+        check_mask_size(mask.size, action_space, name)
     init_std = None
     if kind == "gaussian":
         init_std = _option(config, "init_std")
@@ -219,15 +252,28 @@ def _head(name: str, kind: str, action_space: gym.Space, config: Any) -> keras.l
     )
 
 
+def _encoder(observation_space: gym.Space, config: Any) -> DictEncoder | None:
+    """The dict encoder of a packed dict observation space; None for any other space."""
+    if not isinstance(observation_space, PackedDict):
+        return None
+    try:  # Normalized observations are scaled already; raw pixels are divided by 255.
+        normalized = bool(_option(config, "normalize_observ"))
+    except KeyError:
+        normalized = False
+    scale = 1.0 if normalized else 1.0 / 255.0
+    return DictEncoder(observation_space, _option(config, "activation"), image_scale=scale)
+
+
 def _feed_forward(name: str, kind: str):
     def build(observation_space, action_space, config, value_streams=("",)):
         return FeedForwardNetwork(
             observation_space.shape,
-            _head(name, kind, action_space, config),
+            _head(name, kind, action_space, config, observation_space),
             tuple(_option(config, "policy_layers")),
             tuple(_option(config, "value_layers")),
             _option(config, "activation"),
             value_streams=value_streams,
+            encoder=_encoder(observation_space, config),
             name=name,
         )
 
@@ -247,12 +293,13 @@ def _recurrent(name: str, kind: str):
     def build(observation_space, action_space, config, value_streams=("",)):
         return RecurrentNetwork(
             observation_space.shape,
-            _head(name, kind, action_space, config),
+            _head(name, kind, action_space, config, observation_space),
             tuple(_option(config, "policy_layers")),
             tuple(_option(config, "value_layers")),
             _option(config, "activation"),
             recurrent_units=_option(config, "recurrent_units"),
             value_streams=value_streams,
+            encoder=_encoder(observation_space, config),
             name=name,
         )
 
@@ -281,7 +328,9 @@ def make_network(
     (see `agents.ppo.network`). Evaluation uses `output.policy.mode()`.
 
     Args:
-        observation_space: A Box of any shape; the MLP networks flatten it.
+        observation_space: A Box of any shape, which the MLP networks flatten, or a packed dict
+            (`agents.tools.dict_observations.PackedDict`), which they read through a
+            `DictEncoder` (with an `action_mask` key, the policy samples allowed actions only).
         action_space: What the network's policy head supports (Box of shape (n,), Discrete,
             MultiDiscrete with 1-D nvec).
         config: Mapping or attribute object with `network`: a name of
@@ -307,7 +356,8 @@ def make_network(
     if not isinstance(observation_space, gym.spaces.Box):
         raise ValueError(
             f"Network {name!r} does not support the observation space {observation_space!r}: "
-            "it needs a Box observation space (of any shape)."
+            "it needs a Box observation space (of any shape) or a packed Dict "
+            "(agents.tools.PackDictObservation)."
         )
     if tuple(value_streams) == ("",):
         network = builder(observation_space, action_space, config)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import tensorflow as tf
 
 from agents.tools.mpi import CrossReplicaSum
@@ -34,6 +35,7 @@ class StreamingNormalize(RunningMeanStd):
         epsilon: float = 1e-8,
         cross_replica_sum: CrossReplicaSum | None = None,
         name: str = "streaming_normalize",
+        normalized: np.ndarray | None = None,
     ):
         """Creates the statistics.
 
@@ -46,8 +48,12 @@ class StreamingNormalize(RunningMeanStd):
           cross_replica_sum: Function summing a float64 tensor over MPI ranks (see
             `agents.tools.mpi.mpi_cross_replica_sum`); None in a single process.
           name: Name of the module and its variable scope.
+          normalized: Optional bool array of `shape`: the entries `transform` normalizes; the
+            others pass through unchanged (e.g. the one-hots and the action mask of a packed dict
+            observation). None normalizes all.
         """
         super().__init__(shape, epsilon=0.0, cross_replica_sum=cross_replica_sum, name=name)
+        self.normalized = None if normalized is None else tf.constant(normalized, tf.bool)
         self._center = center
         self._scale = scale
         self._clip = clip
@@ -62,13 +68,15 @@ class StreamingNormalize(RunningMeanStd):
         Returns:
           float32 tensor of the same shape.
         """
-        value = tf.cast(value, tf.float64)
+        value = raw = tf.cast(value, tf.float64)
         if self._center:
             value -= self.mean
         if self._scale:
             value /= tf.sqrt(self.var + self._var_epsilon)
         if self._clip is not None:
             value = tf.clip_by_value(value, -self._clip, self._clip)
+        if self.normalized is not None:
+            value = tf.where(self.normalized, value, raw)
         return tf.cast(value, tf.float32)
 
     def summary(self) -> dict[str, tf.Tensor]:

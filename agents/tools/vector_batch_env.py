@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from agents.tools import env_checks
+from agents.tools import dict_observations, env_checks
 from agents.tools.batch_env import BatchEnvError, Waiting
+from agents.tools.dict_observations import PackedDict
 from agents.tools.vector_failures import WORKER_ERROR, failing_env, reissue
 
 NEXT_STEP, SAME_STEP, DISABLED = "NextStep", "SameStep", "Disabled"
@@ -67,6 +68,8 @@ class VectorBatchEnv:
         self._transform = None
         if transform is not None:
             self._transform, self.observation_space = transform
+        if isinstance(self.observation_space, gym.spaces.Dict):
+            self._pack_dicts()
         self.action_space = vector_env.single_action_space
         self._far_limits = None
         if isinstance(self.observation_space, gym.spaces.Box):
@@ -232,9 +235,28 @@ class VectorBatchEnv:
                     "mode gives",
                 )
             self._first[index] = observ[index].copy()
-            last = final[index]
-            observ[index] = last if self._transform is None else self._transform(last[None])[0]
+            observ[index] = self._transformed_one(final[index])
         return observ
+
+    def _transformed_one(self, observ: Any) -> np.ndarray:
+        """One env's observation (a final one) transformed as batches are."""
+        if self._transform is None:
+            return observ
+        if isinstance(observ, Mapping):
+            batch = {key: np.asarray(value)[None] for key, value in observ.items()}
+        else:
+            batch = np.asarray(observ)[None]
+        return self._transform(batch)[0]
+
+    def _pack_dicts(self) -> None:
+        """Dict observations travel packed (`tools.dict_observations`), after any transform."""
+        space, inner = self.observation_space, self._transform
+        self.observation_space = PackedDict(space)
+
+        def pack(observ: Any) -> np.ndarray:
+            return dict_observations.pack(space, observ if inner is None else inner(observ), True)
+
+        self._transform = pack
 
     def _call(self, method: str, function: Callable, *args, **kwargs) -> Any:
         """`function(*args, **kwargs)`, its failure as a `BatchEnvError` naming the env that

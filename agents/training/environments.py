@@ -9,9 +9,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from agents.tools.observation_wrappers import InfoActionMask, PackDictObservation
 from agents.training import env_warnings
 
-WRAPPERS = ("minigrid_pixels", "minigrid_image", "atari")
+WRAPPERS = ("minigrid_pixels", "minigrid_image", "minigrid_dict", "atari", "info_action_mask")
 API_NAMESPACE = (
     "agents_api"  # Gymnasium namespace of environments given to agents.train as callables.
 )
@@ -27,8 +28,11 @@ def make_env(
     as gymnasium's `ClipAction` would per env. `wrapper` selects a pixel preprocessing:
     "minigrid_pixels" (the agent's partial view rendered as a 56x56 grayscale image, plus a count
     of visited cells), "minigrid_image" (minigrid's symbolic 7x7x3 view, what the native MiniGrid
-    envs observe) or "atari" (84x84 grayscale, 4 stacked frames, frame skip 4, sticky actions
-    as in ALE v5).
+    envs observe), "minigrid_dict" (that view and the agent's direction, minigrid's dict without
+    its mission string), "atari" (84x84 grayscale, 4 stacked frames, frame skip 4, sticky actions
+    as in ALE v5) or "info_action_mask" (gymnasium's `info["action_mask"]` moved into the
+    observation as its `action_mask` key). A dict observation is packed into one float32 vector
+    (`tools.observation_wrappers.PackDictObservation`).
 
     Raises:
         ValueError: If gymnasium does not know `env_id` or `wrapper` is unknown.
@@ -49,8 +53,14 @@ def make_env(
         from minigrid.wrappers import ImgObsWrapper
 
         env = ImgObsWrapper(env)
+    elif wrapper == "minigrid_dict":
+        env = gym.wrappers.FilterObservation(env, ["direction", "image"])
     elif wrapper == "atari":
         env = _atari(env)
+    elif wrapper == "info_action_mask":
+        env = InfoActionMask(env)
+    if isinstance(env.observation_space, gym.spaces.Dict):
+        env = PackDictObservation(env)
     return env
 
 

@@ -136,3 +136,59 @@ def _tflite_runner(path):
     converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
     interpreter = tf.lite.Interpreter(model_content=converter.convert())
     return interpreter.get_signature_runner("tflite")
+
+
+class _DictEnv(gym.Env):
+    """A dict of a vector (normalized by the agent), a phase (one-hot) and an action mask."""
+
+    observation_space = gym.spaces.Dict(
+        {
+            "action_mask": gym.spaces.MultiBinary(3),
+            "phase": gym.spaces.Discrete(3),
+            "vector": gym.spaces.Box(-10.0, 10.0, (2,), np.float32),
+        }
+    )
+    action_space = gym.spaces.Discrete(3)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return self._sample(), {}
+
+    def step(self, action):
+        return self._sample(), float(action), False, False, {}
+
+    def _sample(self):
+        observ = self.observation_space.sample()
+        observ["action_mask"][int(self.np_random.integers(3))] = 1
+        observ["vector"] = observ["vector"] * 3.0 + 5.0  # Far from the normalizer's start.
+        return observ
+
+
+def test_an_exported_dict_policy_normalizes_and_masks_as_the_agent_does(tmp_path):
+    from agents.policy import Policy
+    from agents.ppo.network import act
+    from agents.tools.observation_wrappers import PackDictObservation
+
+    envs = []
+    for seed in range(4):
+        env = PackDictObservation(_DictEnv())
+        env.observation_space.dict_space.seed(seed)
+        env.reset(seed=seed)
+        envs.append(env)
+    batch_env = tools.InGraphBatchEnv(tools.BatchEnv(envs, blocking=True))
+    agent = PPO(batch_env, _config(normalize_observ=True, network="auto"), seed=0)
+    _run(batch_env, agent, 16)
+    assert float(agent.observ_normalizer.count) > 0
+    space = envs[0].observation_space.dict_space
+    samples = [space.sample() for _ in range(8)]
+    for index, sample in enumerate(samples):
+        sample["action_mask"] = np.eye(3, dtype=np.int8)[index % 3]  # One allowed action.
+        sample["vector"] = sample["vector"] * 3.0 + 5.0
+    batch = {key: np.stack([sample[key] for sample in samples]) for key in space.spaces}
+    packed = tf.constant(tools.dict_observations.pack(space, batch, batched=True))
+    state = agent.network.initial_state(8)
+    expected = act(agent.network, agent.normalize(packed), tf.ones([8], tf.bool), state)
+    policy = Policy(tf.saved_model.load(export_policy(agent, str(tmp_path / "policy"))))
+    np.testing.assert_allclose(policy.value(batch), expected.value.numpy(), rtol=1e-5, atol=1e-5)
+    policy.reset()
+    np.testing.assert_array_equal(policy(batch), np.arange(8) % 3)  # The one allowed action.

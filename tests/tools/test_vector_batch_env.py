@@ -75,6 +75,35 @@ def test_every_autoreset_mode_gives_the_transitions_of_a_batch_env(mode):
             np.testing.assert_array_equal(a, b, err_msg=f"step {step}")
 
 
+class ScriptedDict(Scripted):
+    """`Scripted` observing a dict: its vector, and the episode's parity as a Discrete."""
+
+    def __init__(self, index: int):
+        super().__init__(index)
+        self.observation_space = gym.spaces.Dict(
+            {"state": self.observation_space, "odd": gym.spaces.Discrete(2)}
+        )
+
+    def _observ(self):
+        return {"state": super()._observ(), "odd": self.episode % 2}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_dict_observations_arrive_packed_as_a_batch_env_of_packed_envs_gives_them(mode):
+    from agents.tools.observation_wrappers import PackDictObservation
+
+    envs = [PackDictObservation(ScriptedDict(i)) for i in range(3)]
+    expected = _run(tools.BatchEnv(envs, blocking=True), 12)
+    fns = [functools.partial(ScriptedDict, i) for i in range(3)]
+    batch_env = VectorBatchEnv(gym.vector.SyncVectorEnv(fns, autoreset_mode=mode))
+    assert batch_env.observation_space.shape == (6,)
+    seen = _run(batch_env, 12)
+    for step, (want, got) in enumerate(zip(expected, seen)):
+        for a, b in zip(want, got):
+            np.testing.assert_array_equal(a, b, err_msg=f"step {step}")
+    assert seen[7][3][0].tolist() == [0, 1, 0, 1, 5, -1]  # Episode 1's final: odd, step 5.
+
+
 def test_final_observation_and_flags_of_each_episode_by_hand():
     seen = _run(_vector("NextStep", count=1), 10)
     rewards, terminated, truncated, observ = (np.array(x) for x in zip(*seen))

@@ -1,0 +1,108 @@
+"""Dict observations and action masks through `agents.train` and `agents.load_policy`."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import agents
+from agents.scripts import configs
+
+ILLEGAL: list[tuple[int, int]] = []  # (phase, action) of every masked action an env was sent.
+LENGTH = 16
+
+
+class Phases(gym.Env):
+    """Each step allows two of four actions, which change every step: at phase p = t % 4 the
+    mask allows p and p + 1 (mod 4), and p + 1 earns 1. The observation is the phase (a
+    Discrete key), the step count (a Box key, which the observation normalizer scales) and the
+    mask; a random legal policy earns 8 per episode, the best 16. A masked
+    action is recorded in `ILLEGAL` and earns -10."""
+
+    observation_space = gym.spaces.Dict(
+        {
+            "phase": gym.spaces.Discrete(4),
+            "clock": gym.spaces.Box(0.0, 100.0, (1,), np.float32),
+            "action_mask": gym.spaces.MultiBinary(4),
+        }
+    )
+    action_space = gym.spaces.Discrete(4)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self._t = int(self.np_random.integers(4))
+        self._start = self._t
+        return self._observ(), {}
+
+    def step(self, action):
+        phase, action = self._t % 4, int(action)
+        reward = 1.0 if action == (phase + 1) % 4 else 0.0
+        if action not in (phase, (phase + 1) % 4):
+            ILLEGAL.append((phase, action))
+            reward = -10.0
+        self._t += 1
+        return self._observ(), reward, False, self._t - self._start >= LENGTH, {}
+
+    def _observ(self):
+        phase = self._t % 4
+        mask = np.zeros(4, np.int8)
+        mask[[phase, (phase + 1) % 4]] = 1
+        clock = np.array([self._t], np.float32)
+        return {"phase": phase, "clock": clock, "action_mask": mask}
+
+
+def test_a_masked_policy_never_sends_a_masked_action_and_learns_the_phases(tmp_path):
+    ILLEGAL.clear()
+    config = dict(
+        configs.cartpole.differences(),
+        train_steps=12_288,
+        train_every=4_096,
+        num_agents=8,
+        eval_agents=8,
+        eval_episodes=8,
+        entropy_coef=0.0,
+        max_episode_steps=LENGTH,
+        normalize_observ=True,  # The clock is normalized; the phase and the mask stay raw.
+    )
+    result = agents.train(config, logdir=str(tmp_path), env=Phases, verbose=0)
+    assert ILLEGAL == []  # Not in training's samples, nor in evaluation's modes.
+    assert result.eval_score >= 15.0  # The best is 16; a random legal policy earns 8.
+    policy = agents.load_policy(result.run_dir)
+    assert policy.observation_dict is not None
+    for phase in range(4):
+        observ = Phases()._observ.__func__(type("S", (), {"_t": phase})())
+        assert policy(observ) == (phase + 1) % 4  # One dict.
+    eye = np.eye(4, dtype=np.int8)
+    batch = {"phase": np.arange(4), "clock": np.arange(4.0)[:, None], "action_mask": eye}
+    batch["action_mask"] = eye + np.roll(eye, 1, axis=1)
+    np.testing.assert_array_equal(policy(batch), (np.arange(4) + 1) % 4)  # A dict of batches.
+    for _ in range(50):  # Sampled actions respect the mask too.
+        assert policy(batch, deterministic=False).tolist() in _legal_rows()
+
+
+def _legal_rows():
+    import itertools
+
+    return [list(row) for row in itertools.product(*[(p, (p + 1) % 4) for p in range(4)])]
+
+
+def test_a_mask_that_does_not_fit_the_action_space_is_one_line(tmp_path):
+    class Wrong(Phases):
+        observation_space = gym.spaces.Dict(
+            {
+                "phase": gym.spaces.Discrete(4),
+                "clock": gym.spaces.Box(0.0, 100.0, (1,), np.float32),
+                "action_mask": gym.spaces.MultiBinary(3),
+            }
+        )
+
+        def _observ(self):
+            observ = super()._observ()
+            return dict(observ, action_mask=observ["action_mask"][:3])
+
+    with pytest.raises(ValueError, match="the action_mask has 3 entries; Discrete\\(4\\) takes 4"):
+        agents.train(
+            dict(configs.debug.differences(), max_episode_steps=LENGTH),
+            logdir=str(tmp_path),
+            env=Wrong,
+            verbose=0,
+        )
