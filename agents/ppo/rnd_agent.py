@@ -10,6 +10,7 @@ from agents.ppo.cnn_gru import cnn_gru
 from agents.ppo.networks import make_network
 from agents.ppo.normalize import RewardScaler
 from agents.ppo.rnd import RND, choose_torso
+from agents.ppo.rnd_view import rnd_view
 from agents.tools.ranks import ONE_PROCESS, Ranks
 
 
@@ -63,9 +64,11 @@ class RNDPPO(PPO):
         return self.components["rnd"]
 
     def _make_components(self, observ_space, config):
+        self._rnd_view = rnd_view(observ_space)
+        shape = self._rnd_view.shape
         rnd = RND(
-            observ_space.shape,
-            torso=choose_torso(observ_space.shape, config.rnd_network),
+            shape,
+            torso=choose_torso(shape, config.rnd_network),
             torso_width=config.rnd_hidden,
             feature_size=config.rnd_feature_size,
             cross_replica_sum=self._sum,
@@ -90,6 +93,7 @@ class RNDPPO(PPO):
     def _stream_rewards(self, data, next_observ):
         """The intrinsic reward: RND's error on the next frames, scaled by its return's std."""
         next_frames = tf.concat([data["observ"][1:], next_observ[None]], 0)
+        next_frames = self._rnd_view(next_frames)
         self.rnd.update_observation_stats(next_frames)
         reward_int = self.rnd.intrinsic_reward(next_frames)
         data["next_observ"] = next_frames  # The predictor trains on them.
@@ -112,4 +116,4 @@ class RNDPPO(PPO):
 
     def warm_up(self, frames) -> None:
         """RND's observation statistics start from a random agent's frames."""
-        self.rnd.initialize_observation_stats(frames)
+        self.rnd.initialize_observation_stats(self._rnd_view(tf.convert_to_tensor(frames)))
