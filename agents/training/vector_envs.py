@@ -38,6 +38,8 @@ _ENVPOOL_WRAPPERS = {
     ),
     # minigrid's ImgObsWrapper: the image of EnvPool's dict observation (see `transform`).
     "minigrid_image": {},
+    # Its image and direction (minigrid's dict without the mission), packed by VectorBatchEnv.
+    "minigrid_dict": {},
 }
 
 # Vector envs given to `agents.train(env=...)`: id -> factory(count) of a vector env.
@@ -174,13 +176,17 @@ def _envpool(env_id, count, max_episode_steps, wrapper, seed) -> Any:
 def transform(vector_env: Any, backend: str, wrapper: str | None) -> tuple | None:
     """What makes the backend's observations those of the python backend, for
     `tools.VectorBatchEnv(transform=...)`: EnvPool stacks Atari frames first, the atari
-    wrapper last ([84, 84, 4]); its MiniGrid observes a dict, minigrid_image its image. None
-    where they are the same already."""
-    if backend != "envpool" or wrapper not in ("atari", "minigrid_image"):
+    wrapper last ([84, 84, 4]); its MiniGrid observes a dict, minigrid_image its image,
+    minigrid_dict its image and direction. None where they are the same already."""
+    if backend != "envpool" or wrapper not in ("atari", "minigrid_image", "minigrid_dict"):
         return None
     space = vector_env.single_observation_space
     if wrapper == "minigrid_image":
         return (lambda observ: observ["image"]), space["image"]
+    if wrapper == "minigrid_dict":
+        keys = ("direction", "image")
+        kept = gym.spaces.Dict({key: space[key] for key in keys})
+        return (lambda observ: {key: observ[key] for key in keys}), kept
     channels_last = gym.spaces.Box(0, 255, (*space.shape[1:], space.shape[0]), np.uint8)
     return (lambda observ: np.ascontiguousarray(np.moveaxis(observ, 1, -1))), channels_last
 

@@ -30,7 +30,8 @@ from agents.scripts import configs
         (
             "env_wrapper",
             "vizdoom",
-            "env_wrapper must be one of minigrid_pixels, minigrid_image, atari or None",
+            "env_wrapper must be one of minigrid_pixels, minigrid_image, minigrid_dict, atari, "
+            "info_action_mask or None",
         ),
     ],
 )

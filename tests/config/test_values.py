@@ -39,7 +39,8 @@ def test_optional_keys_accept_their_type_and_none(override, key, expected):
         ("max_episode_steps=2.5", "max_episode_steps must be an int >= 1 or None, got 2.5."),
         (
             "env_wrapper=1",
-            "env_wrapper must be one of minigrid_pixels, minigrid_image, atari or None, got 1.",
+            "env_wrapper must be one of minigrid_pixels, minigrid_image, minigrid_dict, atari, "
+            "info_action_mask or None, got 1.",
         ),
         ("learning_rate=None", "learning_rate must be a float > 0, got None."),
         ("learning_rate=-1", "learning_rate must be a float > 0, got -1.0."),

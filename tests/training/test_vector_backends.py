@@ -178,16 +178,19 @@ def test_a_seed_reproduces_a_run_on_each_backend(backend, tmp_path):
             np.testing.assert_array_equal(value, python[key], err_msg=key)
 
 
-def test_envpool_minigrid_image_is_minigrids_image_step_by_step():
+@pytest.mark.parametrize("wrapper", ["minigrid_image", "minigrid_dict"])
+def test_envpool_minigrid_observations_are_minigrids_step_by_step(wrapper):
     pytest.importorskip("envpool")
     pytest.importorskip("minigrid")
     from agents.training import environments
 
-    python = environments.make_env("MiniGrid-Empty-5x5-v0", wrapper="minigrid_image")
-    pool = vector_envs.make("MiniGrid-Empty-5x5-v0", 1, "envpool", wrapper="minigrid_image")
-    transform = vector_envs.transform(pool, "envpool", "minigrid_image")
+    python = environments.make_env("MiniGrid-Empty-5x5-v0", wrapper=wrapper)
+    pool = vector_envs.make("MiniGrid-Empty-5x5-v0", 1, "envpool", wrapper=wrapper)
+    transform = vector_envs.transform(pool, "envpool", wrapper)
     batch_env = tools.VectorBatchEnv(pool, transform=transform)
     assert batch_env.observation_space == python.observation_space
+    if wrapper == "minigrid_dict":  # Packed: the direction's one-hot, then the image.
+        assert batch_env.observation_space.shape == (4 + 7 * 7 * 3,)
     np.testing.assert_array_equal(batch_env.reset()[0], python.reset(seed=0)[0])
     for action in [1, 2, 0, 2, 2, 1, 2]:  # Down, right, right, down: onto the goal.
         want = python.step(action)
