@@ -106,3 +106,24 @@ def test_a_mask_that_does_not_fit_the_action_space_is_one_line(tmp_path):
             env=Wrong,
             verbose=0,
         )
+
+
+@pytest.mark.slow
+def test_minigrid_image_and_direction_as_a_dict_learn_the_empty_room(tmp_path):
+    pytest.importorskip("minigrid")
+    config = dict(
+        env="MiniGrid-Empty-5x5-v0",
+        env_wrapper="minigrid_dict",
+        train_steps=16_384,
+        train_every=8_192,
+        num_agents=8,
+        eval_agents=8,
+        eval_episodes=8,
+        num_minibatches=4,
+        update_epochs=4,
+        entropy_coef=0.01,
+        normalize_reward=False,
+    )
+    result = agents.train(config, logdir=str(tmp_path), verbose=0)
+    # The shortest path earns 1 - 0.9 * 4 / 100 = 0.964; a random walk about 0.5 when it arrives.
+    assert result.eval_score >= 0.9
