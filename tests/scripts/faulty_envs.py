@@ -118,12 +118,14 @@ class FaultyEnv(gym.Env):
 
 
 class DictObservationEnv(FaultyEnv):
-    """An observation space that PPO does not support."""
+    """A dict observation with a key that PPO does not read (a Text)."""
 
-    observation_space = gym.spaces.Dict({"position": FaultyEnv.observation_space})
+    observation_space = gym.spaces.Dict(
+        {"position": FaultyEnv.observation_space, "mission": gym.spaces.Text(8)}
+    )
 
     def _observ(self) -> dict:
-        return {"position": super()._observ()}
+        return {"position": super()._observ(), "mission": "go"}
 
 
 class TupleActionEnv(FaultyEnv):

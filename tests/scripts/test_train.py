@@ -197,7 +197,7 @@ def test_resume_continues_training_and_keeps_the_saved_config(first_run, tmp_pat
         (["--timestamp", "19990101T000000"], ["19990101T000000", "none"]),
         (["--set", "env=NoSuchEnv-v0"], ["'NoSuchEnv-v0'"]),
         (["--env_processes", "--set", "env=NoSuchEnv-v0"], ["'NoSuchEnv-v0'"]),
-        (["--set", f"env={_DICT_OBSERVATION}"], ["observation space Dict", "only Box"]),
+        (["--set", f"env={_DICT_OBSERVATION}"], ["key 'mission' is a Text", "Box, Discrete"]),
         (["--set", f"env={_TUPLE_ACTION}"], ["action space Tuple", "Box, Discrete and Multi"]),
         (["--set", "policy_loss=bogus"], ["'bogus'", "clip", "dual_clip"]),
         (["--set", "num_agents=0"], ["num_agents", "an int >= 1", "got 0"]),

@@ -1,6 +1,7 @@
 """Tests for the persistent XLA compilation cache's setting (no TensorFlow needed)."""
 
 import os
+import re
 
 from agents.training import compile_cache
 
@@ -61,7 +62,10 @@ def test_a_damaged_cache_stops_the_run_with_one_line_and_is_moved_aside(tmp_path
     assert len(lines) == 1, result.stderr
     (line,) = lines
     assert line.startswith(f"error: Stopped at env step 32: XLA's compile cache {cache} could not")
-    assert "(an entry is garbled); moved it to" in line and "Resume with: " in line
+    # Random bytes read as a garbled proto, or, where they announce a longer entry, as one cut
+    # short: either names the cache.
+    assert re.search(r"\(an entry is (garbled|cut short)\); moved it to", line), line
+    assert "Resume with: " in line
     (moved,) = glob.glob(f"{cache}.unreadable-*")
     assert sorted(os.listdir(moved)) == sorted(entries)  # Kept, for a look; nothing deleted.
     resume = line.split("Resume with: ")[1].split()[-1]  # --timestamp=<run>
