@@ -5,8 +5,11 @@ import pathlib
 import setuptools
 
 setuptools.setup(
-    name="agents",
+    # The import name stays `agents`; the distribution's name does not clash with the `agents`
+    # distributions of other projects on package indexes.
+    name="batch-ppo-tf2",
     version="0.1.0",
+    license="Apache-2.0",  # The license of the original TensorFlow Agents design.
     description="Batched, in-graph PPO for TensorFlow 2 and gymnasium.",
     long_description=pathlib.Path("README.md").read_text(encoding="utf-8"),
     long_description_content_type="text/markdown",

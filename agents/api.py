@@ -32,6 +32,7 @@ from agents.policy import Policy, evaluate, load_policy  # noqa: F401 (the API's
 from agents.training import Trainer, TrainResult  # noqa: F401 (the API's names)
 from agents.training.callbacks import Callback  # noqa: F401 (the API's names)
 from agents.training.environments import API_NAMESPACE  # gymnasium, no TensorFlow
+from agents.training.seeds import SeedOutcome
 
 _TRAINING = threading.Lock()  # Held by the process's one `train` call.
 
@@ -45,8 +46,10 @@ def train(
     resume: str | None = None,
     callbacks: Sequence[Callback] = (),
     name: str | None = None,
+    seeds: Sequence[int] | None = None,
+    parallel: int | None = None,
     **overrides: Any,
-) -> TrainResult:
+) -> TrainResult | list[SeedOutcome]:
     """Train an agent and export its policy; returns the run directory and the final eval score.
 
     Ctrl-C (SIGINT) or SIGTERM stops training after the current step: a checkpoint is saved, the
@@ -79,10 +82,17 @@ def train(
             `keep_best_policy` add the common ones.
         name: A label for the run directory (`<timestamp>-<config>[-<env>]-<name>-s<seed>`;
             letters, digits and `._=+-`), e.g. to tell apart the runs of a sweep.
+        seeds: Train one run per seed instead of one run, each in its own process (at most
+            `parallel` at once, default the machine's cores); a seed that fails is reported
+            and the others finish. `env` is then a gymnasium id, and `seed`, `resume` and
+            `callbacks` are not given. `agents.training.seeds.summary_lines(outcomes)` is
+            the table the command line prints.
+        parallel: With `seeds`: runs at once.
         **overrides: Config keys to set, e.g. `learning_rate=1e-3` (numpy scalars too).
 
     Returns:
-        A `TrainResult`.
+        A `TrainResult`; with `seeds`, a list of `agents.training.seeds.SeedOutcome` (seed,
+        result or error line), in the order of `seeds`.
 
     Raises:
         ValueError: A config name, key or value is invalid (the message names it).
@@ -91,6 +101,9 @@ def train(
             is running in this process (another thread's).
         KeyboardInterrupt: Training was stopped by a signal (after saving and exporting).
     """
+    if seeds is not None:
+        return _train_seeds(config, logdir, seed, env, verbose, resume, callbacks, name, seeds,
+                            parallel, overrides)  # fmt: skip
     if not _TRAINING.acquire(blocking=False):
         raise RuntimeError(
             "agents.train is already running in this process: one run at a time per process "
@@ -101,6 +114,28 @@ def train(
         return _train(config, logdir, seed, env, verbose, resume, callbacks, name, overrides)
     finally:
         _TRAINING.release()
+
+
+def _train_seeds(config, logdir, seed, env, verbose, resume, callbacks, name, seeds, parallel,
+                 overrides) -> list[SeedOutcome]:  # fmt: skip
+    from agents.training import seeds as seed_runs
+
+    given = [key for key, value in (("seed", seed), ("resume", resume), ("callbacks", callbacks))
+             if value]  # fmt: skip
+    if env is not None and not isinstance(env, str):
+        given.append("env as a Python object (give a gymnasium id: each seed is a process)")
+    if given:
+        raise ValueError(
+            f"train(seeds=...) starts runs in processes of their own: drop {', '.join(given)}."
+        )
+    overrides = CheckedValues({key: _plain(key, value) for key, value in overrides.items()})
+    if env is not None:
+        overrides["env"] = env
+    say = print if verbose > 0 else (lambda line: None)
+    try:
+        return seed_runs.train_seeds(config, seeds, logdir, overrides, name, parallel, say)
+    except UsageError as error:
+        raise ValueError(str(error)) from None
 
 
 def _train(config, logdir, seed, env, verbose, resume, callbacks, name, overrides) -> TrainResult:

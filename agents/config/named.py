@@ -46,3 +46,14 @@ def defaults_of(name: str) -> dict[str, Any]:
     if name in configs.CONFIGS:
         return configs.CONFIGS[name]()
     return configs.default()
+
+
+def changes(config: Any, name: str) -> str:
+    """The values of `config` that differ from the named config `name`'s, as `key=value (was v)`
+    phrases; empty when it is the named config as it is."""
+    base = defaults_of(name)
+    return ", ".join(
+        f"{key}={value!r} (was {base[key]!r})"
+        for key, value in config.items()
+        if key in base and base[key] != value
+    )

@@ -60,6 +60,27 @@ def training_parser(description: str) -> argparse.ArgumentParser:
         help="Override config keys (listed below), e.g. --set learning_rate=1e-3 num_agents=8.",
     )
     parser.add_argument("--verbose", action="store_true", help="Show TensorFlow's own log lines.")
+    parser.add_argument(
+        "--seeds",
+        type=seed,
+        nargs="+",
+        help="Train one run per seed, each in its own process, and print a table of their final "
+        "eval scores (mean and IQM with 95%% bootstrap CIs).",
+    )
+    parser.add_argument(
+        "--parallel",
+        type=int,
+        default=None,
+        help="With --seeds: runs at once (default: the machine's cores).",
+    )
+    parser.add_argument(
+        "--dry-run",
+        "--dry_run",
+        dest="dry_run",
+        action="store_true",
+        help="Print the run that would start (its name, budget and effective config, checked) "
+        "and exit without writing anything.",
+    )
     return parser
 
 

@@ -13,10 +13,10 @@ import sys
 
 from agents.config.errors import UsageError
 from agents.config.values import parse_overrides
-from agents.scripts import cli, console, shutdown
+from agents.scripts import cli, console, dry_run, shutdown
 from agents.scripts.run_status import RunStatus
 from agents.tools import mpi
-from agents.training import Trainer, TrainingError
+from agents.training import Trainer, TrainingError, seeds
 from agents.training.progress import TrainingProgress
 from agents.training.run_guard import RunGuard
 
@@ -41,6 +41,12 @@ def train(args: argparse.Namespace, world: mpi.World | None = None) -> int:
     overrides = parse_overrides(args.set)
     if args.env_processes:
         overrides["env_processes"] = True
+    if args.dry_run:
+        if world.is_root:
+            print("\n".join(dry_run.describe(args, overrides, world.size)))
+        return 0
+    if args.seeds:
+        return _train_seeds(args, overrides, world)
     trainer = Trainer(
         args.config,
         args.logdir,
@@ -64,6 +70,21 @@ def train(args: argparse.Namespace, world: mpi.World | None = None) -> int:
             print(status.describe("Interrupted"), file=sys.stderr, flush=True)
         return 128 + result.signum
     return 0
+
+
+def _train_seeds(args: argparse.Namespace, overrides: dict, world: mpi.World) -> int:
+    """`--seeds`: one run per seed, each in its own process; 1 if any seed failed."""
+    clash = [
+        flag for flag, value in (("--seed", args.seed), ("--timestamp", args.timestamp)) if value
+    ]
+    if clash or world.size > 1:
+        what = " and ".join(clash) if clash else "mpirun"
+        raise UsageError(f"--seeds starts new runs of its own: drop {what}.")
+    outcomes = seeds.train_seeds(
+        args.config, args.seeds, args.logdir, overrides, args.name, args.parallel
+    )
+    print("\n".join(seeds.summary_lines(outcomes)), flush=True)
+    return 0 if all(outcome.ok for outcome in outcomes) else 1
 
 
 def _with_next_step(error: TrainingError, status: RunStatus) -> str:

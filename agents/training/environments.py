@@ -45,6 +45,7 @@ def make_env(
     try:
         env = gym.make(env_id, max_episode_steps=max_episode_steps, **kwargs)
     except (gym.error.Error, ImportError) as error:  # ImportError: an id's `module:` part.
+        _check_api_env(env_id)
         first = (str(error).splitlines() or [type(error).__name__])[0]
         raise ValueError(f"Unknown environment {env_id!r}: {first}") from None
     if wrapper == "minigrid_pixels":
@@ -130,9 +131,21 @@ def _check_known(env_id: str) -> None:
             importlib.import_module(module)
         gym.spec(name)
     except (ImportError, *not_found) as error:
+        _check_api_env(env_id)
         raise ValueError(f"Unknown environment {env_id!r}: {error}") from None
     except gym.error.Error:
         pass  # E.g. an id without version, which `gym.make` resolves to the latest one.
+
+
+def _check_api_env(env_id: str) -> None:
+    """Raise ValueError saying how to go on where `env_id` names an env that `agents.train` got
+    as a Python object in another process: only Python can give it again."""
+    if env_id.startswith(f"{API_NAMESPACE}/"):
+        raise ValueError(
+            f"The env {env_id!r} was given to agents.train as a Python object, which this "
+            "process does not have: from Python, resume with agents.train(resume=RUN_DIR, "
+            "env=YOUR_ENV) and evaluate with agents.evaluate(policy, YOUR_ENV)."
+        )
 
 
 def _minigrid_pixels(env: gym.Env) -> gym.Env:

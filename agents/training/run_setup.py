@@ -44,15 +44,26 @@ def new_run(
     overrides: Mapping[str, Any] | None = None,
     run_name: str | None = None,
 ) -> RunSetup:
-    """A new run of `config` (a name, a config.yaml path, or a dict of keys) in `logdir`.
+    """A new run of `config` in `logdir`, its directory created (see `planned_run`)."""
+    full, name, seed, label = planned_run(config, seed, overrides, run_name)
+    return RunSetup(full, run_dirs.new_run(logdir, label), name, False, seed)
+
+
+def planned_run(
+    config: str | Mapping[str, Any],
+    seed: int | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    run_name: str | None = None,
+) -> tuple[Config, str, int, str]:
+    """What a new run of `config` (a name, a config.yaml path, or a dict of keys) would be:
+    `(config, config name, seed, label)`, with nothing written.
 
     The seed is `seed`, else the one a config.yaml given as `config` records, else 0. The run
     directory is labelled `<config>[-<env>][-<run_name>]-s<seed>` (see `run_dirs.label`), the
     env where it differs from the named config's (always for a dict).
 
     Raises:
-        UsageError: An unknown config, key, value or run name, or a logdir that cannot be
-            written.
+        UsageError: An unknown config, key, value or run name.
     """
     recorded = None
     if isinstance(config, str):
@@ -68,8 +79,7 @@ def new_run(
     full = Config.build(base, overrides)
     seed = _seed(seed, recorded)
     env = full.env if name == CUSTOM_NAME or full.env != base.get("env") else None
-    label = run_dirs.label(name, seed, env, run_name)
-    return RunSetup(full, run_dirs.new_run(logdir, label), name, False, seed)
+    return full, name, seed, run_dirs.label(name, seed, env, run_name)
 
 
 def resumed_run(

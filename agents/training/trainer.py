@@ -94,12 +94,7 @@ class Trainer:
     def changes(self) -> str:
         """The config's values that differ from its named config's, as `key=value (was v)`
         phrases; empty when it is the named config as it is."""
-        base = named.defaults_of(self.name)
-        return ", ".join(
-            f"{key}={value!r} (was {base[key]!r})"
-            for key, value in self.config.items()
-            if key in base and base[key] != value
-        )
+        return named.changes(self.config, self.name)
 
     def _prepare(self, config, logdir, seed, resume, overrides, name) -> run_setup.RunSetup:
         if resume is None:

@@ -1,0 +1,45 @@
+"""`train --dry-run`: the run that would start, checked, with nothing written."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from agents.config import budget, named
+from agents.config.errors import UsageError
+from agents.training import environments, run_setup
+
+
+def describe(args: argparse.Namespace, overrides: Mapping[str, Any], ranks: int) -> list[str]:
+    """Lines saying which run `args` would start or resume, its budget and effective config.
+
+    Raises:
+        UsageError: As training would raise it (a bad config, key, value, seed or run), or
+            an env id gymnasium does not know.
+    """
+    if args.timestamp is None:
+        config, name, _, label = run_setup.planned_run(args.config, args.seed, overrides, args.name)
+        stamp = time.strftime("%Y%m%dT%H%M%S")
+        first = f"Dry run: would start {os.path.join(args.logdir, f'{stamp}-{label}')}."
+    else:
+        expected = named.config_name(args.config)
+        setup = run_setup.resumed_run(
+            args.timestamp, ranks, args.seed, overrides, expected, args.logdir
+        )
+        config, name = setup.config, setup.name
+        first = f"Dry run: would resume {setup.run_dir} from its latest checkpoint."
+    if not config["native_env"]:
+        try:
+            environments.check_env(config["env"], config["env_wrapper"])
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+    changed = named.changes(config, name)
+    lines = [first, f"Config {name} with {changed}." if changed else f"Config {name} as named."]
+    lines.append(budget.describe(config, ranks))
+    lines.append("Effective config:")
+    width = max(len(key) for key in config)
+    lines += [f"  {key:<{width}}  {value!r}" for key, value in sorted(config.items())]
+    return lines

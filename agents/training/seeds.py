@@ -1,0 +1,213 @@
+"""Several seeds of one config: each seed a run in its own process, a few at a time.
+
+`train_seeds` starts one spawned process per seed (at most `processes` at once, by default as
+many as the machine has cores), each a normal run directory named with its seed. A child sends
+its reports to this process through a queue (a callback), so that each run shows as one
+progress line; a seed that fails is reported with its line and the others go on. A signal to
+the process group (Ctrl-C) reaches every child, which saves and exports as a single run does;
+SIGTERM to this process is passed on to the children.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import io
+import multiprocessing
+import os
+import queue as queues
+import signal
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from agents.config import budget
+from agents.config.errors import UsageError
+from agents.training import aggregates, run_setup
+from agents.training.callbacks import Callback
+from agents.training.train_result import TrainResult
+
+_POLL_S = 0.5
+
+
+@dataclasses.dataclass(frozen=True)
+class SeedOutcome:
+    """How one seed's run ended: its `TrainResult`, or the first line of the error that ended it
+    (the whole error goes to stderr)."""
+
+    seed: int
+    result: TrainResult | None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the run trained to its end (or was stopped by a callback)."""
+        return self.error is None and self.result is not None and not self.result.stopped
+
+
+class _Forward(Callback):
+    """Sends a child's reports to the parent: `("report", seed, phase, env_steps, score)`."""
+
+    def __init__(self, queue: Any, seed: int) -> None:
+        self._queue, self._seed = queue, seed
+
+    def on_start(self, run) -> None:
+        self._queue.put(("start", self._seed, run.run_dir))
+
+    def on_report(self, run, report) -> None:
+        steps = int(report.metrics.get("env_steps", run.env_steps))
+        self._queue.put(("report", self._seed, report.phase, steps, float(report.score)))
+
+
+def _child(config, logdir, seed, overrides, name, queue) -> None:
+    """One seed's run, in a spawned process; its outcome goes to `queue`."""
+    from agents.training import TrainingError
+    from agents.training.progress import TrainingProgress
+    from agents.training.run_guard import RunGuard
+    from agents.training.trainer import Trainer
+
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):  # The parent shows its progress.
+            trainer = Trainer(config, logdir, seed=seed, overrides=overrides, name=name)
+            with RunGuard(host=True) as guard, TrainingProgress(0, enabled=False) as progress:
+                result = trainer.train(guard, progress, callbacks=[_Forward(queue, seed)])
+        queue.put(("done", seed, dataclasses.asdict(result)))
+    except (UsageError, TrainingError) as error:
+        queue.put(("error", seed, str(error)))
+    except BaseException as error:  # noqa: BLE001 (any failure is this seed's, reported)
+        queue.put(("error", seed, f"{type(error).__name__}: {error}"))
+
+
+def train_seeds(
+    config: str | Mapping[str, Any],
+    seeds: Sequence[int],
+    logdir: str = "logdir",
+    overrides: Mapping[str, Any] | None = None,
+    name: str | None = None,
+    processes: int | None = None,
+    say: Callable[[str], None] = print,
+) -> list[SeedOutcome]:
+    """Train `config` once per seed, each in its own process; returns the outcomes in seed order.
+
+    Args:
+        config: A config name, a config.yaml path or a dict of keys.
+        seeds: Distinct seeds.
+        logdir: Parent directory of the run directories.
+        overrides: Config values (as `agents.train`'s keyword arguments).
+        name: A label in every run's directory name.
+        processes: Runs at once (default: the machine's cores, at most one per seed).
+        say: Where progress lines go.
+
+    Raises:
+        UsageError: No seeds, repeated seeds, a bad `processes`, or a config that no seed could
+            train (checked before any process starts).
+    """
+    seeds = [int(seed) for seed in seeds]
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise UsageError(f"seeds must be distinct and at least one, got {seeds}.")
+    processes = processes or os.cpu_count() or 1
+    if processes < 1:
+        raise UsageError(f"processes must be at least 1, got {processes}.")
+    planned, *_ = run_setup.planned_run(config, seeds[0], overrides, name)  # Checked once here.
+    total = budget.train_budget(planned)
+    context = multiprocessing.get_context("spawn")  # No TensorFlow state forked.
+    queue = context.Queue()
+    pending, running, outcomes = list(seeds), {}, {}
+    say(f"Seeds {', '.join(map(str, seeds))}: {min(processes, len(seeds))} runs at a time.")
+    previous = signal.getsignal(signal.SIGTERM)
+    forward = lambda signum, frame: [_signal(child, signum) for child in running.values()]  # noqa: E731
+    in_main = _in_main_thread()
+    if in_main:
+        signal.signal(signal.SIGTERM, forward)
+    try:
+        while pending or running:
+            while pending and len(running) < processes:
+                seed = pending.pop(0)
+                child = context.Process(
+                    target=_child,
+                    args=(config, logdir, seed, dict(overrides or {}), name, queue),
+                    daemon=False,
+                )
+                child.start()
+                running[seed] = child
+            _collect(queue, running, outcomes, total, say)
+    finally:
+        if in_main:
+            signal.signal(signal.SIGTERM, previous)
+    return [outcomes[seed] for seed in seeds]
+
+
+def _collect(queue, running: dict, outcomes: dict, total: int, say) -> None:
+    """Handle the children's messages for a moment; note children that died without one."""
+    try:
+        message = queue.get(timeout=_POLL_S)
+    except queues.Empty:
+        message = None
+    except KeyboardInterrupt:  # The children got it too: they save; wait for their outcomes.
+        return
+    if message is not None:
+        kind, seed, *rest = message
+        if kind == "start":
+            say(f"seed {seed}: started {rest[0]}")
+        elif kind == "report" and rest[0] == "eval":
+            say(f"seed {seed}: eval at env step {rest[1]:>9} of {total}: score {rest[2]:.2f}")
+        elif kind == "done":
+            outcomes[seed] = SeedOutcome(seed, TrainResult(**rest[0]))
+            result = outcomes[seed].result
+            say(f"seed {seed}: done, eval {result.eval_score:.2f} ({result.run_dir})")
+        elif kind == "error":
+            first, _, more = rest[0].partition("\n")
+            outcomes[seed] = SeedOutcome(seed, None, first)
+            say(f"seed {seed}: failed: {first}")
+            if more:  # E.g. an env's traceback: on stderr, as a single run prints it.
+                print(f"seed {seed}: {rest[0]}", file=sys.stderr, flush=True)
+    for seed, child in list(running.items()):
+        if seed in outcomes:
+            child.join()
+            del running[seed]
+        elif not child.is_alive() and queue.empty():
+            child.join()
+            outcomes[seed] = SeedOutcome(
+                seed, None, f"its process exited with code {child.exitcode}"
+            )
+            say(f"seed {seed}: failed: {outcomes[seed].error}")
+            del running[seed]
+
+
+def _signal(child, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, TypeError):
+        os.kill(child.pid, signum)
+
+
+def _in_main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def summary_lines(outcomes: Sequence[SeedOutcome]) -> list[str]:
+    """A table of the seeds' runs, then the mean and IQM of their final eval scores with 95%
+    bootstrap confidence intervals."""
+    lines = [f"{'seed':>6}  {'final eval':>10}  {'best eval':>10}  {'env steps':>9}  run"]
+    finals = []
+    for outcome in outcomes:
+        result = outcome.result
+        if outcome.error is not None or result is None:
+            lines.append(f"{outcome.seed:>6}  failed: {outcome.error}")
+            continue
+        status = result.run_dir + (" (stopped by a signal)" if result.stopped else "")
+        lines.append(
+            f"{outcome.seed:>6}  {result.eval_score:>10.2f}  {result.best_eval_score:>10.2f}  "
+            f"{result.env_steps:>9}  {status}"
+        )
+        if result.eval_score == result.eval_score:  # Not NaN.
+            finals.append(result.eval_score)
+    if finals:
+        summary = aggregates.summarize(finals)
+        lines.append(
+            f"final eval over {summary.runs} seeds: mean {summary.mean:.2f} "
+            f"[{summary.mean_ci[0]:.2f}, {summary.mean_ci[1]:.2f}], IQM {summary.iqm:.2f} "
+            f"[{summary.iqm_ci[0]:.2f}, {summary.iqm_ci[1]:.2f}] (95% bootstrap CIs), "
+            f"std {summary.std:.2f}"
+        )
+    return lines

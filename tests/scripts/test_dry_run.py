@@ -1,0 +1,54 @@
+"""`train --dry-run`: the run that would start, checked, and nothing written."""
+
+import os
+
+from agents.scripts import train
+from tests.scripts.capture import run_main
+
+
+def test_dry_run_prints_the_run_budget_and_effective_config_and_writes_nothing(tmp_path):
+    logdir = tmp_path / "logs"
+    code, stdout, stderr = run_main(
+        train.main,
+        ["--config=pendulum", "--dry-run", f"--logdir={logdir}", "--seed=3", "--name=try",
+         "--set", "learning_rate=1e-4", "train_steps=2000"],
+    )  # fmt: skip
+    assert code == 0, stderr
+    lines = stdout.splitlines()
+    assert lines[0].startswith(f"Dry run: would start {logdir}/") and lines[0].endswith(
+        "-pendulum-try-s3."
+    )
+    assert lines[1] == (
+        "Config pendulum with learning_rate=0.0001 (was 0.001), train_steps=2000 (was 100000)."
+    )
+    assert lines[2] == (
+        "train_steps 2000 -> 2048 env steps, rounded up to 2 training calls of 16 envs x 64 steps."
+    )
+    assert lines[3] == "Effective config:"
+    assert any(line.split() == ["learning_rate", "0.0001"] for line in lines[4:])
+    assert not os.path.exists(logdir)
+
+
+def test_dry_run_refuses_what_training_would_refuse_in_one_line(tmp_path):
+    for argv, expected in [
+        (["--set", "learning_rate=abc"], "learning_rate"),
+        (["--set", "env=NoSuchEnv-v0"], "'NoSuchEnv-v0'"),
+    ]:
+        code, stdout, stderr = run_main(
+            train.main, ["--config=debug", "--dry_run", f"--logdir={tmp_path}", *argv]
+        )
+        assert code == 2 and len(stderr.splitlines()) == 1 and expected in stderr, stderr
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_run_on_an_env_given_from_python_says_how_to_resume_it():
+    import pytest
+
+    from agents.training import environments
+
+    for check in (
+        lambda: environments.make_env("agents_api/MyEnv-v0"),
+        lambda: environments.check_env("agents_api/MyEnv-v0", None),
+    ):
+        with pytest.raises(ValueError, match=r"agents.train\(resume=RUN_DIR, env=YOUR_ENV\)"):
+            check()

@@ -1,0 +1,80 @@
+"""`train --seeds`: one run per seed in its own process, a failed seed reported, a table."""
+
+import os
+import re
+import subprocess
+import sys
+
+from tests.scripts import faulty_envs
+
+
+def _train(*argv, cwd):
+    return subprocess.run(
+        [sys.executable, "-m", "agents.scripts.train", "--config=debug", *argv],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=cwd,
+        env=dict(os.environ, PYTHONPATH=os.getcwd()),
+    )
+
+
+def test_seeds_train_apart_a_failed_seed_is_reported_and_the_others_finish(tmp_path):
+    env = faulty_envs.env_id("Faulty-reset-v0")  # Fails where an env is reset with seed 1.
+    result = _train(
+        "--seeds", "1", "5", "--parallel", "2", "--set", f"env={env}", "--logdir", "logs",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "Seeds 1, 5: 2 runs at a time."
+    failed = [line for line in lines if line.startswith("     1  failed: ")]
+    assert len(failed) == 1 and "failed in reset" in failed[0]
+    assert "injected fault in reset" in result.stderr  # The whole error, once.
+    (done,) = [line for line in lines if re.match(r"\s+5\s+-?\d+\.\d\d\s", line)]
+    assert done.split()[3] == "256" and done.endswith("-s5")
+    assert lines[-1].startswith("final eval over 1 seeds: mean ")
+    runs = sorted(os.listdir(tmp_path / "logs"))
+    assert [run.rsplit("-", 1)[1] for run in runs] == ["s1", "s5"]
+    assert os.path.isdir(tmp_path / "logs" / runs[1] / "policy")
+
+
+def test_seeds_table_aggregates_the_runs_and_plot_draws_them(tmp_path):
+    result = _train("--seeds", "0", "1", "2", "--logdir", "logs", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    finals = [
+        float(line.split()[1])
+        for line in result.stdout.splitlines()
+        if line.endswith(tuple(f"-s{seed}" for seed in range(3))) and line.split()[0].isdigit()
+    ]
+    assert len(finals) == 3
+    summary = result.stdout.splitlines()[-1]
+    mean = float(summary.split("mean ")[1].split()[0])
+    assert abs(mean - sum(finals) / 3) < 0.006  # Printed with two decimals.
+    plot = subprocess.run(
+        [sys.executable, "-m", "agents.scripts.plot", "--runs", "logs/*", "--out", "c.svg"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        env=dict(os.environ, PYTHONPATH=os.getcwd()),
+    )  # fmt: skip
+    assert plot.returncode == 0, plot.stderr
+    row = plot.stdout.splitlines()[1].split()
+    assert row[:2] == ["debug", "3"] and abs(float(row[2]) - mean) < 0.006
+    assert (tmp_path / "c.svg").is_file()
+
+
+def test_seeds_refuses_a_seed_or_a_timestamp_beside_it(tmp_path):
+    result = _train("--seeds", "0", "1", "--seed", "3", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip() == "error: --seeds starts new runs of its own: drop --seed."
+    assert not os.path.exists(tmp_path / "logdir")
+
+
+def test_the_python_api_trains_seeds_and_returns_their_outcomes(tmp_path):
+    import agents
+    from agents.training.seeds import summary_lines
+
+    outcomes = agents.train("debug", logdir=str(tmp_path), seeds=[4, 2], parallel=2, verbose=0)
+    assert [outcome.seed for outcome in outcomes] == [4, 2]
+    assert all(outcome.ok and outcome.result.env_steps == 256 for outcome in outcomes)
+    assert outcomes[0].result.run_dir.endswith("-debug-s4")
+    assert summary_lines(outcomes)[-1].startswith("final eval over 2 seeds: mean ")

@@ -1,0 +1,69 @@
+"""IQM and bootstrap confidence intervals: by hand, against a slow reference and rliable."""
+
+import numpy as np
+import pytest
+
+from agents.training import aggregates
+
+
+def test_iqm_by_hand():
+    assert aggregates.iqm([1.0, 2.0, 3.0]) == 2.0  # int(0.75) = 0 cut: the mean.
+    assert aggregates.iqm([10.0, 1.0, 2.0, 3.0]) == 2.5  # One cut at each end: mean of 2, 3.
+    assert aggregates.iqm([0, 0, 1, 1, 100, 100, 100, -50]) == pytest.approx(25.5)
+    with pytest.raises(ValueError, match="no scores"):
+        aggregates.iqm([])
+
+
+def _slow_iqm(values):
+    values = sorted(values)
+    cut = int(0.25 * len(values))
+    kept = values[cut : len(values) - cut]
+    return sum(kept) / len(kept)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 8, 13])
+def test_iqm_matches_a_slow_reference(n):
+    values = np.random.default_rng(n).normal(size=n) * 100
+    assert aggregates.iqm(values) == pytest.approx(_slow_iqm(list(values)))
+
+
+def test_bootstrap_interval_matches_a_loop_over_the_same_resamples():
+    scores = np.array([3.0, -1.0, 7.0, 2.0, 2.5, 9.0])
+    low, high = aggregates.bootstrap_ci(scores, aggregates.mean, reps=500, seed=4)
+    rng = np.random.default_rng(4)
+    indices = rng.integers(0, len(scores), size=(500, len(scores)))
+    stats = sorted(sum(scores[i] for i in row) / len(row) for row in indices)
+    assert low == pytest.approx(np.percentile(stats, 2.5))
+    assert high == pytest.approx(np.percentile(stats, 97.5))
+    assert low < scores.mean() < high
+    assert aggregates.bootstrap_ci([4.0], aggregates.iqm) == (4.0, 4.0)
+
+
+def test_interval_estimates_equal_rliables():
+    # rliable 1.2.0's get_interval_estimates({"a": scores[:, None]}, aggregate_iqm / mean,
+    # reps=20000) on these five runs (percentile method): its intervals' ends are resampled
+    # values, so they are reproduced exactly, whatever the resampling's random draws.
+    scores = [-180.0, -150.0, -900.0, -170.0, -160.0]
+    assert aggregates.iqm(scores) == -170.0 and aggregates.mean(scores) == -312.0
+    assert aggregates.bootstrap_ci(scores, aggregates.iqm, 20_000) == pytest.approx(
+        (-660.0, -153.33333333)
+    )
+    assert aggregates.bootstrap_ci(scores, aggregates.mean, 20_000) == pytest.approx(
+        (-608.0, -158.0)
+    )
+
+
+def test_band_averages_runs_on_a_common_grid():
+    curves = [
+        (np.array([0, 10, 20, 30]), np.array([0.0, 1.0, 2.0, 3.0])),
+        (np.array([0, 10, 20]), np.array([2.0, 3.0, 4.0])),
+    ]
+    grid, mean, low, high = aggregates.band(curves, reps=200)
+    np.testing.assert_array_equal(grid, [0, 10, 20])  # Where both runs have points.
+    np.testing.assert_allclose(mean, [1.0, 2.0, 3.0])
+    assert (low <= mean).all() and (mean <= high).all()
+    np.testing.assert_allclose(high - low, [2.0, 2.0, 2.0])  # Resamples of two runs: 0..2 apart.
+    shifted = [(np.array([0.0, 10.0]), np.array([0.0, 10.0])), (np.array([5.0, 15.0]), np.ones(2))]
+    grid, mean, *_ = aggregates.band(shifted, reps=10)
+    np.testing.assert_allclose(grid, [10.0])
+    np.testing.assert_allclose(mean, [5.5])  # 10 and the second run's 1, interpolated.
