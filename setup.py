@@ -47,6 +47,7 @@ setuptools.setup(
             # The docs build in strict mode as a test (tests/test_docs.py).
             "mkdocs-material>=9.5,<10",
             "mkdocstrings[python]>=1.0,<2",
+            "optuna>=3.0",  # The tuner's tests.
         ],
         # The documentation site: `mkdocs serve`, `mkdocs build --strict` (mkdocs.yml).
         "docs": ["mkdocs-material>=9.5,<10", "mkdocstrings[python]>=1.0,<2"],
@@ -56,6 +57,8 @@ setuptools.setup(
         "minigrid": ["minigrid>=2.3"],
         # env_backend=envpool: classic control, MuJoCo and Atari stepped in C++ threads.
         "envpool": ["envpool>=1.2; python_version >= '3.11'"],
+        # python -m agents.scripts.tune: Optuna, the standard for TPE sampling and pruning.
+        "tune": ["optuna>=3.0"],
         # pygame (classic-control) renders Pendulum and CartPole frames; imageio writes mp4.
         "video": ["imageio>=2.30", "imageio-ffmpeg>=0.4", "gymnasium[classic-control]>=1.0,<2"],
     },

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import io
 import multiprocessing
 import os
 import queue as queues
@@ -23,7 +22,7 @@ from typing import Any
 
 from agents.config import budget
 from agents.config.errors import UsageError
-from agents.training import aggregates, run_setup
+from agents.training import aggregates, quiet_run, run_setup
 from agents.training.callbacks import Callback
 from agents.training.train_result import TrainResult
 
@@ -62,15 +61,10 @@ class _Forward(Callback):
 def _child(config, logdir, seed, overrides, name, queue) -> None:
     """One seed's run, in a spawned process; its outcome goes to `queue`."""
     from agents.training import TrainingError
-    from agents.training.progress import TrainingProgress
-    from agents.training.run_guard import RunGuard
-    from agents.training.trainer import Trainer
 
-    try:
-        with contextlib.redirect_stdout(io.StringIO()):  # The parent shows its progress.
-            trainer = Trainer(config, logdir, seed=seed, overrides=overrides, name=name)
-            with RunGuard(host=True) as guard, TrainingProgress(0, enabled=False) as progress:
-                result = trainer.train(guard, progress, callbacks=[_Forward(queue, seed)])
+    try:  # The parent shows its progress.
+        forward = [_Forward(queue, seed)]
+        result = quiet_run.train_quietly(config, logdir, seed, overrides, name, forward)
         queue.put(("done", seed, dataclasses.asdict(result)))
     except (UsageError, TrainingError) as error:
         queue.put(("error", seed, str(error)))
