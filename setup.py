@@ -48,6 +48,7 @@ setuptools.setup(
             "mkdocs-material>=9.5,<10",
             "mkdocstrings[python]>=1.0,<2",
             "optuna>=3.0",  # The tuner's tests.
+            "wandb>=0.19",  # --track's tests (offline).
         ],
         # The documentation site: `mkdocs serve`, `mkdocs build --strict` (mkdocs.yml).
         "docs": ["mkdocs-material>=9.5,<10", "mkdocstrings[python]>=1.0,<2"],
@@ -59,6 +60,8 @@ setuptools.setup(
         "envpool": ["envpool>=1.2; python_version >= '3.11'"],
         # python -m agents.scripts.tune: Optuna, the standard for TPE sampling and pruning.
         "tune": ["optuna>=3.0"],
+        # train --track: Weights & Biases, the tracker most RL users reach for (CleanRL's).
+        "track": ["wandb>=0.19"],
         # pygame (classic-control) renders Pendulum and CartPole frames; imageio writes mp4.
         "video": ["imageio>=2.30", "imageio-ffmpeg>=0.4", "gymnasium[classic-control]>=1.0,<2"],
     },

@@ -74,6 +74,17 @@ def training_parser(description: str) -> argparse.ArgumentParser:
         help="With --seeds: runs at once (default: the machine's cores).",
     )
     parser.add_argument(
+        "--track",
+        action="store_true",
+        help="Log the run to Weights & Biases (pip install -e '.[track]'; WANDB_MODE=offline "
+        "keeps it on disk).",
+    )
+    parser.add_argument("--wandb_project", default="agents", help="W&B project (with --track).")
+    parser.add_argument("--wandb_entity", help="W&B entity, a team or user (with --track).")
+    parser.add_argument(
+        "--wandb_group", help="W&B group (with --track; default with --seeds: the config)."
+    )
+    parser.add_argument(
         "--dry-run",
         "--dry_run",
         dest="dry_run",

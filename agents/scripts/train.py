@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from agents.config import named
 from agents.config.errors import UsageError
 from agents.config.values import parse_overrides
 from agents.scripts import cli, console, dry_run, shutdown
@@ -60,7 +61,7 @@ def train(args: argparse.Namespace, world: mpi.World | None = None) -> int:
     try:
         progress = TrainingProgress(trainer.budget, enabled=world.is_root)
         with RunGuard(world.is_root, status.describe) as guard, progress:
-            result = trainer.train(guard, progress, tf_logs=args.verbose)
+            result = trainer.train(guard, progress, args.verbose, _tracking(args))
     except TrainingError as error:
         raise TrainingError(_with_next_step(error, status), error.next_step) from error
     finally:
@@ -72,6 +73,19 @@ def train(args: argparse.Namespace, world: mpi.World | None = None) -> int:
     return 0
 
 
+def _tracking(args: argparse.Namespace) -> list:
+    """The W&B callback `--track` asks for (on rank 0 only: the others call no callback)."""
+    if not args.track:
+        return []
+    from agents.training.tracking import WandbTracker
+
+    return [WandbTracker(**_wandb_options(args))]
+
+
+def _wandb_options(args: argparse.Namespace) -> dict:
+    return dict(project=args.wandb_project, entity=args.wandb_entity, group=args.wandb_group)
+
+
 def _train_seeds(args: argparse.Namespace, overrides: dict, world: mpi.World) -> int:
     """`--seeds`: one run per seed, each in its own process; 1 if any seed failed."""
     clash = [
@@ -80,8 +94,12 @@ def _train_seeds(args: argparse.Namespace, overrides: dict, world: mpi.World) ->
     if clash or world.size > 1:
         what = " and ".join(clash) if clash else "mpirun"
         raise UsageError(f"--seeds starts new runs of its own: drop {what}.")
+    tracking = None
+    if args.track:
+        tracking = _wandb_options(args)
+        tracking["group"] = tracking["group"] or args.name or named.config_name(args.config)
     outcomes = seeds.train_seeds(
-        args.config, args.seeds, args.logdir, overrides, args.name, args.parallel
+        args.config, args.seeds, args.logdir, overrides, args.name, args.parallel, tracking=tracking
     )
     print("\n".join(seeds.summary_lines(outcomes)), flush=True)
     return 0 if all(outcome.ok for outcome in outcomes) else 1

@@ -58,12 +58,16 @@ class _Forward(Callback):
         self._queue.put(("report", self._seed, report.phase, steps, float(report.score)))
 
 
-def _child(config, logdir, seed, overrides, name, queue) -> None:
+def _child(config, logdir, seed, overrides, name, queue, tracking) -> None:
     """One seed's run, in a spawned process; its outcome goes to `queue`."""
     from agents.training import TrainingError
 
     try:  # The parent shows its progress.
         forward = [_Forward(queue, seed)]
+        if tracking is not None:
+            from agents.training.tracking import WandbTracker
+
+            forward.append(WandbTracker(**tracking))
         result = quiet_run.train_quietly(config, logdir, seed, overrides, name, forward)
         queue.put(("done", seed, dataclasses.asdict(result)))
     except (UsageError, TrainingError) as error:
@@ -80,6 +84,7 @@ def train_seeds(
     name: str | None = None,
     processes: int | None = None,
     say: Callable[[str], None] = print,
+    tracking: Mapping[str, Any] | None = None,
 ) -> list[SeedOutcome]:
     """Train `config` once per seed, each in its own process; returns the outcomes in seed order.
 
@@ -91,6 +96,7 @@ def train_seeds(
         name: A label in every run's directory name.
         processes: Runs at once (default: the machine's cores, at most one per seed).
         say: Where progress lines go.
+        tracking: Options of `tracking.WandbTracker` to log every run to W&B, or None.
 
     Raises:
         UsageError: No seeds, repeated seeds, a bad `processes`, or a config that no seed could
@@ -119,7 +125,7 @@ def train_seeds(
                 seed = pending.pop(0)
                 child = context.Process(
                     target=_child,
-                    args=(config, logdir, seed, dict(overrides or {}), name, queue),
+                    args=(config, logdir, seed, dict(overrides or {}), name, queue, tracking),
                     daemon=False,
                 )
                 child.start()
