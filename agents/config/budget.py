@@ -41,3 +41,11 @@ def describe(config: Mapping[str, Any], ranks: int = 1) -> str:
 def round_up(value: int, multiple: int) -> int:
     """The smallest positive multiple of `multiple` that is at least `value`."""
     return max(1, math.ceil(value / multiple)) * multiple
+
+
+def report_steps(config: Mapping[str, Any], ranks: int = 1) -> int:
+    """Env steps between train reports (console line, metrics.jsonl, callbacks, TensorBoard):
+    `log_every` in whole training calls, at most a train phase (`train_every`); a phase also
+    ends on a report, before its evaluation."""
+    call = call_steps(config, ranks)
+    return min(round_up(config["log_every"], call), round_up(config["train_every"], call))

@@ -132,7 +132,12 @@ GROUPS: dict[str, tuple[Key, ...]] = {
             8,
             "Whole episodes of each evaluation (all ranks), each to its end or time limit.",
         ),
-        _positive("log_every", 2_048, "Training env steps between TensorBoard summaries."),
+        _positive(
+            "log_every",
+            2_048,
+            "Training env steps between train reports (console, metrics.jsonl, TensorBoard), "
+            "in whole training calls, and at the end of each train phase.",
+        ),
         _positive("checkpoint_every", 20_000, "Training env steps between checkpoints."),
         Key(
             "stop_at_score",

@@ -52,8 +52,9 @@ class Loop:
     take turns for `steps` env steps each.
 
     Scores (and lengths) of finished episodes are averaged per phase. At `report_every` env steps
-    of a phase, `run` yields a `Report`; at `log_every`, the mean score, the mean length (when
-    given) and the metrics (scalars, or arrays as histograms) go to TensorBoard under
+    of a phase, and at the end of each of its turns, `run` yields a `Report`; at `log_every` (and
+    at a turn's end too, where reports come more often than turns), the mean score, the mean
+    length (when given) and the metrics (scalars, or arrays as histograms) go to TensorBoard under
     `logdir/<phase>` (or `logdir`, see `phase_dirs`), tagged `<phase>/<name>` unless `tag` says
     otherwise; at `checkpoint_every`, the checkpoint is saved with a
     `tf.train.CheckpointManager` under `logdir/checkpoints`. A new
@@ -239,16 +240,20 @@ class Loop:
                 and steps_in + made < phase.steps
                 and self.count >= count_limit
             )
+            # A turn's end reports and logs too, so that each turn (e.g. before an evaluation)
+            # ends on a report, whether or not `report_every` divides the phase.
+            turn_end = steps_in + made >= phase.steps and phase.report_every < phase.steps
             for pending in scores[phase.name]:
                 pending.extend(score[done].tolist())
             if length is not None:
                 lengths[phase.name].extend(np.asarray(length)[done].tolist())
-            if (cut or _is_every(phase_step, made, phase.log_every)) and phase.writer:
+            logs = cut or turn_end or _is_every(phase_step, made, phase.log_every)
+            if logs and phase.writer:
                 episodes = (scores[phase.name][1], lengths[phase.name])
                 self._write_summaries(phase, episodes, metrics, self.count)
             if _is_every(phase_step, made, phase.checkpoint_every):
                 self.save()
-            if cut or _is_every(phase_step, made, phase.report_every):
+            if cut or turn_end or _is_every(phase_step, made, phase.report_every):
                 report_scores = scores[phase.name][0]
                 yield Report(
                     phase.name,

@@ -196,12 +196,14 @@ class Run:
         config, world = self.config, self.world
         train_call = budget.call_steps(config, world.size)
         train_phase = budget.round_up(config.train_every, train_call)
+        # Reports at their own cadence: more lines cost no more evaluations.
+        report_every = budget.report_steps(config, world.size)
         self._loop.add_phase(
             "train",
             self._train_step,
             train_phase,
-            report_every=train_phase,
-            log_every=budget.round_up(config.log_every, train_call),
+            report_every=report_every,
+            log_every=report_every,
             checkpoint_every=budget.round_up(config.checkpoint_every, train_call),
         )
         # An evaluation is one call of the phase, counted in episodes (see `_eval_step`).

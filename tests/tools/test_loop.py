@@ -38,6 +38,20 @@ def test_report_cadence_global_step_and_score_averaging():
     assert reports[0].metrics == {"loss": 3.0}
 
 
+def test_a_turn_ends_on_a_report_where_the_cadence_does_not_divide_the_phase():
+    loop = tools.Loop(None)
+    train = _Scripted([[True, False]], [[1.0, 0.0]])  # Two env steps per call.
+    evaluate = _Scripted([[True]], [[5.0]])
+    loop.add_phase("train", train, steps=10, report_every=4)
+    loop.add_phase("eval", evaluate, steps=1)
+    reports = [(r.phase, r.step) for r in loop.run(max_step=22)]
+    # Train steps 4 and 8, the turn's end at 10, then its next turn's 12 (phase step 12), ...
+    assert reports == [
+        ("train", 4), ("train", 8), ("train", 10), ("eval", 11),
+        ("train", 13), ("train", 17), ("train", 21), ("eval", 22),
+    ]  # fmt: skip
+
+
 def test_report_without_finished_episodes_is_nan():
     loop = tools.Loop(None)
     loop.add_phase("train", _Scripted([[False]], [[1.0]]), steps=10, report_every=5)
