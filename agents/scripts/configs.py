@@ -46,7 +46,7 @@ def debug() -> dict[str, Any]:
         train_steps=256,
         train_every=128,
         eval_episodes=2,
-        log_every=64,
+        log_every=128,  # A train report per phase: the smoke tests' reports stay few.
         checkpoint_every=128,
         policy_layers=[8],
         value_layers=[8],

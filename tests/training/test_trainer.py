@@ -127,6 +127,20 @@ def test_a_stop_request_saves_exports_and_resumes_by_timestamp(tmp_path):
     ]
 
 
+def test_train_reports_come_at_log_every_and_evaluations_at_train_every(tmp_path):
+    # Calls of 32 env steps: a report at every 96 training env steps (3 calls), and at the end of
+    # each phase of 128, before its evaluation.
+    overrides = {"train_steps": 256, "log_every": 90}
+    result = Trainer("debug", str(tmp_path), overrides=overrides).train(progress=Lines())
+    records = _records(result.run_dir)
+    phases = [(record["phase"], record["env_steps"]) for record in records]
+    assert phases == [
+        ("train", 96), ("train", 128), ("eval", 128), ("train", 192), ("train", 256), ("eval", 256),
+    ]  # fmt: skip
+    episodes = [record["episodes"] for record in records if record["phase"] == "eval"]
+    assert episodes == [2, 2]  # No more evaluations than before.
+
+
 def test_a_run_is_owned_by_one_trainer_and_an_unused_one_leaves_nothing(tmp_path):
     first = Trainer("debug", str(tmp_path))
     (name,) = os.listdir(tmp_path)
