@@ -22,7 +22,7 @@ from agents.ppo.algorithm import Evaluator
 from agents.ppo.factory import make_agent
 from agents.tools.mpi import World
 from agents.tools.ranks import ranks_of
-from agents.training import exploration, summaries, tf_loading
+from agents.training import exploration, memory_estimate, summaries, tf_loading
 from agents.training.batch_envs import batch_episode_limit, make_batch_env
 from agents.training.rollouts import rollouts_then_updates
 
@@ -108,6 +108,8 @@ class Run:
         self.train_env = self._make_batch_env(config.num_agents, rank_seed, "train")
         self.eval_env = self._make_batch_env(config.eval_agents, rank_seed + 10_000, "eval")
         self._eval_limit = self._episode_limit()
+        space = self.train_env.observation_space
+        memory_estimate.check(config, space, self.train_env.action_space)  # Before allocating.
         try:
             self.agent = make_agent(self.train_env, config, rank_seed, ranks_of(world))
         except ValueError as error:
