@@ -1,6 +1,7 @@
 """Tests for what a run shows in TensorBoard: one step counter, grouped tags, histograms, hparams.
 
-One `debug` run (256 train env steps in turns of 128, eval phases of 200 env steps) in-process.
+One `debug` run (256 train env steps in turns of 128, reports and summaries every 64, eval
+phases of 200 env steps) in-process.
 """
 
 import glob
@@ -31,7 +32,8 @@ def _events(directory):
 def run_dir(tmp_path_factory):
     logdir = str(tmp_path_factory.mktemp("logdir"))
     code, _, _ = run_main(
-        train.main, ["--config=debug", f"--logdir={logdir}", "--set", "max_episode_steps=50"]
+        train.main,
+        ["--config=debug", f"--logdir={logdir}", "--set", "max_episode_steps=50", "log_every=64"],
     )
     assert code == 0
     (run,) = os.listdir(logdir)
