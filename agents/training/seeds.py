@@ -113,7 +113,9 @@ def train_seeds(
     context = multiprocessing.get_context("spawn")  # No TensorFlow state forked.
     queue = context.Queue()
     pending, running, outcomes = list(seeds), {}, {}
-    say(f"Seeds {', '.join(map(str, seeds))}: {min(processes, len(seeds))} runs at a time.")
+    at_once = min(processes, len(seeds))
+    runs = "1 run" if at_once == 1 else f"{at_once} runs"
+    say(f"Seeds {', '.join(map(str, seeds))}: {runs} at a time.")
     previous = signal.getsignal(signal.SIGTERM)
     forward = lambda signum, frame: [_signal(child, signum) for child in running.values()]  # noqa: E731
     in_main = _in_main_thread()
