@@ -87,7 +87,8 @@ def _wandb_options(args: argparse.Namespace) -> dict:
 
 
 def _train_seeds(args: argparse.Namespace, overrides: dict, world: mpi.World) -> int:
-    """`--seeds`: one run per seed, each in its own process; 1 if any seed failed."""
+    """`--seeds`: one run per seed, each in its own process; 1 if any seed failed, 128 + the
+    signal if a signal stopped them."""
     clash = [
         flag for flag, value in (("--seed", args.seed), ("--timestamp", args.timestamp)) if value
     ]
@@ -102,7 +103,10 @@ def _train_seeds(args: argparse.Namespace, overrides: dict, world: mpi.World) ->
         args.config, args.seeds, args.logdir, overrides, args.name, args.parallel, tracking=tracking
     )
     print("\n".join(seeds.summary_lines(outcomes)), flush=True)
-    return 0 if all(outcome.ok for outcome in outcomes) else 1
+    if any(outcome.error is not None for outcome in outcomes):
+        return 1
+    stopped = [o.result.signum for o in outcomes if o.result is not None and o.result.stopped]
+    return 128 + stopped[0] if stopped else 0  # As a single run stopped by a signal.
 
 
 def _with_next_step(error: TrainingError, status: RunStatus) -> str:

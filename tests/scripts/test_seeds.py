@@ -78,3 +78,27 @@ def test_the_python_api_trains_seeds_and_returns_their_outcomes(tmp_path):
     assert all(outcome.ok and outcome.result.env_steps == 256 for outcome in outcomes)
     assert outcomes[0].result.run_dir.endswith("-debug-s4")
     assert summary_lines(outcomes)[-1].startswith("final eval over 2 seeds: mean ")
+
+
+def test_sigterm_to_the_seeds_process_stops_every_run_saved_and_exported(tmp_path):
+    import signal
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agents.scripts.train", "--config=debug", "--seeds", "0", "1",
+         "--parallel", "2", "--set", "train_steps=1000000", "--logdir", "logs"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+        env=dict(os.environ, PYTHONPATH=os.getcwd()),
+    )  # fmt: skip
+    evals = set()
+    for line in process.stdout:  # Both runs trained and evaluated once: stop them.
+        if ": eval at env step" in line:
+            evals.add(line.split(":")[0])
+        if len(evals) == 2:
+            break
+    process.send_signal(signal.SIGTERM)
+    rest, stderr = process.communicate(timeout=300)
+    assert process.returncode == 128 + signal.SIGTERM, stderr
+    rows = [line for line in rest.splitlines() if line.endswith("(stopped by a signal)")]
+    assert len(rows) == 2
+    for run in os.listdir(tmp_path / "logs"):
+        assert os.path.isfile(tmp_path / "logs" / run / "policy" / "saved_model.pb")
