@@ -12,7 +12,7 @@ features from it, the policy samples only the actions it allows.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 import gymnasium as gym
@@ -206,13 +206,22 @@ def _one_hot(key: str, index: np.ndarray, n: int) -> np.ndarray:
     return one_hot
 
 
-def first_empty_mask(space: gym.Space, packed: np.ndarray) -> int | None:
-    """The first row of a packed batch whose action mask allows no action, or None."""
+def first_empty_mask(
+    space: gym.Space, packed: np.ndarray, groups: Sequence[int] | None = None
+) -> int | None:
+    """The first row of a packed batch whose action mask allows no action, or None.
+
+    With `groups` (a MultiDiscrete action space's `nvec`), each entry's choices must allow one.
+    """
     field = mask_field(space)
     if field is None:
         return None
     allowed = packed[:, field.start : field.start + field.size] > 0.5
-    empty = np.flatnonzero(~allowed.any(axis=1))
+    sizes = [field.size] if groups is None else [int(n) for n in groups]
+    if sum(sizes) != field.size:
+        return None  # A size that does not fit: the network refuses it, naming both.
+    parts = np.split(allowed, np.cumsum(sizes)[:-1], axis=1)
+    empty = np.flatnonzero(~np.all([part.any(axis=1) for part in parts], axis=0))
     return int(empty[0]) if len(empty) else None
 
 

@@ -14,17 +14,23 @@ from agents.tools.dict_observations import MASK_KEY, PackedDict
 class PackDictObservation(gym.ObservationWrapper):
     """Observes a dict env's observations packed (`dict_observations.pack`) in a `PackedDict`.
 
-    A packed action mask that allows no action is refused with one line at the step that made it.
+    A packed action mask that allows no action (for a MultiDiscrete action space, no choice of
+    one of its entries) is refused with one line at the step that made it.
     """
 
     def __init__(self, env: gym.Env) -> None:
         super().__init__(env)
         self.observation_space = PackedDict(env.observation_space)
         self._dict_space = env.observation_space
+        nvec = getattr(env.action_space, "nvec", None)  # Each entry of a MultiDiscrete needs one.
+        self._groups = None if nvec is None else np.asarray(nvec).reshape(-1).tolist()
 
     def observation(self, observation: Any) -> np.ndarray:
         packed = dict_observations.pack(self._dict_space, observation, batched=False)
-        if dict_observations.first_empty_mask(self.observation_space, packed[None]) is not None:
+        empty = dict_observations.first_empty_mask(
+            self.observation_space, packed[None], self._groups
+        )
+        if empty is not None:
             raise ValueError(
                 f"The env's {MASK_KEY!r} allows no action: "
                 f"{np.asarray(observation[MASK_KEY]).tolist()}."

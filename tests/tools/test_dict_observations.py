@@ -154,3 +154,13 @@ def test_gymnasium_taxi_masks_through_the_wrapper():
     observ, info = env.reset(seed=3)
     np.testing.assert_array_equal(observ[:6], info[MASK_KEY])
     assert observ[6:].sum() == 1 and observ.shape == (506,)  # One-hot of 500 states.
+
+
+def test_a_multi_discrete_mask_needs_a_choice_for_each_entry():
+    space = PackedDict(
+        gym.spaces.Dict({MASK_KEY: gym.spaces.MultiBinary(5), "x": gym.spaces.Discrete(2)})
+    )
+    rows = np.array([[1, 0, 0, 1, 0, 1, 0], [1, 1, 0, 0, 0, 1, 0]], np.float32)
+    assert dict_observations.first_empty_mask(space, rows) is None  # Something allowed in each.
+    assert dict_observations.first_empty_mask(space, rows, groups=[2, 3]) == 1  # Entry 1: none.
+    assert dict_observations.first_empty_mask(space, rows[:1], groups=[2, 3]) is None
