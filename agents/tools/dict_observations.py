@@ -207,15 +207,13 @@ def _one_hot(key: str, index: np.ndarray, n: int) -> np.ndarray:
 
 
 def first_empty_mask(
-    space: gym.Space, packed: np.ndarray, groups: Sequence[int] | None = None
+    field: Field, packed: np.ndarray, groups: Sequence[int] | None = None
 ) -> int | None:
-    """The first row of a packed batch whose action mask allows no action, or None.
+    """The first row of a packed batch whose action mask (at `field`, see `mask_field`) allows
+    no action, or None.
 
     With `groups` (a MultiDiscrete action space's `nvec`), each entry's choices must allow one.
     """
-    field = mask_field(space)
-    if field is None:
-        return None
     allowed = packed[:, field.start : field.start + field.size] > 0.5
     sizes = [field.size] if groups is None else [int(n) for n in groups]
     if sum(sizes) != field.size:

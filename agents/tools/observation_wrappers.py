@@ -22,14 +22,16 @@ class PackDictObservation(gym.ObservationWrapper):
         super().__init__(env)
         self.observation_space = PackedDict(env.observation_space)
         self._dict_space = env.observation_space
+        # Read once: each step checks only the mask's entries.
+        self._mask = dict_observations.mask_field(self.observation_space)
         nvec = getattr(env.action_space, "nvec", None)  # Each entry of a MultiDiscrete needs one.
         self._groups = None if nvec is None else np.asarray(nvec).reshape(-1).tolist()
 
     def observation(self, observation: Any) -> np.ndarray:
         packed = dict_observations.pack(self._dict_space, observation, batched=False)
-        empty = dict_observations.first_empty_mask(
-            self.observation_space, packed[None], self._groups
-        )
+        if self._mask is None:
+            return packed
+        empty = dict_observations.first_empty_mask(self._mask, packed[None], self._groups)
         if empty is not None:
             raise ValueError(
                 f"The env's {MASK_KEY!r} allows no action: "

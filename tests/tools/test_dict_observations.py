@@ -161,6 +161,7 @@ def test_a_multi_discrete_mask_needs_a_choice_for_each_entry():
         gym.spaces.Dict({MASK_KEY: gym.spaces.MultiBinary(5), "x": gym.spaces.Discrete(2)})
     )
     rows = np.array([[1, 0, 0, 1, 0, 1, 0], [1, 1, 0, 0, 0, 1, 0]], np.float32)
-    assert dict_observations.first_empty_mask(space, rows) is None  # Something allowed in each.
-    assert dict_observations.first_empty_mask(space, rows, groups=[2, 3]) == 1  # Entry 1: none.
-    assert dict_observations.first_empty_mask(space, rows[:1], groups=[2, 3]) is None
+    field = dict_observations.mask_field(space)
+    assert dict_observations.first_empty_mask(field, rows) is None  # Something allowed in each.
+    assert dict_observations.first_empty_mask(field, rows, groups=[2, 3]) == 1  # Entry 1: none.
+    assert dict_observations.first_empty_mask(field, rows[:1], groups=[2, 3]) is None
