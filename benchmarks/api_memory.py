@@ -5,6 +5,9 @@ calls `agents.train(<config>, train_steps=...)` `--calls` times in a row (each a
 temporary logdir, printing nothing) and prints the resident set size after each call, and its
 growth over the first call's.
 
+Each run appends one JSON line to `benchmarks/results/api_memory.jsonl` (date, commit, machine,
+load, RSS and seconds per call), from which docs/python-api.md quotes its figures.
+
 Run: `python benchmarks/api_memory.py [--config debug] [--calls 6] [--train_steps 256]`.
 """
 
@@ -12,13 +15,18 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import os
 import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import machine_line  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from benchmarks.common import machine_line  # noqa: E402
+from benchmarks.speed_matrix import commit, machine  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RECORDS = os.path.join(HERE, "results", "api_memory.jsonl")
 
 
 def rss_mb() -> float:
@@ -45,6 +53,18 @@ def main() -> None:
             gc.collect()
             rows.append((call, rss_mb(), time.perf_counter() - began))
     first = rows[0][1]
+    record = dict(
+        date=time.strftime("%Y-%m-%d %H:%M"),
+        commit=commit(os.path.dirname(HERE)),
+        machine=machine(),
+        load=os.getloadavg()[0],
+        config=args.config,
+        train_steps=args.train_steps,
+        rss_mb=[round(rss, 1) for _, rss, _ in rows],
+        seconds=[round(seconds, 2) for _, _, seconds in rows],
+    )
+    with open(RECORDS, "a", encoding="utf-8") as file:
+        file.write(json.dumps(record) + "\n")
     print(f"# agents.train({args.config!r}, train_steps={args.train_steps}) x {args.calls}")
     print(f"# {machine_line(time.perf_counter() - start)}")
     print("| call | RSS (MB) | growth over call 1 (MB) | seconds |")

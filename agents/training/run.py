@@ -22,7 +22,7 @@ from agents.ppo.algorithm import Evaluator
 from agents.ppo.factory import make_agent
 from agents.tools.mpi import World
 from agents.tools.ranks import ranks_of
-from agents.training import exploration, memory_estimate, summaries, tf_loading
+from agents.training import agent_pool, exploration, memory_estimate, summaries, tf_loading
 from agents.training.batch_envs import batch_episode_limit, make_batch_env
 from agents.training.rollouts import rollouts_then_updates
 
@@ -111,7 +111,10 @@ class Run:
         space = self.train_env.observation_space
         memory_estimate.check(config, space, self.train_env.action_space)  # Before allocating.
         try:
-            self.agent = make_agent(self.train_env, config, rank_seed, ranks_of(world))
+            self.agent, self._agent_state = agent_pool.build(
+                self._agent_key(),
+                lambda: make_agent(self.train_env, config, rank_seed, ranks_of(world)),
+            )
         except ValueError as error:
             raise UsageError(str(error)) from None
         self.evaluator = Evaluator(self.agent, self.eval_env)
@@ -287,10 +290,20 @@ class Run:
         """The Python batch environments built so far (train, then eval), for watchdogs."""
         return list(self._envs)
 
+    def _agent_key(self):
+        """The agent pool's key: shared by single-process runs whose update compiles alone."""
+        config, env = self.config, self.train_env
+        if self.world.size > 1 or compilation.whole_call(config, self.world.size):
+            return None
+        return agent_pool.agent_key(config, env.observation_space, env.action_space)
+
     def close(self) -> None:
         for env in self._envs:
             env.close()
         self._envs = []
+        state, self._agent_state = getattr(self, "_agent_state", None), None
+        if state is not None:  # Its next run of the same shapes reuses its compiled update.
+            agent_pool.release(self._agent_key(), self.agent, state)
 
     def _train_step(self, reset: bool):
         del reset  # Training rollouts continue across phases.
