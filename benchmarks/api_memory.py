@@ -41,8 +41,18 @@ def main() -> None:
     parser.add_argument("--config", default="debug")
     parser.add_argument("--calls", type=int, default=6)
     parser.add_argument("--train_steps", type=int, default=256)
+    parser.add_argument(
+        "--kept_agents",
+        type=int,
+        default=None,
+        help="Agents kept for reuse between runs (default: the library's; 0: none).",
+    )
     args = parser.parse_args()
     import agents
+    from agents.training import agent_pool
+
+    if args.kept_agents is not None:
+        agent_pool.MAX_AGENTS = args.kept_agents
 
     start = time.perf_counter()
     rows = []
@@ -60,12 +70,16 @@ def main() -> None:
         load=os.getloadavg()[0],
         config=args.config,
         train_steps=args.train_steps,
+        kept_agents=agent_pool.MAX_AGENTS,
         rss_mb=[round(rss, 1) for _, rss, _ in rows],
         seconds=[round(seconds, 2) for _, _, seconds in rows],
     )
     with open(RECORDS, "a", encoding="utf-8") as file:
         file.write(json.dumps(record) + "\n")
-    print(f"# agents.train({args.config!r}, train_steps={args.train_steps}) x {args.calls}")
+    print(
+        f"# agents.train({args.config!r}, train_steps={args.train_steps}) x {args.calls}, "
+        f"{agent_pool.MAX_AGENTS} agents kept for reuse"
+    )
     print(f"# {machine_line(time.perf_counter() - start)}")
     print("| call | RSS (MB) | growth over call 1 (MB) | seconds |")
     print("| ---: | ---: | ---: | ---: |")
