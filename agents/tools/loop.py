@@ -27,6 +27,7 @@ class Report(NamedTuple):
     score: float  # Mean score of the episodes finished since the last report (nan if none).
     episodes: int  # Number of those episodes.
     metrics: dict[str, float]  # Latest metrics returned by the phase's step function.
+    length: float = float("nan")  # Mean length of those episodes (nan if none or not given).
 
 
 class _Phase(NamedTuple):
@@ -178,7 +179,7 @@ class Loop:
                 if directory not in self._writers:
                     self._writers[directory] = tf.summary.create_file_writer(directory)
             except (OSError, tf.errors.OpError) as error:
-                raise _summary_error(directory, error) from None
+                raise summary_error(directory, error) from None
             writer = self._writers[directory]
         report_every = report_every or steps
         phase = _Phase(name, step_fn, steps, report_every, log_every, checkpoint_every, writer)
@@ -211,7 +212,7 @@ class Loop:
         if not self._phases:
             raise ValueError("Loop.run needs at least one phase: call add_phase first.")
         scores = {phase.name: ([], []) for phase in self._phases}  # (report, log) score lists.
-        lengths = {phase.name: [] for phase in self._phases}  # Lengths since the last log.
+        lengths = {phase.name: ([], []) for phase in self._phases}  # (report, log) lengths.
         if count_limit is not None and self._count_phase is None:
             raise ValueError("Loop.run's count_limit needs a count_phase.")
         previous = None
@@ -246,23 +247,26 @@ class Loop:
             for pending in scores[phase.name]:
                 pending.extend(score[done].tolist())
             if length is not None:
-                lengths[phase.name].extend(np.asarray(length)[done].tolist())
+                for pending in lengths[phase.name]:
+                    pending.extend(np.asarray(length)[done].tolist())
             logs = cut or turn_end or _is_every(phase_step, made, phase.log_every)
             if logs and phase.writer:
-                episodes = (scores[phase.name][1], lengths[phase.name])
+                episodes = (scores[phase.name][1], lengths[phase.name][1])
                 self._write_summaries(phase, episodes, metrics, self.count)
             if _is_every(phase_step, made, phase.checkpoint_every):
                 self.save()
             if cut or turn_end or _is_every(phase_step, made, phase.report_every):
-                report_scores = scores[phase.name][0]
+                report_scores, report_lengths = scores[phase.name][0], lengths[phase.name][0]
                 yield Report(
                     phase.name,
                     self.step,
                     float(np.mean(report_scores)) if report_scores else float("nan"),
                     len(report_scores),
                     {key: _to_python(value) for key, value in metrics.items()},
+                    float(np.mean(report_lengths)) if report_lengths else float("nan"),
                 )
                 report_scores.clear()
+                report_lengths.clear()
 
     def save(self) -> str | None:
         """Save a checkpoint numbered by `count` (if checkpointing is configured).
@@ -302,7 +306,7 @@ class Loop:
             if scores
         ]
         values += [(self._tag(phase.name, key), _to_python(v)) for key, v in metrics.items()]
-        protos = [_summary_proto(tag, value) for tag, value in values if tag]
+        protos = [summary_proto(tag, value) for tag, value in values if tag]
         protos = [proto for proto in protos if proto is not None]
         try:
             if protos:
@@ -312,7 +316,7 @@ class Loop:
                     tf.summary.experimental.write_raw_pb(protos)
             phase.writer.flush()
         except (OSError, tf.errors.OpError) as error:  # E.g. a full disk.
-            raise _summary_error(self._summary_dir(phase.name), error) from None
+            raise summary_error(self._summary_dir(phase.name), error) from None
         for scores in episodes:
             scores.clear()
 
@@ -320,14 +324,14 @@ class Loop:
         return os.path.join(self._logdir, phase) if self._phase_dirs else self._logdir
 
 
-def _summary_error(directory: str, error: Exception) -> SummaryError:
+def summary_error(directory: str, error: Exception) -> SummaryError:
     """The SummaryError of a failed write to `directory`, naming TensorFlow's reason."""
     lines = str(error).strip().splitlines() or [type(error).__name__]
     reason = getattr(error, "strerror", None) or lines[0].rsplit("; ", 1)[-1]
     return SummaryError(f"Cannot write summaries to {directory!r} ({reason})")
 
 
-def _summary_proto(tag: str, value: Any) -> bytes | None:
+def summary_proto(tag: str, value: Any) -> bytes | None:
     """A serialized Summary of a float (scalar) or non-empty array (histogram), else None."""
     if isinstance(value, float):
         return scalar_summary.scalar_pb(tag, value).SerializeToString()

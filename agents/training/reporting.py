@@ -1,4 +1,5 @@
-"""The training loop as a Trainer runs it: reports printed, drawn and appended to metrics.jsonl."""
+"""The training loop as a Trainer runs it: reports printed, drawn, appended to metrics.jsonl and
+written to TensorBoard."""
 
 from __future__ import annotations
 
@@ -42,8 +43,8 @@ class LoopOutcome:
 
 def run_loop(run, world: mpi.World, guard, progress, count, callbacks, outcome: LoopOutcome):
     """Train until the end, a stop request, a callback's stop or a failed write of the metrics
-    file; yields each report after its consumers (console, progress bar, metrics.jsonl,
-    callbacks) have taken it.
+    file or of TensorBoard's events; yields each report after its consumers (console, progress
+    bar, metrics.jsonl, TensorBoard, callbacks) have taken it.
 
     A failing environment or a non-finite value ends training before the loop saves another
     checkpoint, so the latest checkpoint on disk is the last good one.
@@ -64,6 +65,7 @@ def run_loop(run, world: mpi.World, guard, progress, count, callbacks, outcome: 
     from agents.tools.batch_env import BatchEnvError
     from agents.tools.checkpoints import CheckpointError
     from agents.tools.loop import SummaryError
+    from agents.training.tensorboard_log import TensorBoardLog
 
     place = _identity(run.run_dir) if world.is_root else None
 
@@ -86,8 +88,10 @@ def run_loop(run, world: mpi.World, guard, progress, count, callbacks, outcome: 
             f"{metrics.path}.damaged"
         )
     outcome.started, outcome.start_steps = time.monotonic(), run.env_steps
+    tensorboard = None
     with metrics:
         try:
+            tensorboard = TensorBoardLog(run.run_dir if world.is_root else None)
             for report in run.loop(should_stop=should_stop):
                 _add_rates(report.metrics, outcome, run.env_steps)
                 new_best = False
@@ -107,6 +111,7 @@ def run_loop(run, world: mpi.World, guard, progress, count, callbacks, outcome: 
                         raise TrainingError(f"{failure} at env step {run.env_steps}.") from None
                     outcome.write_error = f"{failure} at env step {run.env_steps}"
                     break
+                tensorboard.write(report, run.env_steps)
                 callbacks.call("on_report", report)
                 yield report
         except SummaryError as error:  # As a metrics file that cannot be written.
@@ -126,6 +131,9 @@ def run_loop(run, world: mpi.World, guard, progress, count, callbacks, outcome: 
             if uncompiled is None:
                 raise
             raise TrainingError(f"Stopped at env step {run.env_steps}: {uncompiled}") from error
+        finally:
+            if tensorboard is not None:
+                tensorboard.close()
     outcome.signum = guard.signum
 
 

@@ -208,12 +208,11 @@ class Run:
             self._train_step,
             train_phase,
             report_every=report_every,
-            log_every=report_every,
             checkpoint_every=budget.round_up(config.checkpoint_every, train_call),
         )
         # An evaluation is one call of the phase, counted in episodes (see `_eval_step`).
         episodes = config.eval_episodes
-        self._loop.add_phase("eval", self._eval_step, episodes, log_every=episodes)
+        self._loop.add_phase("eval", self._eval_step, episodes)
         if should_stop is not None and world.size > 1:
             local_stop = should_stop
             should_stop = lambda: world.any(local_stop())  # noqa: E731

@@ -3,6 +3,8 @@
 import glob
 import json
 import os
+import resource
+import signal
 import subprocess
 import sys
 
@@ -138,25 +140,51 @@ def test_a_process_group_sigterm_while_env_processes_start_exits_143(tmp_path):
     assert not glob.glob(os.path.join(tmp_path, "*", "metrics.jsonl"))  # Killed before training.
 
 
-def test_summaries_that_cannot_be_written_save_and_stop_as_metrics_do(run_copy, monkeypatch):
-    """A summary write that fails (as TensorFlow's writer raises on a full disk) stops the
-    resumed run with one line naming the summaries, its checkpoint saved, as for metrics.jsonl."""
-    from agents.tools import loop
+def test_summaries_the_disk_drops_silently_save_and_stop_as_metrics_do(run_copy, monkeypatch):
+    """TensorFlow's event writer drops a write to a full disk without raising: the events file
+    stops growing. The resumed run stops with one line naming the summaries, its checkpoint
+    saved, as for metrics.jsonl."""
+    import tensorflow as tf
 
-    write = loop.Loop._write_summaries
-
-    def failing(self, phase, *args):
-        if phase.name == "eval":
-            raise loop.SummaryError(f"Cannot write summaries to {run_copy!r} (No space left)")
-        return write(self, phase, *args)
-
-    monkeypatch.setattr(loop.Loop, "_write_summaries", failing)
+    monkeypatch.setattr(tf.summary.experimental, "write_raw_pb", lambda protos: None)
     code, _, stderr = runs.resume(run_copy, "--set", "train_steps=384")
     assert code == 1
     (line,) = [line for line in stderr.splitlines() if line.startswith("error: ")]
     assert line.startswith(
-        f"error: Cannot write summaries to '{run_copy}' (No space left); stopped"
+        f"error: Cannot write summaries to '{run_copy}' (its events file stopped growing at "
     )
+    assert "is the disk full?); stopped at env step " in line
     assert "checkpoint saved. Resume with: python -m agents.scripts.train" in line
     assert "Traceback" not in stderr
-    assert _checkpoint_steps(run_copy)[-1] == 384  # The train phase's steps are kept.
+    assert _checkpoint_steps(run_copy)[-1] > 256  # The steps trained since are kept.
+
+
+def _file_size_limit(size):
+    def limit():  # In the child: writes past `size` bytes fail (EFBIG), as on a full disk.
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+
+    return limit
+
+
+def test_an_events_file_that_cannot_grow_stops_the_cli_run_saved(tmp_path):
+    command = [sys.executable, "-m", "agents.scripts.train", "--config=debug"]
+    command += [f"--logdir={tmp_path}", "--set", "train_steps=8192"]
+    env = dict(os.environ, AGENTS_XLA_CACHE="0")  # Only the run's own files are written.
+    process = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        env=env,
+        preexec_fn=_file_size_limit(40_000),
+        timeout=300,
+    )
+    assert process.returncode == 1, process.stderr
+    (run_dir,) = glob.glob(os.path.join(tmp_path, "*-debug*"))
+    (line,) = [line for line in process.stderr.splitlines() if line.startswith("error: ")]
+    assert line.startswith(f"error: Cannot write summaries to '{run_dir}' (File too large)")
+    stopped = int(line.split("stopped at env step ")[1].split(";")[0])
+    assert 0 < stopped < 8192 and "checkpoint saved" in line
+    assert "Traceback" not in process.stderr
+    assert _checkpoint_steps(run_dir)[-1] == stopped
+    assert _records(run_dir)[-1]["env_steps"] == stopped

@@ -12,6 +12,7 @@ from agents.ppo.rnd_agent import RNDPPO
 from agents.scripts import configs
 from agents.training import curves as plot
 from agents.training.run import Run
+from agents.training.tensorboard_log import TensorBoardLog
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +26,12 @@ def minigrid_run(tmp_path_factory):
         assert isinstance(run.agent, RNDPPO)
         assert run.train_env.observation_space.shape == (56, 56, 1)  # The pixel wrapper.
         warm_count = float(run.agent.rnd.observation_stats.count.numpy())
-        reports = list(run.loop())
+        tensorboard = TensorBoardLog(run_dir)  # As a Trainer's loop writes every report.
+        reports = []
+        for report in run.loop():
+            tensorboard.write(report, run.env_steps)
+            reports.append(report)
+        tensorboard.close()
         run.save()
     finally:
         run.close()

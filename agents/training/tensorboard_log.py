@@ -1,0 +1,104 @@
+"""TensorBoard as one consumer of the report stream, beside the console and metrics.jsonl.
+
+Every report of a train or eval phase is written as it is printed: its mean score and episode
+length, and its metrics (floats as scalars, arrays as histograms) under the tags of
+`summaries.tag`, at the run's training env steps. TensorFlow's event writer drops a write that
+the disk refuses without raising, so after each flush the events file must have grown; if not,
+the write failed, as a metrics.jsonl write that fails (see `reporting.run_loop`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import math
+import os
+
+import tensorflow as tf
+
+from agents.tools.loop import Report, SummaryError, summary_error, summary_proto
+from agents.training import summaries
+
+_EVENTS = "events.out.tfevents.*"
+
+
+class TensorBoardLog:
+    """The report stream in TensorBoard, in the run directory itself (one entry per run).
+
+    Args:
+        run_dir: Where the events file goes; None writes nothing (the ranks other than 0).
+
+    Raises:
+        SummaryError: The writer cannot be made (e.g. a full disk or a read-only directory).
+    """
+
+    def __init__(self, run_dir: str | None) -> None:
+        self._dir = run_dir
+        self._writer = None
+        self._path, self._size = None, 0
+        if run_dir is None:
+            return
+        before = set(glob.glob(os.path.join(run_dir, _EVENTS)))
+        try:
+            self._writer = tf.summary.create_file_writer(run_dir)
+            self._writer.flush()
+        except (OSError, tf.errors.OpError) as error:
+            raise summary_error(run_dir, error) from None
+        made = set(glob.glob(os.path.join(run_dir, _EVENTS))) - before
+        if made:  # The writer's own file (another writer may add files beside it).
+            self._path = max(made, key=os.path.getmtime)
+            self._size = os.path.getsize(self._path)
+
+    def write(self, report: Report, env_steps: int) -> None:
+        """Write `report`'s figures at `env_steps`.
+
+        Raises:
+            SummaryError: The write failed, or the events file did not grow (a full disk).
+        """
+        if self._writer is None:
+            return
+        values = [(name, getattr(report, field)) for name, field in _EPISODES]
+        values = [(name, value) for name, value in values if not math.isnan(value)]
+        values += list(report.metrics.items())
+        protos = [
+            summary_proto(tag, value)
+            for name, value in values
+            if (tag := summaries.tag(report.phase, name))
+        ]
+        protos = [proto for proto in protos if proto is not None]
+        if not protos:
+            return
+        try:
+            with self._writer.as_default(step=env_steps):
+                tf.summary.experimental.write_raw_pb(protos)
+            self._writer.flush()
+        except (OSError, tf.errors.OpError) as error:
+            raise summary_error(self._dir, error) from None
+        self._check_growth()
+
+    def _check_growth(self) -> None:
+        if self._path is None:
+            return
+        try:
+            size = os.path.getsize(self._path)
+        except OSError as error:
+            raise SummaryError(
+                f"Cannot write summaries to {self._dir!r} ({error.strerror}: {self._path})"
+            ) from None
+        if size <= self._size:
+            raise SummaryError(
+                f"Cannot write summaries to {self._dir!r} (its events file stopped growing at "
+                f"{size} bytes: is the disk full?)"
+            )
+        self._size = size
+
+    def close(self) -> None:
+        """Flush and close the writer (a failure here loses nothing already checked)."""
+        if self._writer is not None:
+            with contextlib.suppress(OSError, tf.errors.OpError):
+                self._writer.close()
+            self._writer = None
+
+
+# Episode figures of a report and their metric names (tagged `<phase>/mean_score`, ...).
+_EPISODES = (("mean_score", "score"), ("mean_length", "length"))
