@@ -12,10 +12,30 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from agents.config.errors import UsageError
+
 
 def call_steps(config: Mapping[str, Any], ranks: int = 1) -> int:
     """Env steps of one training call over all ranks."""
-    return config["rollout_length"] * config["rollouts_per_call"] * config["num_agents"] * ranks
+    return config["rollout_length"] * config["rollouts_per_call"] * rank_envs(config, ranks) * ranks
+
+
+def rank_envs(config: Mapping[str, Any], ranks: int = 1) -> int:
+    """Training envs of each rank: `num_agents`, or its share with `mpi_batch: global`.
+
+    Raises:
+        UsageError: `mpi_batch: global` with `num_agents` not a multiple of `ranks`.
+    """
+    envs = config["num_agents"]
+    if ranks == 1 or config.get("mpi_batch", "per_rank") == "per_rank":
+        return envs
+    if envs % ranks:
+        near = max(ranks, round(envs / ranks) * ranks)
+        raise UsageError(
+            f"mpi_batch=global splits num_agents={envs} over {ranks} ranks: num_agents must be "
+            f"a multiple of {ranks} (e.g. {near}), or mpi_batch=per_rank."
+        )
+    return envs // ranks
 
 
 def train_budget(config: Mapping[str, Any], ranks: int = 1) -> int:
@@ -26,7 +46,7 @@ def train_budget(config: Mapping[str, Any], ranks: int = 1) -> int:
 def describe(config: Mapping[str, Any], ranks: int = 1) -> str:
     """One line saying what is trained, e.g. `train_steps 2000 -> 2048 env steps (...)`."""
     asked, budget = config["train_steps"], train_budget(config, ranks)
-    shape = f"{config['num_agents']} envs x {config['rollout_length']} steps"
+    shape = f"{rank_envs(config, ranks)} envs x {config['rollout_length']} steps"
     if config["rollouts_per_call"] > 1:
         shape += f" x {config['rollouts_per_call']} rollouts"
     if ranks > 1:

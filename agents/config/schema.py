@@ -101,6 +101,14 @@ GROUPS: dict[str, tuple[Key, ...]] = {
             "Native MiniGrid: reset layouts drawn from minigrid's generator (cached on disk).",
         ),
         _positive("num_agents", 16, "Training environments per process, stepped as one batch."),
+        Key(
+            "mpi_batch",
+            "per_rank",
+            "Under mpirun -n K: per_rank steps num_agents envs on every rank (each update sees "
+            "K times the batch of one process); global splits num_agents over the ranks (the "
+            "batch, and the updates per env step, of one process).",
+            choices=("per_rank", "global"),
+        ),
         _positive("eval_agents", 8, "Evaluation environments per process."),
         Key("env_processes", False, "Step each environment in its own process."),
         Key(
@@ -346,6 +354,7 @@ FIXED_ON_RESUME = (
     "env",
     "env_wrapper",
     "num_agents",
+    "mpi_batch",
     "agent",
     "network",
     "policy_layers",

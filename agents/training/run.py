@@ -105,7 +105,8 @@ class Run:
         """Envs, agent and loop of this rank; rank 0 restores the latest checkpoint."""
         config, world, rank_seed = self.config, self.world, self._rank_seed
         keras.utils.set_random_seed(seed)  # The same initial network on every rank.
-        self.train_env = self._make_batch_env(config.num_agents, rank_seed, "train")
+        envs = budget.rank_envs(config, world.size)  # Before any env is built.
+        self.train_env = self._make_batch_env(envs, rank_seed, "train")
         self.eval_env = self._make_batch_env(config.eval_agents, rank_seed + 10_000, "eval")
         self._eval_limit = self._episode_limit()
         space = self.train_env.observation_space

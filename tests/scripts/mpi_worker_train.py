@@ -69,6 +69,21 @@ def check_session(world, logdir):
         run.close()
 
 
+def check_global_batch(world, logdir):
+    """`mpi_batch: global` splits num_agents over the ranks: one process's batch and updates."""
+    config = dict(configs.debug(), target_kl=1e-9, mpi_batch="global")
+    run = Run(config, world.bcast(os.path.join(logdir, "global")), seed=3, world=world)
+    try:
+        list(run.loop())
+        updates = int(run.agent.optimizer.iterations.numpy())
+        # 256 env steps / (16 steps x 2 envs) = 8 updates of 1 epoch x 2 minibatches, as one
+        # process makes them; the 2 envs are one per rank.
+        shape = (len(run.train_env), run.env_steps, updates)
+        check(world, shape == (1, 256, 16), "global batch: one process's updates", shape)
+    finally:
+        run.close()
+
+
 def check_rnd(world, logdir):
     """RND under MPI: identical networks, observation statistics of both ranks' frames."""
     config = configs.debug_rnd()
@@ -202,6 +217,7 @@ def main():
         fail(world, logdir, kill=mode == "kill")
     check_normalizer(world)
     check_session(world, logdir)
+    check_global_batch(world, logdir)
     check_rnd(world, logdir)
     check_native(world, logdir)
     check_script(world, logdir)

@@ -43,6 +43,7 @@ def test_two_ranks_train_identically_and_write_one_run(tmp_path):
         "observation statistics merged",
         "sampling differs per rank",
         "update of both ranks' rollouts",
+        "global batch: one process's updates",
         "gradient is the mean over ranks",
         "one run directory",
         "only rank 0 prints",
