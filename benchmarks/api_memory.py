@@ -6,7 +6,8 @@ temporary logdir, printing nothing) and prints the resident set size after each 
 growth over the first call's.
 
 Each run appends one JSON line to `benchmarks/results/api_memory.jsonl` (date, commit, machine,
-load, RSS and seconds per call), from which docs/python-api.md quotes its figures.
+load, RSS and seconds per call); `--page` rewrites docs/results/api_memory.md from the records of
+the newest commit.
 
 Run: `python benchmarks/api_memory.py [--config debug] [--calls 6] [--train_steps 256]`.
 """
@@ -27,6 +28,7 @@ from benchmarks.speed_matrix import commit, machine  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RECORDS = os.path.join(HERE, "results", "api_memory.jsonl")
+PAGE = os.path.join(os.path.dirname(HERE), "docs", "results", "api_memory.md")
 
 
 def rss_mb() -> float:
@@ -47,6 +49,7 @@ def main() -> None:
         default=None,
         help="Agents kept for reuse between runs (default: the library's; 0: none).",
     )
+    parser.add_argument("--page", action="store_true", help="Rewrite the results page.")
     args = parser.parse_args()
     import agents
     from agents.training import agent_pool
@@ -85,6 +88,55 @@ def main() -> None:
     print("| ---: | ---: | ---: | ---: |")
     for call, rss, seconds in rows:
         print(f"| {call} | {rss:.0f} | {rss - first:+.0f} | {seconds:.1f} |")
+    if args.page:
+        with open(PAGE, "w", encoding="utf-8") as file:
+            file.write(page(read_records()))
+
+
+def read_records() -> list[dict]:
+    if not os.path.exists(RECORDS):
+        return []
+    with open(RECORDS, encoding="utf-8") as file:
+        return [json.loads(line) for line in file if line.strip()]
+
+
+def page(records: list[dict]) -> str:
+    """docs/results/api_memory.md: every record of the newest commit, in the order measured."""
+    newest = records[-1]["commit"]
+    rows = [record for record in records if record["commit"] == newest]
+    loads = [record["load"] for record in rows]
+    calls = len(rows[0]["rss_mb"])
+    lines = [
+        "# Memory of repeated runs in one process",
+        "",
+        f"The resident set of a process that calls `agents.train(...)` {calls} times in a row",
+        "(each a new run, printing nothing), after each call, with the library's pool of ended",
+        "runs' agents (`kept agents` 4: a run of the same shapes reuses one and its compiled",
+        "update) and without it (0: every run traces and compiles its own update, which",
+        "TensorFlow keeps until the process ends). Generated from",
+        "`benchmarks/results/api_memory.jsonl` by:",
+        "",
+        "```sh",
+        "python benchmarks/api_memory.py --kept_agents 4 && python benchmarks/api_memory.py \\",
+        "    --kept_agents 0 --page   # alternately, as often as wanted",
+        "```",
+        "",
+        f"{rows[0]['date']} to {rows[-1]['date']} | {rows[0]['machine']} | commit {newest} | "
+        f"load {min(loads):.1f}-{max(loads):.1f}",
+        "",
+        "| config | kept agents | RSS after call 1 (MB) | growth after the last call (MB) "
+        "| seconds of call 1 | seconds of the later calls |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for record in rows:
+        rss, seconds = record["rss_mb"], record["seconds"]
+        later = f"{min(seconds[1:]):.1f}-{max(seconds[1:]):.1f}" if len(seconds) > 1 else "n/a"
+        lines.append(
+            f"| `{record['config']}` x {len(rss)}, {record['train_steps']} env steps | "
+            f"{record['kept_agents']} | {rss[0]:.0f} | {rss[-1] - rss[0]:+.0f} | "
+            f"{seconds[0]:.1f} | {later} |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

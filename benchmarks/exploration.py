@@ -187,14 +187,23 @@ def page(records: list[dict]) -> str:
                 solved = sum(r["success_stochastic"] >= 0.9 for r in arm_runs)
                 lines.append(f"| {arm_runs[0]['env_id']} | {arm} | {solved} of {len(arm_runs)} |")
     lines.append("")
-    for task in TASKS:
-        task_runs = [r for r in runs if r["task"] == task]
-        if not task_runs:
-            continue
-        name = f"exploration_{task}.png"
-        figure(task, task_runs, os.path.join(os.path.dirname(PAGE), name))
+    for _, task_runs, name in _figured(runs):
         lines += [f"![{task_runs[0]['env_id']}: RND and control]({name})", ""]
     return "\n".join(lines)
+
+
+def figures(records: list[dict]) -> None:
+    """The page's plots (PNG beside it), one per task, from the newest commit's records."""
+    newest = records[-1]["commit"]
+    runs = [r for r in records if r["commit"] == newest]
+    for task, task_runs, name in _figured(runs):
+        figure(task, task_runs, os.path.join(os.path.dirname(PAGE), name))
+
+
+def _figured(runs: list[dict]) -> list[tuple[str, list[dict], str]]:
+    """(task, its runs, plot file name) of each task with runs."""
+    found = [(task, [r for r in runs if r["task"] == task]) for task in TASKS]
+    return [(task, mine, f"exploration_{task}.png") for task, mine in found if mine]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -246,6 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.page or args.page_only:
         with open(PAGE, "w", encoding="utf-8") as file:
             file.write(page(read_records()) + "\n")
+        figures(read_records())
         print(f"{machine_line()}\nwrote {PAGE}")
     return 0
 

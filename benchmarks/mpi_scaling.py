@@ -3,10 +3,11 @@
 The task is `SlowPendulum-v0`: Pendulum-v1 whose step also spins the CPU for `--env_cost_us`
 (default 200 µs, about a MuJoCo locomotion step with its frame skip). MuJoCo need not be installed,
 and plain Pendulum (~20 µs a step) would leave the time to TensorFlow's per-step overhead, which
-is no test of environment-bound scaling. Every rank runs the `pendulum` config unchanged (16 envs
-in-process, rollouts of 128 steps, 10 epochs of 32 minibatches), TensorFlow limited to its share of
-the cores (`mpi.share_cores`). All runs train the same total env steps (`--steps`), so K ranks do
-1/K as many updates of K times the batch.
+is no test of environment-bound scaling. Every rank runs the `pendulum` config (16 envs in-process,
+rollouts of 128 steps, 10 epochs of 32 minibatches), TensorFlow limited to its share of the cores
+(`mpi.share_cores`). All runs train the same total env steps (`--steps`): with `--mpi_batch
+per_rank` K ranks do 1/K as many updates of K times the batch; with `global` the 16 envs are split
+over the ranks, so every run makes one process's updates.
 
 Throughput is the env steps of all ranks over the wall time of the train phases after the first
 (whose time includes tf.function tracing), timed on rank 0 between the loop's reports; the
@@ -14,7 +15,12 @@ evaluation phases in between are not counted. The final return is that of the de
 on 20 fresh episodes, shared among the ranks. Each run starts with `mpirun -n K` (K=1 too, so that
 both pay the same launcher); the load average is printed, as other processes skew the timings.
 
-Run: `python benchmarks/mpi_scaling.py [--ranks 1 2] [--steps 98304] [--env_cost_us 200]`.
+Each run appends a record per launch to `benchmarks/results/mpi_scaling.jsonl` (figures, seed,
+batch mode, commit, machine, load, date); `--page` rewrites docs/results/mpi_scaling.md from the
+records of the newest sitting.
+
+Run: `python benchmarks/mpi_scaling.py [--ranks 1 2] [--seeds 0 1 2] [--mpi_batch per_rank global]
+[--steps 98304] [--env_cost_us 200] [--page]`.
 """
 
 from __future__ import annotations
@@ -30,6 +36,15 @@ import tempfile
 import time
 
 import gymnasium
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mpi_scaling_page  # noqa: E402
+from common import machine_line  # noqa: E402
+from speed_matrix import commit, machine, read_records  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+RECORDS = os.path.join(HERE, "results", "mpi_scaling.jsonl")
 
 PHASES = 4  # Train phases, each followed by a short evaluation.
 EVAL_EPISODES = 20
@@ -60,7 +75,7 @@ def _register(cost_us: float) -> None:
     )
 
 
-def worker(steps: int, cost_us: float, seed: int) -> None:
+def worker(steps: int, cost_us: float, seed: int, mpi_batch: str) -> None:
     """One rank of a run; rank 0 prints the measurements as a JSON line."""
     from agents.scripts import configs
     from agents.tools import mpi
@@ -76,6 +91,7 @@ def worker(steps: int, cost_us: float, seed: int) -> None:
         train_every=steps // PHASES,
         eval_episodes=1,  # The shortest evaluation between phases.
         checkpoint_every=10 * steps,
+        mpi_batch=mpi_batch,
     )
     run_dir = world.bcast(tempfile.mkdtemp(prefix="mpi_scaling_") if world.is_root else None)
     run = Run(config, run_dir, seed, world)
@@ -105,9 +121,10 @@ def worker(steps: int, cost_us: float, seed: int) -> None:
         print(json.dumps(result), flush=True)
 
 
-def launch(ranks: int, args: argparse.Namespace) -> dict:
+def launch(ranks: int, seed: int, mpi_batch: str, args: argparse.Namespace) -> dict:
     command = [MPIRUN, "-n", str(ranks), sys.executable, os.path.abspath(__file__), "--worker"]
-    command += [f"--steps={args.steps}", f"--env_cost_us={args.env_cost_us}", f"--seed={args.seed}"]
+    command += [f"--steps={args.steps}", f"--env_cost_us={args.env_cost_us}", f"--seed={seed}"]
+    command += ["--mpi_batch", mpi_batch]
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     result = subprocess.run(command, capture_output=True, text=True, env=env)
     if result.returncode:
@@ -117,48 +134,59 @@ def launch(ranks: int, args: argparse.Namespace) -> dict:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def table(runs: list[dict]) -> str:
-    header = ["ranks", "env steps", "train s", "env steps/s", "speed-up", "eval return", "wall s"]
-    rows = [header]
-    for run in runs:
-        speedup = run["steps_per_second"] / runs[0]["steps_per_second"]
-        rows.append(
-            [
-                str(run["ranks"]),
-                f"{run['env_steps']:,}",
-                f"{run['seconds']:.1f}",
-                f"{run['steps_per_second']:,.0f}",
-                f"{speedup:.2f}x",
-                f"{run['eval_mean']:.1f} ± {run['eval_std']:.1f}",
-                f"{run['wall']:.1f}",
-            ]
-        )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    lines = ["| " + " | ".join(c.rjust(w) for c, w in zip(row, widths)) + " |" for row in rows]
-    lines.insert(1, "| " + " | ".join("-" * (w - 1) + ":" for w in widths) + " |")
-    return "\n".join(lines)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ranks", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--steps", type=int, default=98_304, help="Total training env steps.")
     parser.add_argument("--env_cost_us", type=float, default=200.0)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0])
+    parser.add_argument(
+        "--mpi_batch", nargs="+", default=["per_rank"], choices=["per_rank", "global"]
+    )
+    parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)  # The worker's.
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--page", action="store_true", help="Rewrite the results page.")
     args = parser.parse_args()
     if args.worker:
-        worker(args.steps, args.env_cost_us, args.seed)
+        worker(args.steps, args.env_cost_us, args.seed, args.mpi_batch[0])
         return
     call = 16 * 128 * max(args.ranks)  # Env steps of one training call of the widest run.
     if args.steps % (PHASES * call):
         parser.error(f"--steps must be a multiple of {PHASES * call} (whole calls per phase).")
-    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
-    print(f"{os.cpu_count()} CPUs, load {load}; SlowPendulum-v0 (+{args.env_cost_us:g} µs/step)")
-    runs = [launch(ranks, args) for ranks in args.ranks]
-    print(table(runs))
-    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
-    print(f"TF threads per rank: {[run['threads'] for run in runs]}; load after: {load}")
+    host, revision = machine(), commit(ROOT)
+    started = time.strftime("%Y-%m-%d %H:%M:%S")
+    print(f"{machine_line()}; SlowPendulum-v0 (+{args.env_cost_us:g} µs/step)", flush=True)
+    for seed in args.seeds:
+        for mpi_batch in args.mpi_batch:
+            for ranks in args.ranks:  # Alternating, so that load affects every run alike.
+                if ranks == 1 and mpi_batch != args.mpi_batch[0]:
+                    continue  # One process has one batch whatever the mode.
+                load = os.getloadavg()[0]
+                result = launch(ranks, seed, mpi_batch, args)
+                record = dict(
+                    started=started,
+                    date=time.strftime("%Y-%m-%d %H:%M"),
+                    commit=revision,
+                    machine=host,
+                    load=round(load, 2),
+                    seed=seed,
+                    mpi_batch=mpi_batch if ranks > 1 else "one process",
+                    env_cost_us=args.env_cost_us,
+                    **result,
+                )
+                with open(RECORDS, "a", encoding="utf-8") as file:
+                    file.write(json.dumps(record) + "\n")
+                print(
+                    f"seed {seed}, {ranks} rank(s), {record['mpi_batch']}: "
+                    f"{result['steps_per_second']:,.0f} env steps/s, "
+                    f"eval {result['eval_mean']:.1f}",
+                    flush=True,
+                )
+    text = mpi_scaling_page.page(read_records(RECORDS))
+    print(text)
+    if args.page:
+        with open(mpi_scaling_page.PAGE, "w", encoding="utf-8") as file:
+            file.write(text)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,8 @@ against that checkout's `agents` measured alternately in the same run (one child
 CPU.
 
 Run: `python benchmarks/speed_matrix.py [--quick] [--families pendulum cartpole] [--seconds 20]`
-     `python benchmarks/speed_matrix.py --quick --against ../main-worktree`
+     `python benchmarks/speed_matrix.py --quick --against ../main-worktree --page`
+(`--page` rewrites docs/results/speed_matrix.md from the records of the newest sitting.)
 """
 
 from __future__ import annotations
@@ -191,15 +192,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per family at most")
     parser.add_argument("--records", default=RECORDS, help="the JSON-lines file of records")
     parser.add_argument("--no-record", action="store_true", help="print only, append nothing")
+    parser.add_argument(
+        "--page", action="store_true", help="rewrite docs/results/speed_matrix.md from the records"
+    )
     args = parser.parse_args(argv)
     seconds = 4.0 if args.quick else args.seconds
     checkouts = [os.path.dirname(HERE)] + ([os.path.abspath(args.against)] if args.against else [])
     host, revisions = machine(), [commit(checkout) for checkout in checkouts]
     history = read_records(args.records)
+    started = time.strftime("%Y-%m-%d %H:%M:%S")  # The sitting whose records make the page.
     rows, records = [], []
     for family in args.families:
         measured = {}
-        for checkout, revision in zip(checkouts, revisions):
+        for index, (checkout, revision) in enumerate(zip(checkouts, revisions)):
             load = os.getloadavg()[0]
             result = measure(family, seconds, checkout, args.timeout)
             if result is None:
@@ -210,6 +215,9 @@ def main(argv: list[str] | None = None) -> int:
                 machine=host,
                 load=round(load, 2),
                 date=time.strftime("%Y-%m-%d %H:%M"),
+                started=started,
+                seconds=seconds,
+                against=index == 1,  # Measured as the other checkout of `--against`.
             )
             records.append(record)
             print(f"{family} at {revision}: {record['steps_per_second']:,.0f}", file=sys.stderr)
@@ -239,6 +247,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{stamp} | {host} | commit {revisions[0]} | calls timed for {seconds:g} s\n")
     header = ["family", "train call env steps/s", "calls", "first call s", "load", "against"]
     print(table(header, rows))
+    if args.page:
+        from speed_matrix_page import PAGE, page
+
+        with open(PAGE, "w", encoding="utf-8") as file:
+            file.write(page(read_records(args.records)))
     return 0
 
 

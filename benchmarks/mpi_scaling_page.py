@@ -1,0 +1,68 @@
+"""docs/results/mpi_scaling.md, from the records of the MPI scaling benchmark's newest sitting."""
+
+from __future__ import annotations
+
+import os
+import statistics
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PAGE = os.path.join(os.path.dirname(HERE), "docs", "results", "mpi_scaling.md")
+
+_INTRO = """# MPI scaling
+
+Training env steps per second with 1 and 2 ranks on an env-heavy task, and the return at equal
+total env steps. The task is Pendulum-v1 with 200 µs of busy work per env step (about a MuJoCo
+locomotion step with its frame skip) and the `pendulum` config. `mpi_batch` says how the ranks
+share it ([MPI](../mpi.md)): `per_rank`, every rank steps the config's 16 envs, so each update
+sees twice one process's batch and a run at equal env steps makes half the updates; `global`,
+the 16 envs are split over the ranks, so every update and the number of updates per env step
+are one process's. Throughput counts the env steps of all ranks over the train phases after the
+first; the return is the deterministic policy's over 20 episodes after training, as mean and
+spread over seeds. Generated from `benchmarks/results/mpi_scaling.jsonl` by:
+
+```sh
+python benchmarks/mpi_scaling.py --seeds 0 1 2 --mpi_batch per_rank global --page
+```
+"""
+
+
+def sitting(records: list[dict]) -> list[dict]:
+    """The records of the newest sitting, in the order measured."""
+    newest = [record for record in records if "started" in record]
+    if not newest:
+        return []
+    started = newest[-1]["started"]
+    return [record for record in newest if record["started"] == started]
+
+
+def page(records: list[dict]) -> str:
+    """The page's Markdown: one row per (ranks, batch mode), over the sitting's seeds."""
+    rows = sitting(records)
+    if not rows:
+        return _INTRO + "\nNo sitting recorded yet.\n"
+    groups: dict[tuple[int, str], list[dict]] = {}
+    for record in rows:
+        groups.setdefault((record["ranks"], record["mpi_batch"]), []).append(record)
+    base = statistics.median(r["steps_per_second"] for r in groups.get((1, "one process"), rows))
+    loads = [record["load"] for record in rows]
+    header = (
+        f"{rows[0]['date']} to {rows[-1]['date']} | {rows[0]['machine']} | commit "
+        f"{rows[0]['commit']} | launches alternating per seed | load "
+        f"{min(loads):.1f}-{max(loads):.1f}"
+    )
+    lines = [
+        "| ranks | mpi_batch | seeds | env steps | env steps/s (median) | speed-up "
+        "| eval return (mean ± std over seeds) | seeds' returns | wall s (median) |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |",
+    ]
+    for (ranks, mode), group in sorted(groups.items()):
+        speed = statistics.median(r["steps_per_second"] for r in group)
+        returns = [r["eval_mean"] for r in group]
+        spread = statistics.pstdev(returns) if len(returns) > 1 else 0.0
+        lines.append(
+            f"| {ranks} | {mode} | {len(group)} | {group[0]['env_steps']:,} | {speed:,.0f} | "
+            f"{speed / base:.2f}x | {statistics.fmean(returns):.1f} ± {spread:.1f} | "
+            f"{', '.join(f'{value:.0f}' for value in returns)} | "
+            f"{statistics.median(r['wall'] for r in group):.1f} |"
+        )
+    return "\n".join([_INTRO, header, "", *lines, ""])

@@ -1,0 +1,88 @@
+"""The results pages that benchmarks' records make, written again from those records.
+
+`python -m benchmarks.pages` rewrites every such page (with `--figures`, their plots too);
+`python -m benchmarks.pages --check` only says which committed page differs from what its records
+give (tests/test_pages.py runs the same check). Each benchmark's own `--page` writes its page in
+the same way after a run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)  # The benchmarks import their helpers by module name.
+sys.path.insert(0, ROOT)
+
+
+def pages() -> dict[str, Callable[[], str]]:
+    """Page path (relative to the repository) -> the text its records give."""
+    from benchmarks import (
+        api_memory,
+        env_backends,
+        exploration,
+        minigrid_native,
+        mpi_scaling_page,
+        speed_matrix,
+        speed_matrix_page,
+    )
+
+    return {
+        "docs/results/api_memory.md": lambda: api_memory.page(api_memory.read_records()),
+        "docs/results/env_backends.md": lambda: env_backends.page(
+            speed_matrix.read_records(env_backends.RECORDS)
+        ),
+        "docs/results/exploration.md": lambda: exploration.page(exploration.read_records()) + "\n",
+        "docs/results/minigrid_native.md": lambda: (
+            minigrid_native.page(minigrid_native.read_records()) + "\n"
+        ),
+        "docs/results/mpi_scaling.md": lambda: mpi_scaling_page.page(
+            speed_matrix.read_records(os.path.join(HERE, "results", "mpi_scaling.jsonl"))
+        ),
+        "docs/results/speed_matrix.md": lambda: speed_matrix_page.page(
+            speed_matrix.read_records(speed_matrix.RECORDS)
+        ),
+    }
+
+
+def stale() -> list[str]:
+    """The pages whose committed text differs from what their records give."""
+    found = []
+    for path, render in pages().items():
+        try:
+            with open(os.path.join(ROOT, path), encoding="utf-8") as file:
+                committed = file.read()
+        except FileNotFoundError:
+            committed = None
+        if committed != render():
+            found.append(path)
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if stale")
+    parser.add_argument("--figures", action="store_true", help="redraw the pages' plots too")
+    args = parser.parse_args(argv)
+    if args.check:
+        found = stale()
+        for path in found:
+            print(f"{path} differs from what its records give", file=sys.stderr)
+        return 1 if found else 0
+    for path, render in pages().items():
+        with open(os.path.join(ROOT, path), "w", encoding="utf-8") as file:
+            file.write(render())
+        print(f"wrote {path}")
+    if args.figures:
+        from benchmarks import exploration
+
+        exploration.figures(exploration.read_records())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
