@@ -20,6 +20,7 @@ import yaml
 
 import agents
 from agents.scripts import configs
+from tests.scripts.capture import TIMESTAMP, untimed
 
 
 def test_import_agents_is_light_and_names_the_api():
@@ -228,7 +229,9 @@ def test_verbose_0_prints_nothing_and_1_the_report_lines(tmp_path, capfd):
     # stdout only: TensorFlow's C++ log lines on stderr depend on how the first import of it in
     # this process went, which depends on the test order.
     assert quiet.out == ""
-    assert told.out.startswith("Starting run ") and "train  env step       128" in told.out
+    # A file descriptor that is no terminal (pytest's capture): lines start with the time.
+    assert untimed(told.out).startswith("Starting run ") and "train  env step       128" in told.out
+    assert TIMESTAMP.match(told.out)
 
 
 def test_a_user_defined_native_env_trains_through_the_api(tmp_path):

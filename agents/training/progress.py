@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import sys
+import time
 from typing import IO, Any
 
 from tqdm import tqdm
@@ -84,9 +85,30 @@ def _widget_bar() -> type[tqdm] | None:
 
 
 def write(line: str) -> None:
-    """Print `line` on stdout, clearing a progress bar on the terminal first and redrawing it."""
+    """Print `line` on stdout, clearing a progress bar on the terminal first and redrawing it.
+
+    Where stdout is a file or a pipe (nohup, SLURM, `| tee`), each line starts with the date and
+    time (`2026-11-26 12:51:47 `), since such a log has no bar and is read later; a terminal, a
+    notebook and an in-memory stream get the line as it is.
+    """
+    if timestamped(sys.stdout):
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S ")
+        line = "\n".join(stamp + part for part in line.split("\n"))
     tqdm.write(line, file=sys.stdout)
     sys.stdout.flush()
+
+
+def timestamped(stream: IO[str]) -> bool:
+    """Whether lines written to `stream` carry a timestamp: a file descriptor (a file or a pipe)
+    that is no terminal, outside a Jupyter kernel."""
+    try:
+        stream.fileno()
+    except (AttributeError, OSError, ValueError):  # In-memory (io.UnsupportedOperation), closed.
+        return False
+    try:
+        return not stream.isatty() and not in_notebook()
+    except (AttributeError, OSError, ValueError):
+        return False
 
 
 # tqdm's default bar, with the rate of the report lines (training calls) instead of its own.

@@ -81,6 +81,9 @@ class TensorBoardLog:
             return
         try:
             size = os.path.getsize(self._path)
+        except FileNotFoundError:  # Moved or deleted with the run directory: the run says so.
+            self._path = None
+            return
         except OSError as error:
             raise SummaryError(
                 f"Cannot write summaries to {self._dir!r} ({error.strerror}: {self._path})"

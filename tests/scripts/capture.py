@@ -4,9 +4,18 @@ import contextlib
 import io
 import os
 import queue
+import re
 import subprocess
 import sys
 import threading
+
+# What `agents.training.progress.write` puts before each line on a file or a pipe.
+TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d ", re.MULTILINE)
+
+
+def untimed(text):
+    """`text` (a line or several) without the timestamps a pipe's lines start with."""
+    return TIMESTAMP.sub("", text)
 
 
 def run_main(main, argv):
@@ -39,7 +48,7 @@ def training_process(argv, stderr=subprocess.DEVNULL):
     reader.start()
     try:
         line = ""
-        while not line.startswith("train  env step"):
+        while not untimed(line).startswith("train  env step"):
             line = lines.get(timeout=60)
             assert line is not None, "The training process exited before its first report."
         yield process

@@ -13,7 +13,7 @@ from agents.config.errors import UsageError
 from agents.scripts import configs, train
 from agents.training import run_dirs
 from agents.training import run_setup as run_setup
-from tests.scripts.capture import run_main
+from tests.scripts.capture import TIMESTAMP, run_main, untimed
 
 
 def _cli(*argv):
@@ -168,7 +168,10 @@ def test_console_is_quiet_unless_verbose(tmp_path):
     result = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""  # No TensorFlow, absl or Python warning lines.
-    assert result.stdout.splitlines()[-1].startswith("Done: 256 env steps")
+    # A pipe, as nohup's or SLURM's log: every line says when it was printed.
+    lines = result.stdout.splitlines()
+    assert lines and all(TIMESTAMP.match(line) for line in lines), result.stdout
+    assert untimed(lines[-1]).startswith("Done: 256 env steps")
     # The compiled update went into the persistent XLA cache, for the next start.
     (cache,) = os.listdir(tmp_path / "cache" / "agents")
     assert any(

@@ -11,7 +11,7 @@ import sys
 from agents.config import files
 from agents.scripts import train
 from tests.scripts import runs
-from tests.scripts.capture import run_main
+from tests.scripts.capture import run_main, untimed
 
 
 def _checkpoint_steps(run_dir):
@@ -31,7 +31,7 @@ def test_training_outlives_a_closed_stdout_pipe(tmp_path):
     first = process.stdout.readline()  # As `| head -1` does: one line, then the pipe closes.
     process.stdout.close()
     _, stderr = process.communicate(timeout=300)
-    assert first.startswith("Starting run ")
+    assert untimed(first).startswith("Starting run ")
     assert process.returncode == 0, stderr
     assert "Traceback" not in stderr and "BrokenPipeError" not in stderr
     assert "warning: stdout is gone (Broken pipe); training goes on" in stderr

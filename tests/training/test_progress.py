@@ -1,6 +1,7 @@
 """Tests for the progress bars: what they show, and when they stay silent."""
 
 import io
+import re
 import sys
 import types
 import warnings
@@ -176,3 +177,19 @@ def test_notebook_bar_follows_a_redirected_stdout(monkeypatch):
     with progress.bar(3, "episode") as bar:
         bar.update(3)
     assert type(bar) is tqdm and "3.00/3.00" in redirected.getvalue()
+
+
+def test_lines_on_a_file_or_pipe_start_with_the_time_and_in_memory_ones_do_not(
+    tmp_path, monkeypatch
+):
+    path = tmp_path / "log.txt"
+    with open(path, "w") as log:
+        monkeypatch.setattr(sys, "stdout", log)  # As nohup's or SLURM's log file.
+        progress.write("Starting run x.\nsecond line")
+    first, second = path.read_text().splitlines()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d Starting run x\.", first)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d second line", second)
+    memory = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", memory)
+    progress.write("Starting run x.")
+    assert memory.getvalue() == "Starting run x.\n"

@@ -63,3 +63,14 @@ def test_rank_other_than_0_writes_nothing(tmp_path):
     log.write(Report("train", 1, -5.0, 1, {"policy_loss": 1.0}), env_steps=64)
     log.close()
     assert os.listdir(tmp_path) == []
+
+
+def test_a_run_directory_moved_away_is_left_to_the_run_to_tell(tmp_path):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    log = TensorBoardLog(str(run_dir))
+    log.write(Report("train", 1, -5.0, 1, {}), env_steps=64)
+    os.rename(run_dir, tmp_path / "elsewhere")  # The run's loop finds it gone, and says so.
+    log.write(Report("train", 2, -4.0, 1, {}), env_steps=128)
+    log.close()
+    assert _scalars(str(tmp_path / "elsewhere"))["train/mean_score"] == [(64, -5.0), (128, -4.0)]
