@@ -1,4 +1,4 @@
-"""The results pages that benchmarks' records make, written again from those records.
+"""The results pages (and README's numbers) that benchmarks' records make, written again.
 
 `python -m benchmarks.pages` rewrites every such page (with `--figures`, their plots too);
 `python -m benchmarks.pages --check` only says which committed page differs from what its records
@@ -27,11 +27,13 @@ def pages() -> dict[str, Callable[[], str]]:
         exploration,
         minigrid_native,
         mpi_scaling_page,
+        readme_numbers,
         speed_matrix,
         speed_matrix_page,
     )
 
     return {
+        "README.md": readme_numbers.readme,
         "docs/results/api_memory.md": lambda: api_memory.page(api_memory.read_records()),
         "docs/results/env_backends.md": lambda: env_backends.page(
             speed_matrix.read_records(env_backends.RECORDS)
@@ -74,8 +76,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{path} differs from what its records give", file=sys.stderr)
         return 1 if found else 0
     for path, render in pages().items():
+        text = render()  # Before the file is opened for writing: README's is read to render.
         with open(os.path.join(ROOT, path), "w", encoding="utf-8") as file:
-            file.write(render())
+            file.write(text)
         print(f"wrote {path}")
     if args.figures:
         from benchmarks import exploration

@@ -1,0 +1,143 @@
+"""The bullets of README's "The numbers" that benchmarks' records make, between two markers.
+
+`python -m benchmarks.pages` rewrites them with the results pages; the other bullets quote pages
+whose benchmarks keep no records yet.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import textwrap
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+README = os.path.join(os.path.dirname(HERE), "README.md")
+BEGIN = "<!-- numbers generated from benchmarks/results by python -m benchmarks.pages -->"
+END = "<!-- end of generated numbers -->"
+
+
+def _read(name: str) -> list[dict]:
+    from benchmarks.speed_matrix import read_records
+
+    return read_records(os.path.join(HERE, "results", f"{name}.jsonl"))
+
+
+def _sitting(records: list[dict]) -> list[dict]:
+    newest = [record for record in records if "started" in record]
+    started = newest[-1]["started"]
+    return [record for record in newest if record["started"] == started]
+
+
+def _where(record: dict) -> str:
+    return f"{record['date'][:10]}, {record['machine'].split(',')[0]}"
+
+
+def throughput() -> str:
+    rows = {r["family"]: r for r in _sitting(_read("speed_matrix")) if not r["against"]}
+    pendulum = rows["pendulum"]
+    return (
+        f"- **Throughput** ({_where(pendulum)}): {pendulum['steps_per_second']:,.0f} env steps/s "
+        f"in Pendulum's training calls ({pendulum['seconds']:g} s of calls), rollout and update "
+        "included; every agent family on the [speed matrix](docs/results/speed_matrix.md)."
+    )
+
+
+def native_minigrid() -> str:
+    rows = _sitting(_read("minigrid_native"))
+    doorkey = next(r for r in rows if r["env_id"] == "MiniGrid-DoorKey-8x8-v0")
+    python = [r["minigrid_python_steps_per_second"] for r in rows]
+    matrix = {r["family"]: r for r in _sitting(_read("speed_matrix")) if not r["against"]}
+    rnd = matrix.get("minigrid_native_rnd")
+    text = (
+        f"- **Native MiniGrid** ({_where(doorkey)}): minigrid's envs as TensorFlow ops, "
+        f"{doorkey['envs']:,} DoorKey-8x8 envs at {doorkey['steps_per_second'] / 1e6:.2f}M env "
+        f"steps/s under random actions, where minigrid's own step runs "
+        f"{min(python) / 1e3:.1f}-{max(python) / 1e3:.1f}k per env in Python "
+        "([throughput](docs/results/minigrid_native.md))."
+    )
+    if rnd is not None:
+        text += (
+            f" RND on the symbolic view trains at {rnd['steps_per_second'] / 1e3:.0f}k env "
+            f"steps/s in its training calls ({_where(rnd)}; one XLA program, [speed "
+            "matrix](docs/results/speed_matrix.md))."
+        )
+    return text
+
+
+def exploration() -> str:
+    records = _read("exploration")
+    newest = records[-1]["commit"]
+    runs = [r for r in records if r["commit"] == newest]
+    tasks = []
+    for task in dict.fromkeys(r["task"] for r in runs):
+        arms = {r["arm"]: r for r in runs if r["task"] == task}
+        env_id = arms["rnd"]["env_id"].removeprefix("MiniGrid-").removesuffix("-v0")
+        tasks.append(
+            f"{env_id} (RND {arms['rnd']['success_stochastic']:.2f}, control "
+            f"{arms['control']['success_stochastic']:.2f} at "
+            f"{arms['rnd']['train_steps'] / 1e6:.1f}M env steps)"
+        )
+    seeds = len({r["seed"] for r in runs})
+    return (
+        f"- **Exploration on native MiniGrid** ({_where(runs[-1])}, {seeds} seed"
+        f"{'s' if seeds > 1 else ''} per arm): success on minigrid's own env of RND and of its "
+        f"control (the same agent without the bonus): {'; '.join(tasks)} "
+        "([exploration](docs/results/exploration.md))."
+    )
+
+
+def scaling() -> str:
+    rows = _sitting(_read("mpi_scaling"))
+    groups: dict[str, list[dict]] = {}
+    for row in rows:
+        groups.setdefault(row["mpi_batch"], []).append(row)
+    base = statistics.median(r["steps_per_second"] for r in groups["one process"])
+
+    def figures(mode: str) -> str:
+        speed = statistics.median(r["steps_per_second"] for r in groups[mode]) / base
+        score = statistics.fmean(r["eval_mean"] for r in groups[mode])
+        return f"{speed:.2f}x, return {score:.0f}"
+
+    modes = [m for m in ("per_rank", "global") if m in groups]
+    return (
+        f"- **Scaling** ({_where(rows[0])}): `mpirun -n 2` on an env-bound Pendulum, env steps/s "
+        f"and return at equal env steps over {len(groups['one process'])} seeds against one "
+        f"process's (return {statistics.fmean(r['eval_mean'] for r in groups['one process']):.0f})"
+        f": {'; '.join(f'mpi_batch={m} {figures(m)}' for m in modes)} "
+        "([MPI scaling](docs/results/mpi_scaling.md))."
+    )
+
+
+def memory() -> str:
+    records = _read("api_memory")
+    newest = records[-1]["commit"]
+    rows = [r for r in records if r["commit"] == newest]
+
+    def growth(kept: bool) -> str:
+        found = [r["rss_mb"][-1] - r["rss_mb"][0] for r in rows if (r["kept_agents"] > 0) == kept]
+        return f"{min(found):+.0f} to {max(found):+.0f} MB"
+
+    calls = len(rows[0]["rss_mb"])
+    return (
+        f'- **Memory** ({_where(rows[0])}): {calls} `agents.train("debug")` calls in one process '
+        f"grow it by {growth(True)} (agents of ended runs reused), {growth(False)} without "
+        "([memory](docs/results/api_memory.md))."
+    )
+
+
+def block() -> str:
+    """The generated bullets, markers included, wrapped as the README's text is."""
+    bullets = [throughput(), native_minigrid(), exploration(), scaling(), memory()]
+    wrapped = [
+        textwrap.fill(bullet, 100, subsequent_indent="  ", break_on_hyphens=False)
+        for bullet in bullets
+    ]
+    return "\n".join([BEGIN, *wrapped, END])
+
+
+def readme() -> str:
+    """README.md with its generated block rewritten."""
+    with open(README, encoding="utf-8") as file:
+        text = file.read()
+    start, end = text.index(BEGIN), text.index(END) + len(END)
+    return text[:start] + block() + text[end:]
