@@ -13,7 +13,11 @@ Prints a table per run, a summary per task and a PASS/FAIL line per target; writ
 `<out>/learning.md`, a PNG of the eval curves of all seeds per task, and keeps the run directories
 under `<out>/runs`. Exits with 1 if a target fails.
 
-Run: `python benchmarks/learning.py [--seeds 3] [--tasks pendulum cartpole] [--out benchmarks/out]`.
+Every run also appends a record per (task, seed) to `benchmarks/results/learning.jsonl` (figures,
+targets met, commit, machine, load, date); `--page` rewrites docs/results/learning.md and its plots
+from the newest sitting of each task.
+
+Run: `python benchmarks/learning.py [--seeds 3] [--tasks pendulum cartpole] [--page]`.
 """
 
 from __future__ import annotations
@@ -33,7 +37,10 @@ from typing import NamedTuple
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import learning_page  # noqa: E402
 from common import run_script  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 EVAL_EPISODES = 20
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out")
@@ -88,15 +95,21 @@ def train_and_evaluate(config: dict, budget: int, seed: int, run_dir: str) -> di
 
     tf_loading.import_tensorflow()  # As train does: its TF settings (oneDNN off, XLA's cache).
     from agents.training.run import Run
+    from agents.training.tensorboard_log import TensorBoardLog
 
     train_call = config["rollout_length"] * config["num_agents"]
     run = Run(config, run_dir, seed)
+    log = TensorBoardLog(run_dir)  # The curves, as a Trainer's run writes them.
     try:
         start = time.perf_counter()
-        reports = list(run.loop(should_stop=lambda: run.env_steps + train_call > budget))
+        reports = []
+        for report in run.loop(should_stop=lambda: run.env_steps + train_call > budget):
+            log.write(report, run.env_steps)
+            reports.append(report)
         seconds = time.perf_counter() - start
         scores = run.evaluate(EVAL_EPISODES)
     finally:
+        log.close()
         run.close()
     return dict(
         env_steps=run.env_steps,
@@ -219,8 +232,10 @@ def report(results: dict[str, dict[int, dict[str, float]]], seconds: float) -> t
     return text, all(passed for passed, _ in lines)
 
 
-def run_all(tasks: list[str], seeds: int, out: str) -> dict[str, dict[int, dict[str, float]]]:
-    """Runs every task and seed in turn, logging progress to stderr; saves the PNGs."""
+def run_all(
+    tasks: list[str], seeds: int, out: str, plots: str
+) -> dict[str, dict[int, dict[str, float]]]:
+    """Runs every task and seed in turn, logging progress to stderr; saves the PNGs in `plots`."""
     start, count = time.perf_counter(), 0
     results: dict[str, dict[int, dict[str, float]]] = {}
     for task in tasks:
@@ -229,10 +244,12 @@ def run_all(tasks: list[str], seeds: int, out: str) -> dict[str, dict[int, dict[
         for seed, run_dir in run_dirs.items():
             count += 1
             print(f"[{count}/{len(tasks) * seeds}] {task} seed {seed} ...", file=sys.stderr)
+            load = round(os.getloadavg()[0], 2)  # Before the run: the rest of the machine's.
             results[task][seed] = run_child(__file__, [task, str(seed)], run_dir)
+            results[task][seed]["load"] = load
             elapsed = f"{time.perf_counter() - start:.0f} s elapsed"
             print(f"  eval {results[task][seed]['eval_mean']:.1f}; {elapsed}", file=sys.stderr)
-        print(f"saved {save_curves(task, run_dirs, results[task], out)}", file=sys.stderr)
+        print(f"saved {save_curves(task, run_dirs, results[task], plots)}", file=sys.stderr)
     return results
 
 
@@ -242,13 +259,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 per task")
     parser.add_argument("--tasks", nargs="+", choices=sorted(TARGETS), default=list(TARGETS))
     parser.add_argument("--out", default=DEFAULT_OUT, help="directory of the report and runs")
+    parser.add_argument(
+        "--page", action="store_true", help="rewrite docs/results/learning.md and its plots"
+    )
     args = parser.parse_args(argv)
+    from speed_matrix import commit, machine, read_records  # Imports `table` from here.
+
     os.makedirs(os.path.join(args.out, "runs"), exist_ok=True)
     start = time.perf_counter()
-    results = run_all(args.tasks, args.seeds, args.out)
+    started, revision, host = time.strftime("%Y-%m-%d %H:%M:%S"), commit(ROOT), machine()
+    plots = os.path.dirname(learning_page.PAGE) if args.page else args.out
+    results = run_all(args.tasks, args.seeds, args.out, plots)
     text, passed = report(results, time.perf_counter() - start)
     with open(os.path.join(args.out, "learning.md"), "w") as handle:
         handle.write(text + "\n")
+    with open(learning_page.RECORDS, "a", encoding="utf-8") as file:
+        for task, by_seed in results.items():
+            task_checks = checks(task, summarize(list(by_seed.values())))
+            for seed, run in by_seed.items():
+                record = dict(started=started, date=started[:16], commit=revision, machine=host)
+                record.update(task=task, seed=seed, checks=task_checks, **run)
+                file.write(json.dumps(record) + "\n")
+    if args.page:
+        with open(learning_page.PAGE, "w", encoding="utf-8") as file:
+            file.write(learning_page.page(read_records(learning_page.RECORDS)))
     print(text)
     return 0 if passed else 1
 

@@ -1,0 +1,81 @@
+"""docs/results/learning.md, from the learning benchmark's records (the newest sitting per task)."""
+
+from __future__ import annotations
+
+import os
+import statistics
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PAGE = os.path.join(os.path.dirname(HERE), "docs", "results", "learning.md")
+RECORDS = os.path.join(HERE, "results", "learning.jsonl")
+TITLES = {"pendulum": "Pendulum-v1", "cartpole": "CartPole-v1"}
+
+_INTRO = """# Learning curves: Pendulum and CartPole
+
+Each (task, seed) trains its named config in a fresh process, stops at the last whole training
+call within the task's budget (Pendulum 100k env steps, CartPole 60k), then the deterministic
+policy plays 20 fresh episodes. "env steps/s" is training env steps over the loop's wall time,
+evaluation phases and tracing included; "train call steps/s" is the median rate of single
+training calls (rollout and update) after tracing; peak RSS is the child process's. Generated
+from `benchmarks/results/learning.jsonl` by:
+
+```sh
+python benchmarks/learning.py --tasks pendulum --seeds 10 --page
+python benchmarks/learning.py --tasks cartpole --seeds 3 --page
+```
+
+Stable-Baselines3 on the same tasks, side by side: [speed](speed.md).
+"""
+
+
+def newest(records: list[dict], task: str) -> list[dict]:
+    """The records of `task` from the newest sitting that ran it."""
+    mine = [record for record in records if record["task"] == task]
+    if not mine:
+        return []
+    started = mine[-1]["started"]
+    return [record for record in mine if record["started"] == started]
+
+
+def section(task: str, runs: list[dict]) -> list[str]:
+    loads = [run["load"] for run in runs]
+    evals = [run["eval_mean"] for run in runs]
+    first = runs[0]
+    lines = [
+        f"## {TITLES.get(task, task)}",
+        "",
+        f"![{TITLES.get(task, task)} eval curves](learning_{task}.png)",
+        "",
+        f"{first['date']} | {first['machine']} | commit {first['commit']} | the `{task}` config "
+        f"| load {min(loads):.1f}-{max(loads):.1f}",
+        "",
+        "| seed | env steps | eval (20 ep.) | wall s | env steps/s | train call steps/s "
+        "| peak RSS MB |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for run in runs:
+        lines.append(
+            f"| {run['seed']} | {run['env_steps']:,} | {run['eval_mean']:.1f} ± "
+            f"{run['eval_std']:.1f} | {run['seconds']:.1f} | {run['steps_per_second']:,.0f} | "
+            f"{run['call_steps_per_second']:,.0f} | {run['rss_mb']:.0f} |"
+        )
+    lines += [
+        "",
+        f"Over the {len(runs)} seeds: median {statistics.median(evals):.1f}, mean "
+        f"{statistics.fmean(evals):.1f}, worst {min(evals):.1f}; median "
+        f"{statistics.median(r['steps_per_second'] for r in runs):,.0f} env steps/s end to end, "
+        f"{statistics.median(r['call_steps_per_second'] for r in runs):,.0f} in training calls; "
+        f"peak RSS {max(r['rss_mb'] for r in runs):.0f} MB.",
+        "",
+    ]
+    lines += [f"- {'PASS' if passed else 'FAIL'} {text}" for passed, text in first["checks"]]
+    return [*lines, ""]
+
+
+def page(records: list[dict]) -> str:
+    lines = [_INTRO]
+    for task in TITLES:
+        runs = newest(records, task)
+        if runs:
+            lines += section(task, runs)
+    return "\n".join(lines)
