@@ -16,7 +16,12 @@ timed loop (`simulate` resets them itself). Each figure is the median of `--repe
 `--steps` batch steps after a short warm-up (tf.function tracing excluded); steps/s counts single
 env steps, i.e. batch steps times `--envs`.
 
-Run: `python benchmarks/env_throughput.py [--envs 8] [--steps 2000] [--repeats 3] [--markdown]`.
+Each run appends one record per row to `benchmarks/results/env_throughput.jsonl` (rate, ratio,
+commit, machine, load, date); `--page` rewrites docs/results/env_throughput.md from the records
+of the newest sitting.
+
+Run: `python benchmarks/env_throughput.py [--envs 8] [--steps 2000] [--repeats 3] [--markdown]
+[--page]`.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import argparse
 import contextlib
 import datetime
 import functools
+import json
 import os
 import platform
 import statistics
@@ -40,6 +46,7 @@ from agents import tools
 # TensorFlow is imported inside functions: ExternalProcess spawns its children, which re-import this
 # script as a module, and a top-level TensorFlow import would cost every child seconds and memory.
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV_IDS = ("Pendulum-v1", "CartPole-v1")
 WARMUP_STEPS = 20
 Runner = Callable[[int], None]  # Runs the given number of batch steps.
@@ -169,17 +176,36 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--steps", type=int, default=2000, help="timed batch steps per repeat")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs; the median is shown")
     parser.add_argument("--markdown", action="store_true", help="also print a markdown table")
+    parser.add_argument("--page", action="store_true", help="rewrite the results page")
     args = parser.parse_args(argv)
+    import env_throughput_page
+    from speed_matrix import commit, machine, read_records
+
+    started, revision, host = time.strftime("%Y-%m-%d %H:%M:%S"), commit(ROOT), machine()
+    records = []
     rows = [("env", "mode", "steps/s", "ratio to raw")]
     for env_id in ENV_IDS:
         actions = _sample_actions(env_id, args.envs, max(args.steps, WARMUP_STEPS))
         baseline = None
         for name, mode in MODES.items():
             print(f"{env_id}: {name} ...", file=sys.stderr, flush=True)
+            load = round(os.getloadavg()[0], 2)
             with mode(env_id, actions) as run:
                 rate = _rate(run, args.steps, args.envs, args.repeats)
             baseline = baseline or rate
             rows.append((env_id, name, f"{rate:,.0f}", f"{rate / baseline:.2f}x"))
+            records.append(
+                dict(started=started, date=started[:16], commit=revision, machine=host, load=load)
+            )
+            records[-1].update(
+                env=env_id, mode=name, envs=args.envs, steps=args.steps, repeats=args.repeats
+            )
+            records[-1].update(steps_per_second=rate, ratio=rate / baseline)
+    with open(env_throughput_page.RECORDS, "a", encoding="utf-8") as file:
+        file.writelines(json.dumps(record) + "\n" for record in records)
+    if args.page:
+        with open(env_throughput_page.PAGE, "w", encoding="utf-8") as file:
+            file.write(env_throughput_page.page(read_records(env_throughput_page.RECORDS)))
     info = f"{_machine_info()} | {args.envs} envs, {args.steps} steps, median of {args.repeats}"
     print(info, _format(rows, markdown=False), sep="\n")
     if args.markdown:

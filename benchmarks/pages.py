@@ -24,12 +24,15 @@ def pages() -> dict[str, Callable[[], str]]:
     from benchmarks import (
         api_memory,
         env_backends,
+        env_throughput_page,
         exploration,
+        learning_page,
         minigrid_native,
         mpi_scaling_page,
         readme_numbers,
         speed_matrix,
         speed_matrix_page,
+        speed_page,
     )
 
     return {
@@ -38,12 +41,21 @@ def pages() -> dict[str, Callable[[], str]]:
         "docs/results/env_backends.md": lambda: env_backends.page(
             speed_matrix.read_records(env_backends.RECORDS)
         ),
+        "docs/results/env_throughput.md": lambda: env_throughput_page.page(
+            speed_matrix.read_records(env_throughput_page.RECORDS)
+        ),
         "docs/results/exploration.md": lambda: exploration.page(exploration.read_records()) + "\n",
+        "docs/results/learning.md": lambda: learning_page.page(
+            speed_matrix.read_records(learning_page.RECORDS)
+        ),
         "docs/results/minigrid_native.md": lambda: (
             minigrid_native.page(minigrid_native.read_records()) + "\n"
         ),
         "docs/results/mpi_scaling.md": lambda: mpi_scaling_page.page(
             speed_matrix.read_records(os.path.join(HERE, "results", "mpi_scaling.jsonl"))
+        ),
+        "docs/results/speed.md": lambda: speed_page.page(
+            speed_matrix.read_records(speed_page.RECORDS)
         ),
         "docs/results/speed_matrix.md": lambda: speed_matrix_page.page(
             speed_matrix.read_records(speed_matrix.RECORDS)

@@ -32,6 +32,26 @@ def _where(record: dict) -> str:
     return f"{record['date'][:10]}, {record['machine'].split(',')[0]}"
 
 
+def learning() -> str:
+    from benchmarks import learning_page
+
+    records = _read("learning")
+    parts = []
+    for task, title in learning_page.TITLES.items():
+        runs = learning_page.newest(records, task)
+        if runs:
+            evals = [run["eval_mean"] for run in runs]
+            parts.append(
+                f"{title} median {statistics.median(evals):.1f}, worst {min(evals):.1f} over "
+                f"{len(runs)} seeds at {max(r['env_steps'] for r in runs):,} env steps "
+                f"({_where(runs[0])})"
+            )
+    return (
+        f"- **Learning**: {'; '.join(parts)}, the deterministic policy over 20 episodes "
+        "([learning curves](docs/results/learning.md))."
+    )
+
+
 def throughput() -> str:
     rows = {r["family"]: r for r in _sitting(_read("speed_matrix")) if not r["against"]}
     pendulum = rows["pendulum"]
@@ -127,7 +147,7 @@ def memory() -> str:
 
 def block() -> str:
     """The generated bullets, markers included, wrapped as the README's text is."""
-    bullets = [throughput(), native_minigrid(), exploration(), scaling(), memory()]
+    bullets = [learning(), throughput(), native_minigrid(), exploration(), scaling(), memory()]
     wrapped = [
         textwrap.fill(bullet, 100, subsequent_indent="  ", break_on_hyphens=False)
         for bullet in bullets

@@ -156,10 +156,15 @@ def machine() -> str:
 
 
 def commit(checkout: str) -> str:
+    """The checkout's commit, `-dirty` when its code differs from it (results and docs aside:
+    a benchmark's own records and pages change as it runs)."""
     result = subprocess.run(
-        ["git", "-C", checkout, "describe", "--always", "--dirty"], capture_output=True, text=True
+        ["git", "-C", checkout, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     )
-    return result.stdout.strip() or "unknown"
+    revision = result.stdout.strip() or "unknown"
+    code = ["agents", "benchmarks/*.py", "setup.py", "pyproject.toml"]
+    changed = subprocess.run(["git", "-C", checkout, "diff", "--quiet", "HEAD", "--", *code])
+    return revision + ("-dirty" if changed.returncode == 1 else "")
 
 
 def previous(records: list[dict], family: str, host: str) -> dict | None:

@@ -15,15 +15,18 @@ Round r seeds both with r. Then, untimed, each side's final deterministic policy
 episodes: SB3 with `evaluate_policy` (VecNormalize frozen, raw rewards), ours with
 `Run.evaluate` on the restored checkpoint (`--child`). Both round the budget up to whole
 rollouts; "env steps" says what each trained. Ratio is SB3 wall / ours wall. Writes
-`<out>/vs_sb3.md` and keeps the runs under `<out>/vs_sb3`.
+`<out>/vs_sb3.md`, keeps the runs under `<out>/vs_sb3`, appends a record per run to
+`benchmarks/results/vs_sb3.jsonl`; `--page` rewrites docs/results/speed.md from the newest
+sitting.
 
 Run: `python benchmarks/vs_sb3.py --sb3-python /path/to/sb3/bin/python
-[--tasks pendulum cartpole cheetah] [--steps N] [--rounds 1] [--out benchmarks/out]`.
+[--tasks pendulum cartpole cheetah] [--steps N] [--rounds 1] [--out benchmarks/out] [--page]`.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -35,6 +38,7 @@ from common import last_json, machine_line, run_script, timed_process  # noqa: E
 from learning import DEFAULT_OUT, EVAL_EPISODES, run_child, table  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
 BUDGETS = {
     "pendulum": 100_000,
     "cartpole": 100_000,
@@ -172,15 +176,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, help="env-step budget of every task (default: each)")
     parser.add_argument("--rounds", type=int, default=1, help="SB3/ours pairs per task")
     parser.add_argument("--out", default=DEFAULT_OUT, help="directory of the report and runs")
+    parser.add_argument("--page", action="store_true", help="rewrite docs/results/speed.md")
     args = parser.parse_args(argv)
+    import speed_page
+    from speed_matrix import commit, machine, read_records
+
     budgets = {task: args.steps or BUDGETS[task] for task in args.tasks}
     runs_dir = os.path.join(args.out, "vs_sb3")
     start, results = time.perf_counter(), {}
+    started, revision, host = time.strftime("%Y-%m-%d %H:%M:%S"), commit(ROOT), machine()
     for task in args.tasks:
-        results[task] = [
-            run_round(args.sb3_python, task, budgets[task], seed, runs_dir)
-            for seed in range(args.rounds)
-        ]
+        results[task] = []
+        for seed in range(args.rounds):
+            load = round(os.getloadavg()[0], 2)
+            results[task].append(run_round(args.sb3_python, task, budgets[task], seed, runs_dir))
+            with open(speed_page.RECORDS, "a", encoding="utf-8") as file:
+                for side, measured in results[task][-1].items():
+                    record = dict(started=started, date=time.strftime("%Y-%m-%d %H:%M"))
+                    record.update(commit=revision, machine=host, load=load, task=task)
+                    record.update(round=seed, budget=budgets[task], side=side, **measured)
+                    file.write(json.dumps(record) + "\n")
+    if args.page:
+        with open(speed_page.PAGE, "w", encoding="utf-8") as file:
+            file.write(speed_page.page(read_records(speed_page.RECORDS)))
     text = report(results, budgets, time.perf_counter() - start)
     with open(os.path.join(args.out, "vs_sb3.md"), "w") as handle:
         handle.write(text + "\n")
