@@ -32,6 +32,23 @@ def _where(record: dict) -> str:
     return f"{record['date'][:10]}, {record['machine'].split(',')[0]}"
 
 
+def speed() -> str:
+    from benchmarks import speed_page
+
+    rows = speed_page.sitting(_read("vs_sb3"))
+    ratios = speed_page.ratios(rows)
+    budget = rows[0]["budget"]
+    from benchmarks import learning_page
+
+    names = learning_page.TITLES
+    parts = [f"{names.get(task, task)} {ratio:.2f}x" for task, ratio in ratios.items()]
+    return (
+        f"- **Speed** ({_where(rows[0])}): {budget // 1000}k env steps from command to exit "
+        f"against Stable-Baselines3 with RL-Zoo's settings (one torch thread), SB3's median wall "
+        f"time over ours: {', '.join(parts)} ([speed](docs/results/speed.md))."
+    )
+
+
 def learning() -> str:
     from benchmarks import learning_page
 
@@ -147,7 +164,15 @@ def memory() -> str:
 
 def block() -> str:
     """The generated bullets, markers included, wrapped as the README's text is."""
-    bullets = [learning(), throughput(), native_minigrid(), exploration(), scaling(), memory()]
+    bullets = [
+        speed(),
+        learning(),
+        throughput(),
+        native_minigrid(),
+        exploration(),
+        scaling(),
+        memory(),
+    ]
     wrapped = [
         textwrap.fill(bullet, 100, subsequent_indent="  ", break_on_hyphens=False)
         for bullet in bullets
