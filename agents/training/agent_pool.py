@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-MAX_AGENTS = 4  # Released agents kept, the most recently released first out.
-MAX_BYTES = 256 * 2**20  # A larger agent (its variables) is not kept.
+MAX_AGENTS = 4  # Released agents kept; the least recently released go first.
+MAX_BYTES = 256 * 2**20  # Their variables' bytes, in all, at most.
 
 # Keys that only the run reads (the loop, evaluation, callbacks, env processes): runs that
 # differ in them build equal agents.
@@ -42,6 +42,7 @@ RUN_ONLY_KEYS = frozenset(
 )
 
 _released: collections.OrderedDict[Hashable, tuple[Any, list]] = collections.OrderedDict()
+_sizes: dict[Hashable, int] = {}  # Bytes of each kept agent's variables.
 _counts = collections.Counter()
 
 
@@ -100,6 +101,7 @@ def build(key: Hashable | None, make: Callable[[], Any]) -> tuple[Any, list]:
     with recording() as created:
         fresh = make()
     kept = _released.pop(key, None) if key is not None else None
+    _sizes.pop(key, None)
     if kept is not None and _assign(kept[1], created):
         _counts["reused"] += 1
         return kept
@@ -121,17 +123,20 @@ def _assign(targets: list, sources: list) -> bool:
 
 def release(key: Hashable | None, agent: Any, variables: list) -> None:
     """Keep `agent` (its run has ended) for the next run of the same key."""
-    if key is None or sum(v.shape.num_elements() * v.dtype.size for v in variables) > MAX_BYTES:
+    if key is None:
         return
     _released[key] = (agent, variables)
+    _sizes[key] = sum(v.shape.num_elements() * v.dtype.size for v in variables)
     _released.move_to_end(key)
-    while len(_released) > MAX_AGENTS:
-        _released.popitem(last=False)
+    while _released and (len(_released) > MAX_AGENTS or sum(_sizes.values()) > MAX_BYTES):
+        oldest, _ = _released.popitem(last=False)
+        del _sizes[oldest]
 
 
 def clear() -> None:
     """Drop every kept agent (their compiled programs stay with TensorFlow until exit)."""
     _released.clear()
+    _sizes.clear()
 
 
 def counts() -> dict[str, int]:

@@ -112,3 +112,15 @@ def test_a_live_run_keeps_its_agent(tmp_path):
         assert second.agent is not first.agent
     finally:
         first.close()
+
+
+def test_the_pool_drops_the_oldest_agents_past_its_bytes_in_all(monkeypatch):
+    monkeypatch.setattr(agent_pool, "MAX_BYTES", 40)  # Two agents of 16 bytes fit, not three.
+    first = agent_pool.build("a", lambda: _Agent(1.0))
+    second = agent_pool.build("b", lambda: _Agent(1.0))
+    third = agent_pool.build("c", lambda: _Agent(1.0))
+    for key, built in zip("abc", (first, second, third)):
+        agent_pool.release(key, *built)  # Each is 2 float32 + 1 int64: 16 bytes.
+    assert agent_pool.build("a", lambda: _Agent(1.0))[0] is not first[0]  # Dropped.
+    assert agent_pool.build("b", lambda: _Agent(1.0))[0] is second[0]
+    assert agent_pool.build("c", lambda: _Agent(1.0))[0] is third[0]
