@@ -3,11 +3,11 @@
 The task is `SlowPendulum-v0`: Pendulum-v1 whose step also spins the CPU for `--env_cost_us`
 (default 200 µs, about a MuJoCo locomotion step with its frame skip). MuJoCo need not be installed,
 and plain Pendulum (~20 µs a step) would leave the time to TensorFlow's per-step overhead, which
-is no test of environment-bound scaling. Every rank runs the `pendulum` config (16 envs in-process,
-rollouts of 128 steps, 10 epochs of 32 minibatches), TensorFlow limited to its share of the cores
-(`mpi.share_cores`). All runs train the same total env steps (`--steps`): with `--mpi_batch
-per_rank` K ranks do 1/K as many updates of K times the batch; with `global` the 16 envs are split
-over the ranks, so every run makes one process's updates.
+is no test of environment-bound scaling. Every rank runs the `pendulum` config (its 16 envs
+in-process, as `configs.pendulum` sets its rollouts and minibatches), TensorFlow limited to its
+share of the cores (`mpi.share_cores`). All runs train the same total env steps (`--steps`):
+with `--mpi_batch per_rank` K ranks do 1/K as many updates of K times the batch; with `global`
+the 16 envs are split over the ranks, so every run makes one process's updates.
 
 Throughput is the env steps of all ranks over the wall time of the train phases after the first
 (whose time includes tf.function tracing), timed on rank 0 between the loop's reports; the
@@ -150,7 +150,10 @@ def main() -> None:
     if args.worker:
         worker(args.steps, args.env_cost_us, args.seed, args.mpi_batch[0])
         return
-    call = 16 * 128 * max(args.ranks)  # Env steps of one training call of the widest run.
+    from agents.scripts import configs  # Plain data: no TensorFlow.
+
+    rollout = dict(configs.pendulum())["rollout_length"]
+    call = 16 * rollout * max(args.ranks)  # Env steps of one training call of the widest run.
     if args.steps % (PHASES * call):
         parser.error(f"--steps must be a multiple of {PHASES * call} (whole calls per phase).")
     host, revision = machine(), commit(ROOT)
