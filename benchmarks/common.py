@@ -78,3 +78,13 @@ def run_script(main: Callable[[], int | None], child: Callable[..., dict]) -> No
     result = child(*values)
     if os.environ.get("PMI_RANK", "0") == "0":
         print(json.dumps(result), flush=True)
+
+
+def sitting(records: list[dict]) -> list[dict]:
+    """The records of the newest sitting (one run of a benchmark: same `started`), in order;
+    records without `started` (kept from before benchmarks wrote it) belong to none."""
+    dated = [record for record in records if "started" in record]
+    if not dated:
+        return []
+    started = dated[-1]["started"]
+    return [record for record in dated if record["started"] == started]

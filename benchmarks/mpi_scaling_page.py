@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import statistics
 
+from common import sitting
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PAGE = os.path.join(os.path.dirname(HERE), "docs", "results", "mpi_scaling.md")
 
@@ -24,15 +26,6 @@ spread over seeds. Generated from `benchmarks/results/mpi_scaling.jsonl` by:
 python benchmarks/mpi_scaling.py --seeds 0 1 2 --mpi_batch per_rank global --page
 ```
 """
-
-
-def sitting(records: list[dict]) -> list[dict]:
-    """The records of the newest sitting, in the order measured."""
-    newest = [record for record in records if "started" in record]
-    if not newest:
-        return []
-    started = newest[-1]["started"]
-    return [record for record in newest if record["started"] == started]
 
 
 def page(records: list[dict]) -> str:

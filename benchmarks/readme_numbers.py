@@ -10,6 +10,8 @@ import os
 import statistics
 import textwrap
 
+from common import sitting
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 README = os.path.join(os.path.dirname(HERE), "README.md")
 BEGIN = "<!-- numbers generated from benchmarks/results by python -m benchmarks.pages -->"
@@ -22,12 +24,6 @@ def _read(name: str) -> list[dict]:
     return read_records(os.path.join(HERE, "results", f"{name}.jsonl"))
 
 
-def _sitting(records: list[dict]) -> list[dict]:
-    newest = [record for record in records if "started" in record]
-    started = newest[-1]["started"]
-    return [record for record in newest if record["started"] == started]
-
-
 def _where(record: dict) -> str:
     return f"{record['date'][:10]}, {record['machine'].split(',')[0]}"
 
@@ -35,7 +31,7 @@ def _where(record: dict) -> str:
 def speed() -> str:
     from benchmarks import speed_page
 
-    rows = speed_page.sitting(_read("vs_sb3"))
+    rows = sitting(_read("vs_sb3"))
     ratios = speed_page.ratios(rows)
     budget = rows[0]["budget"]
     from benchmarks import learning_page
@@ -70,7 +66,7 @@ def learning() -> str:
 
 
 def throughput() -> str:
-    rows = {r["family"]: r for r in _sitting(_read("speed_matrix")) if not r["against"]}
+    rows = {r["family"]: r for r in sitting(_read("speed_matrix")) if not r["against"]}
     pendulum = rows["pendulum"]
     return (
         f"- **Throughput** ({_where(pendulum)}): {pendulum['steps_per_second']:,.0f} env steps/s "
@@ -80,10 +76,10 @@ def throughput() -> str:
 
 
 def native_minigrid() -> str:
-    rows = _sitting(_read("minigrid_native"))
+    rows = sitting(_read("minigrid_native"))
     doorkey = next(r for r in rows if r["env_id"] == "MiniGrid-DoorKey-8x8-v0")
     python = [r["minigrid_python_steps_per_second"] for r in rows]
-    matrix = {r["family"]: r for r in _sitting(_read("speed_matrix")) if not r["against"]}
+    matrix = {r["family"]: r for r in sitting(_read("speed_matrix")) if not r["against"]}
     rnd = matrix.get("minigrid_native_rnd")
     text = (
         f"- **Native MiniGrid** ({_where(doorkey)}): minigrid's envs as TensorFlow ops, "
@@ -124,7 +120,7 @@ def exploration() -> str:
 
 
 def scaling() -> str:
-    rows = _sitting(_read("mpi_scaling"))
+    rows = sitting(_read("mpi_scaling"))
     groups: dict[str, list[dict]] = {}
     for row in rows:
         groups.setdefault(row["mpi_batch"], []).append(row)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from common import sitting
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PAGE = os.path.join(os.path.dirname(HERE), "docs", "results", "speed_matrix.md")
 
@@ -36,15 +38,6 @@ in `minigrid_rnd` MiniGrid's own Python step and partial-view rendering take muc
 A family missing from the table could not run on the machine (e.g. `cheetah` without the
 `mujoco` extra).
 """
-
-
-def sitting(records: list[dict]) -> list[dict]:
-    """The records of the newest sitting (one run of the benchmark), in the order measured."""
-    newest = [record for record in records if "started" in record]
-    if not newest:
-        return []
-    started = newest[-1]["started"]
-    return [record for record in newest if record["started"] == started]
 
 
 def page(records: list[dict]) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import statistics
 
+from common import sitting
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PAGE = os.path.join(os.path.dirname(HERE), "docs", "results", "speed.md")
 RECORDS = os.path.join(HERE, "results", "vs_sb3.jsonl")
@@ -38,13 +40,6 @@ the rollout step and the gradient step in milliseconds, and the env steps per se
 training calls. Each task runs in fresh processes, as a training run does. The current
 training-call throughput of every agent family is on the [Speed matrix](speed_matrix.md).
 """
-
-
-def sitting(records: list[dict]) -> list[dict]:
-    if not records:
-        return []
-    started = records[-1]["started"]
-    return [record for record in records if record["started"] == started]
 
 
 def ratios(records: list[dict]) -> dict[str, float]:
