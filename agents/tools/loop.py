@@ -306,17 +306,7 @@ class Loop:
             if scores
         ]
         values += [(self._tag(phase.name, key), _to_python(v)) for key, v in metrics.items()]
-        protos = [summary_proto(tag, value) for tag, value in values if tag]
-        protos = [proto for proto in protos if proto is not None]
-        try:
-            if protos:
-                with phase.writer.as_default(step=step):
-                    # One write of protos made in numpy: each tf.summary.histogram runs eager TF
-                    # ops (about 3 ms), each tf.summary.scalar one op (about 1 ms); ~20 per log.
-                    tf.summary.experimental.write_raw_pb(protos)
-            phase.writer.flush()
-        except (OSError, tf.errors.OpError) as error:  # E.g. a full disk.
-            raise summary_error(self._summary_dir(phase.name), error) from None
+        write_values(phase.writer, values, step, self._summary_dir(phase.name))
         for scores in episodes:
             scores.clear()
 
@@ -331,7 +321,33 @@ def summary_error(directory: str, error: Exception) -> SummaryError:
     return SummaryError(f"Cannot write summaries to {directory!r} ({reason})")
 
 
-def summary_proto(tag: str, value: Any) -> bytes | None:
+def write_values(
+    writer: Any, values: list[tuple[str | None, Any]], step: int, directory: str
+) -> bool:
+    """Write `(tag, value)` pairs at `step` in one write and flush: floats as scalars, non-empty
+    arrays as histograms; a None tag or another value is skipped.
+
+    Returns:
+        Whether anything was written.
+
+    Raises:
+        SummaryError: The write failed (e.g. a full disk), naming `directory`.
+    """
+    protos = [_summary_proto(tag, value) for tag, value in values if tag]
+    protos = [proto for proto in protos if proto is not None]
+    try:
+        if protos:
+            with writer.as_default(step=step):
+                # One write of protos made in numpy: each tf.summary.histogram runs eager TF ops
+                # (about 3 ms), each tf.summary.scalar one op (about 1 ms); ~20 per log.
+                tf.summary.experimental.write_raw_pb(protos)
+        writer.flush()
+    except (OSError, tf.errors.OpError) as error:  # E.g. a full disk.
+        raise summary_error(directory, error) from None
+    return bool(protos)
+
+
+def _summary_proto(tag: str, value: Any) -> bytes | None:
     """A serialized Summary of a float (scalar) or non-empty array (histogram), else None."""
     if isinstance(value, float):
         return scalar_summary.scalar_pb(tag, value).SerializeToString()

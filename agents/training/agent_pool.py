@@ -41,8 +41,8 @@ RUN_ONLY_KEYS = frozenset(
     }
 )
 
-_released: collections.OrderedDict[Hashable, tuple[Any, list]] = collections.OrderedDict()
-_sizes: dict[Hashable, int] = {}  # Bytes of each kept agent's variables.
+# Key -> (agent, its variables, their bytes), the least recently released first.
+_released: collections.OrderedDict[Hashable, tuple[Any, list, int]] = collections.OrderedDict()
 _counts = collections.Counter()
 
 
@@ -101,10 +101,9 @@ def build(key: Hashable | None, make: Callable[[], Any]) -> tuple[Any, list]:
     with recording() as created:
         fresh = make()
     kept = _released.pop(key, None) if key is not None else None
-    _sizes.pop(key, None)
     if kept is not None and _assign(kept[1], created):
         _counts["reused"] += 1
-        return kept
+        return kept[:2]
     _counts["built"] += 1
     return fresh, created
 
@@ -125,18 +124,16 @@ def release(key: Hashable | None, agent: Any, variables: list) -> None:
     """Keep `agent` (its run has ended) for the next run of the same key."""
     if key is None:
         return
-    _released[key] = (agent, variables)
-    _sizes[key] = sum(v.shape.num_elements() * v.dtype.size for v in variables)
+    size = sum(v.shape.num_elements() * v.dtype.size for v in variables)
+    _released[key] = (agent, variables, size)
     _released.move_to_end(key)
-    while _released and (len(_released) > MAX_AGENTS or sum(_sizes.values()) > MAX_BYTES):
-        oldest, _ = _released.popitem(last=False)
-        del _sizes[oldest]
+    while len(_released) > MAX_AGENTS or sum(e[2] for e in _released.values()) > MAX_BYTES:
+        _released.popitem(last=False)
 
 
 def clear() -> None:
     """Drop every kept agent (their compiled programs stay with TensorFlow until exit)."""
     _released.clear()
-    _sizes.clear()
 
 
 def counts() -> dict[str, int]:

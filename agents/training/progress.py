@@ -102,10 +102,7 @@ def timestamped(stream: IO[str]) -> bool:
     """Whether lines written to `stream` carry a timestamp: a file descriptor (a file or a pipe)
     that is no terminal, outside a Jupyter kernel."""
     try:
-        stream.fileno()
-    except (AttributeError, OSError, ValueError):  # In-memory (io.UnsupportedOperation), closed.
-        return False
-    try:
+        stream.fileno()  # In-memory streams raise io.UnsupportedOperation; closed ones too.
         return not stream.isatty() and not in_notebook()
     except (AttributeError, OSError, ValueError):
         return False

@@ -112,12 +112,14 @@ class Run:
         space = self.train_env.observation_space
         memory_estimate.check(config, space, self.train_env.action_space)  # Before allocating.
         try:
-            self.agent, self._agent_state = agent_pool.build(
-                self._agent_key(),
+            key = self._agent_key()
+            self.agent, state = agent_pool.build(
+                key,
                 lambda: make_agent(self.train_env, config, rank_seed, ranks_of(world)),
             )
         except ValueError as error:
             raise UsageError(str(error)) from None
+        self._pooled = key, state  # What `close` gives back to the pool.
         self.evaluator = Evaluator(self.agent, self.eval_env)
         self.step = tf.Variable(0, dtype=tf.int64, trainable=False)
         items = dict(self.agent.checkpointables(), **self.train_env.checkpointables())
@@ -301,9 +303,9 @@ class Run:
         for env in self._envs:
             env.close()
         self._envs = []
-        state, self._agent_state = getattr(self, "_agent_state", None), None
-        if state is not None:  # Its next run of the same shapes reuses its compiled update.
-            agent_pool.release(self._agent_key(), self.agent, state)
+        pooled, self._pooled = getattr(self, "_pooled", None), None
+        if pooled is not None:  # Its next run of the same shapes reuses its compiled update.
+            agent_pool.release(pooled[0], self.agent, pooled[1])
 
     def _train_step(self, reset: bool):
         del reset  # Training rollouts continue across phases.

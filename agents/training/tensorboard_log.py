@@ -16,7 +16,7 @@ import os
 
 import tensorflow as tf
 
-from agents.tools.loop import Report, SummaryError, summary_error, summary_proto
+from agents.tools.loop import Report, SummaryError, summary_error, write_values
 from agents.training import summaries
 
 _EVENTS = "events.out.tfevents.*"
@@ -60,21 +60,9 @@ class TensorBoardLog:
         values = [(name, getattr(report, field)) for name, field in _EPISODES]
         values = [(name, value) for name, value in values if not math.isnan(value)]
         values += list(report.metrics.items())
-        protos = [
-            summary_proto(tag, value)
-            for name, value in values
-            if (tag := summaries.tag(report.phase, name))
-        ]
-        protos = [proto for proto in protos if proto is not None]
-        if not protos:
-            return
-        try:
-            with self._writer.as_default(step=env_steps):
-                tf.summary.experimental.write_raw_pb(protos)
-            self._writer.flush()
-        except (OSError, tf.errors.OpError) as error:
-            raise summary_error(self._dir, error) from None
-        self._check_growth()
+        tagged = [(summaries.tag(report.phase, name), value) for name, value in values]
+        if write_values(self._writer, tagged, env_steps, self._dir):
+            self._check_growth()
 
     def _check_growth(self) -> None:
         if self._path is None:
