@@ -35,6 +35,60 @@ def test_off_when_asked_or_when_the_directory_cannot_be_made(tmp_path, monkeypat
     assert compile_cache.enable(environ) is None and environ == {}
 
 
+def _entries(directory, sizes_and_ages):
+    """Files of the given sizes, each last used `age` seconds ago; returns their paths."""
+    import time
+
+    paths = []
+    for index, (size, age) in enumerate(sizes_and_ages):
+        path = os.path.join(directory, f"xla_compile_cache__{index}__XLA_CPU_JIT.pb")
+        with open(path, "wb") as handle:
+            handle.write(b"x" * size)
+        used = time.time() - age
+        os.utime(path, (used, used))
+        paths.append(path)
+    return paths
+
+
+def test_prune_deletes_the_least_recently_used_entries_down_to_three_quarters(tmp_path):
+    # 10 entries of 100 bytes, the oldest first; limit 800: 1,000 > 800, prune to <= 600.
+    paths = _entries(str(tmp_path), [(100, 1000 - 10 * i) for i in range(10)])
+    assert compile_cache.prune(str(tmp_path), 800) == 400
+    assert [os.path.exists(path) for path in paths] == [False] * 4 + [True] * 6
+    assert compile_cache.prune(str(tmp_path), 800) == 0  # Within the limit: nothing more.
+
+
+def test_prune_keeps_a_cache_within_its_limit_and_survives_a_missing_one(tmp_path):
+    paths = _entries(str(tmp_path), [(100, 50), (100, 10)])
+    assert compile_cache.prune(str(tmp_path), 200) == 0
+    assert all(os.path.exists(path) for path in paths)
+    assert compile_cache.prune(str(tmp_path / "absent"), 0) == 0
+
+
+def test_enable_prunes_to_the_limit_set_in_megabytes(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    directory = compile_cache.cache_directory()
+    os.makedirs(directory)
+    paths = _entries(directory, [(2**20, 100), (2**20, 50), (2**20, 10)])  # 3 MB.
+    compile_cache.enable({"AGENTS_XLA_CACHE_MB": "2"})  # Down to <= 1.5 MB: the newest stays.
+    assert [os.path.exists(path) for path in paths] == [False, False, True]
+    compile_cache.enable({})  # The default (1 GB) keeps it.
+    assert os.path.exists(paths[2])
+
+
+def test_a_limit_that_is_not_a_positive_number_is_named_in_one_warning(tmp_path, monkeypatch):
+    import pytest
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    for value in ("0", "-5", "nan", "inf", "lots", ""):
+        with pytest.raises(ValueError, match=f"AGENTS_XLA_CACHE_MB={value!r} is not a positive"):
+            compile_cache.limit_bytes({"AGENTS_XLA_CACHE_MB": value})
+    assert compile_cache.limit_bytes({"AGENTS_XLA_CACHE_MB": "0.5"}) == 2**19
+    assert compile_cache.limit_bytes({}) == compile_cache.DEFAULT_LIMIT_MB * 2**20
+    with pytest.warns(UserWarning, match="keeps its default limit of 1024 MB"):
+        assert compile_cache.enable({"AGENTS_XLA_CACHE_MB": "lots"}) is not None
+
+
 def test_a_damaged_cache_stops_the_run_with_one_line_and_is_moved_aside(tmp_path):
     """Through the command line: a garbled entry is met at the first compiled call; the run
     stops naming the cache, the cache moves aside, and the resumed run trains."""
