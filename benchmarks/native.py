@@ -7,9 +7,9 @@ exported policy plays 20 deterministic episodes of gymnasium's env of the same i
 evaluate`), so the score is the real env's, not the native one's. `--gym` adds the same configs
 with `native_env=False` (gymnasium envs in Python) beside them, alternating.
 
-Published reference points: CleanRL/PureJaxRL solve CartPole-v1 within 500k env steps; RL-Zoo's
-tuned PPO scores Acrobot-v1 -73.5 (1M steps), MountainCar-v0 -110.4 (1M),
-MountainCarContinuous-v0 88.3 (20k), Pendulum-v1 about -200 (100k, gSDE).
+A sitting starts from an empty XLA compile cache (a fresh `XDG_CACHE_HOME`), so each config's
+first run compiles as a user's first run does. Every run (and every steady-state figure) appends a
+record to `benchmarks/results/native.jsonl`; `--page` rewrites docs/results/native.md from them.
 
 `--steady` measures instead, in this process, the steady state of `cartpole_native` with 1,024
 envs after compiling: the PPO rollout alone (sampling, buffer writes and the env, no update: calls
@@ -17,21 +17,25 @@ of one step less than a rollout of 16 or of 128 steps, the buffer emptied betwee
 whole training calls (rollouts with their updates), best of 5 calls each.
 
 Run: `python benchmarks/native.py [--configs cartpole_native pendulum_native] [--seeds 3]
-[--gym] [--steady] [--out benchmarks/out]`.
+[--gym] [--steady] [--page] [--out benchmarks/out]`.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
-import statistics
 import sys
+import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import machine_line, timed_process  # noqa: E402
+import native_page  # noqa: E402
+from common import timed_process  # noqa: E402
 
-DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out")
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_OUT = os.path.join(HERE, "out")
 EPISODES = 20
 CONFIGS = (
     "cartpole_native",
@@ -41,14 +45,6 @@ CONFIGS = (
     "mountaincar_native",
     "mountaincar_continuous_native",
 )
-# Published scores of tuned PPO on gymnasium's env, by source.
-REFERENCE = {
-    "CartPole-v1": "475 (solved; CleanRL, PureJaxRL)",
-    "Pendulum-v1": "-200 (RL-Zoo, gSDE)",
-    "Acrobot-v1": "-73.5 (RL-Zoo, 1M)",
-    "MountainCar-v0": "-110.4 (RL-Zoo, 1M)",
-    "MountainCarContinuous-v0": "88.3 (RL-Zoo, 20k)",
-}
 
 
 def run(config: str, seed: int, native: bool, runs_dir: str) -> dict:
@@ -75,7 +71,7 @@ def score(run_dir: str, seed: int) -> dict:
     return dict(env=config["env"], mean=evaluation.mean, std=evaluation.std, env_steps=steps)
 
 
-def steady(envs: int = 1024) -> str:
+def steady(envs: int = 1024) -> list[dict]:
     """Env steps per second of the rollout alone and of whole calls, `cartpole_native`."""
     import tempfile
     import time
@@ -89,10 +85,7 @@ def steady(envs: int = 1024) -> str:
     from agents.scripts import configs
     from agents.training.run import Run
 
-    lines = [
-        "| config | envs x (rollouts x) steps per call | what | env steps/s |",
-        "|---|---|---|---|",
-    ]
+    rows = []
     runs = (
         ("cartpole_native", {"num_agents": envs, "rollouts_per_call": 1}),
         ("cartpole_native", {"num_agents": envs, "rollouts_per_call": 1, "rollout_length": 128}),
@@ -126,10 +119,13 @@ def steady(envs: int = 1024) -> str:
         shape = f"{count} x {length}" if rollouts == 1 else f"{count} x {rollouts} x {length}"
         if config["rollouts_per_call"] == 1:
             alone = steps * count / best(rollout, run.agent.discard_rollout)
-            lines.append(f"| {name} | {count} x {steps} | rollout alone | {alone:,.0f} |")
-        lines.append(f"| {name} | {shape} | whole call (rollouts and updates) | {whole:,.0f} |")
+            rows.append(dict(config=name, shape=f"{count} x {steps}", what="rollout alone"))
+            rows[-1]["steps_per_second"] = alone
+        rows.append(dict(config=name, shape=shape, what="whole call (rollouts and updates)"))
+        rows[-1]["steps_per_second"] = whole
         run.close()
-    return "\n".join(lines)
+        print(rows[-1], flush=True)
+    return rows
 
 
 def main() -> int:
@@ -138,52 +134,58 @@ def main() -> int:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--gym", action="store_true", help="also train on gymnasium's envs")
     parser.add_argument("--steady", action="store_true", help="steady-state speeds instead")
+    parser.add_argument("--page", action="store_true", help="rewrite docs/results/native.md")
     parser.add_argument("--out", default=DEFAULT_OUT)
     args = parser.parse_args()
-    if args.steady:
-        text = "\n".join([machine_line(), "", steady()])
-        print(text)
-        return 0
-    runs_dir = os.path.join(args.out, "native")
-    rows = []
-    print(machine_line(), flush=True)
-    for config in args.configs:
-        for seed in range(args.seeds):
-            for native in (True, False) if args.gym else (True,):
-                figures = run(config, seed, native, runs_dir)
-                figures.update(score(figures["run_dir"], seed))
-                figures.update(config=config, seed=seed, native=native)
-                rows.append(figures)
-                print(
-                    f"{config} seed {seed} {'native' if native else 'gymnasium'}: "
-                    f"{figures['seconds']:.1f} s, {figures['env_steps']:,} env steps, "
-                    f"eval {figures['mean']:.1f} ± {figures['std']:.1f}",
-                    flush=True,
-                )
-    lines = [
-        "| config | envs | seed | env steps | process s | eval on gymnasium (20 ep.) |",
-        "|---|---|---|---|---|---|",
-    ]
-    for row in rows:
-        lines.append(
-            f"| {row['config']} | {'native' if row['native'] else 'gymnasium'} | {row['seed']} | "
-            f"{row['env_steps']:,} | {row['seconds']:.1f} | {row['mean']:.1f} ± {row['std']:.1f} |"
+    from speed_matrix import commit, machine, read_records
+
+    started, revision, host = (
+        time.strftime("%Y-%m-%d %H:%M:%S"),
+        commit(os.path.dirname(HERE)),
+        machine(),
+    )
+    kind = "steady" if args.steady else "gym" if args.gym else "native"
+
+    def record(figures: dict) -> None:
+        figures = dict(
+            started=started,
+            date=time.strftime("%Y-%m-%d %H:%M"),
+            commit=revision,
+            machine=host,
+            load=os.getloadavg()[0],
+            kind=kind,
+            **figures,
         )
-    lines += ["", "| config | envs | median process s | median eval | worst eval | reference |"]
-    lines.append("|---|---|---|---|---|---|")
-    for config in args.configs:
-        for native in (True, False) if args.gym else (True,):
-            group = [r for r in rows if r["config"] == config and r["native"] == native]
-            lines.append(
-                f"| {config} | {'native' if native else 'gymnasium'} | "
-                f"{statistics.median(r['seconds'] for r in group):.1f} | "
-                f"{statistics.median(r['mean'] for r in group):.1f} | "
-                f"{min(r['mean'] for r in group):.1f} | {REFERENCE.get(group[0]['env'], '')} |"
-            )
-    text = "\n".join([machine_line(), "", *lines])
-    print(text)
-    with open(os.path.join(args.out, "native.md"), "w") as handle:
-        handle.write(text + "\n")
+        with open(native_page.RECORDS, "a", encoding="utf-8") as file:
+            file.write(json.dumps(figures) + "\n")
+
+    if args.steady:
+        for row in steady():
+            record(row)
+    else:
+        # An empty compile cache for the sitting: each config's first run compiles.
+        os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="native-xla-")
+        runs_dir = os.path.join(args.out, "native")
+        for config in args.configs:
+            for seed in range(args.seeds):
+                for native in (True, False) if args.gym else (True,):
+                    figures = run(config, seed, native, runs_dir)
+                    figures.update(score(figures.pop("run_dir"), seed))
+                    figures.update(config=config, seed=seed, native=native)
+                    record(figures)
+                    print(
+                        f"{config} seed {seed} {'native' if native else 'gymnasium'}: "
+                        f"{figures['seconds']:.1f} s, {figures['env_steps']:,} env steps, "
+                        f"eval {figures['mean']:.1f} ± {figures['std']:.1f}",
+                        flush=True,
+                    )
+        shutil.rmtree(os.environ["XDG_CACHE_HOME"], ignore_errors=True)
+    text = native_page.page(read_records(native_page.RECORDS))
+    if args.page:
+        with open(native_page.PAGE, "w", encoding="utf-8") as file:
+            file.write(text)
+    else:
+        print(text)
     return 0
 
 

@@ -29,6 +29,7 @@ def pages() -> dict[str, Callable[[], str]]:
         learning_page,
         minigrid_native,
         mpi_scaling_page,
+        native_page,
         readme_numbers,
         speed_matrix,
         speed_matrix_page,
@@ -53,6 +54,9 @@ def pages() -> dict[str, Callable[[], str]]:
         ),
         "docs/results/mpi_scaling.md": lambda: mpi_scaling_page.page(
             speed_matrix.read_records(os.path.join(HERE, "results", "mpi_scaling.jsonl"))
+        ),
+        "docs/results/native.md": lambda: native_page.page(
+            speed_matrix.read_records(native_page.RECORDS)
         ),
         "docs/results/speed.md": lambda: speed_page.page(
             speed_matrix.read_records(speed_page.RECORDS)
