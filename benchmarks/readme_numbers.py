@@ -16,6 +16,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 README = os.path.join(os.path.dirname(HERE), "README.md")
 BEGIN = "<!-- numbers generated from benchmarks/results by python -m benchmarks.pages -->"
 END = "<!-- end of generated numbers -->"
+TIMES_BEGIN = "<!-- timings generated from benchmarks/results by python -m benchmarks.pages -->"
+TIMES_END = "<!-- end of generated timings -->"
 
 
 def _read(name: str) -> list[dict]:
@@ -158,6 +160,34 @@ def memory() -> str:
     )
 
 
+def timings() -> str:
+    """The paragraph under README's two commands: how long each takes, from records."""
+    rows = [r for r in sitting(_read("vs_sb3")) if r["task"] == "pendulum" and r["side"] == "ours"]
+    seconds = sorted(r["seconds"] for r in rows)
+    train = "trains PPO on Pendulum-v1"
+    if seconds:
+        train += (
+            f" ({seconds[0]:.1f}-{seconds[-1]:.1f} s from command to exit over {len(seconds)} "
+            f"runs, {_where(rows[0])}, 2 cores; [speed](docs/results/speed.md))"
+            if len(seconds) > 1
+            else f" ({seconds[0]:.1f} s from command to exit, {_where(rows[0])})"
+        )
+    suites = [r for r in _read("test_suite") if r["selection"] == "all" and r["returncode"] == 0]
+    suite = "runs the whole test suite, learning tests included"
+    if suites:
+        last = suites[-1]
+        suite += (
+            f" ({last['seconds'] / 60:.0f} minutes for {last.get('passed', 0):,} tests, "
+            f"{_where(last)}; `python benchmarks/test_suite.py`)"
+        )
+    text = (
+        f"The first command installs the package and {train}; the second installs the test "
+        f"dependencies and {suite}."
+    )
+    wrapped = textwrap.fill(text, 100, break_on_hyphens=False)
+    return "\n".join([TIMES_BEGIN, wrapped, TIMES_END])
+
+
 def block() -> str:
     """The generated bullets, markers included, wrapped as the README's text is."""
     bullets = [
@@ -180,5 +210,7 @@ def readme() -> str:
     """README.md with its generated block rewritten."""
     with open(README, encoding="utf-8") as file:
         text = file.read()
-    start, end = text.index(BEGIN), text.index(END) + len(END)
-    return text[:start] + block() + text[end:]
+    for begin, end, make in ((TIMES_BEGIN, TIMES_END, timings), (BEGIN, END, block)):
+        start, stop = text.index(begin), text.index(end) + len(end)
+        text = text[:start] + make() + text[stop:]
+    return text

@@ -10,14 +10,18 @@ of the 16x16 room in 100 steps, but an agent may find the goal by chance ("found
 first report with a success); a seed *reached the reward* when
 the stochastic policy succeeds in >= half of the last report's training episodes. Eval is shown
 apart: the greedy policy can loop in a partially observed grid. Env steps/s: training steps over
-the loop's wall time. Writes `<out>/rnd.md`, `<out>/rnd.png`, `<out>/runs`; exits 1 on FAIL.
+the loop's wall time. Every run appends a record (figures, curve, commit, machine, load, date) to
+`benchmarks/results/rnd.jsonl`; `--page` rewrites docs/results/rnd.md and rnd.png from the newest
+sitting (otherwise the report goes to `<out>/rnd.md`, `<out>/rnd.png`). Exits 1 on FAIL.
 
-Run: `python benchmarks/rnd.py [--seeds 3] [--steps N] [--config minigrid_rnd] [--out DIR]`.
+Run: `python benchmarks/rnd.py [--seeds 3] [--steps N] [--config minigrid_rnd] [--page]
+[--out DIR]`.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import statistics
@@ -28,6 +32,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import run_script  # noqa: E402
 from learning import DEFAULT_OUT, EVAL_EPISODES, run_child, table  # noqa: E402
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+RECORDS = os.path.join(HERE, "results", "rnd.jsonl")
+PAGE = os.path.join(os.path.dirname(HERE), "docs", "results", "rnd.md")
 REPORTS = 10  # Train reports per run, give or take one.
 REACH_SUCCESS = 0.5  # Success rate of the last report's training episodes that counts as reached.
 CONTROL = "minigrid"
@@ -174,38 +181,121 @@ def report(results: dict[str, dict[int, dict]], seeds: int, info: str) -> tuple[
     return "\n\n".join([info, runs_table, agents_table, note, line]), passed
 
 
+_INTRO = """# Exploration with RND
+
+`{config}` (the pixel agent with random network distillation) against its control `{control}`
+(the same agent, `int_coef=0`) on MiniGrid-Empty-16x16, whose only reward is for reaching the far
+corner within 100 steps: a random walk almost never finds it. Each (config, seed) trains
+{steps:,} env steps in a fresh process; then the deterministic policy plays {episodes} episodes.
+A seed *reached* the reward when the stochastic policy succeeds in at least half of the last
+report's training episodes; *found at* is the first report with a success. Eval is shown apart:
+the greedy policy can loop in a partially observed grid. Env steps/s is training env steps over
+the loop's wall time (evaluation phases and tracing included). Generated from
+`benchmarks/results/rnd.jsonl` by:
+
+```sh
+pip install -e ".[minigrid]"
+python benchmarks/rnd.py --seeds {seeds} --page
+```
+
+![RND vs control on MiniGrid-Empty-16x16](rnd.png)
+"""
+
+
+def read_records() -> list[dict]:
+    if not os.path.exists(RECORDS):
+        return []
+    with open(RECORDS, encoding="utf-8") as file:
+        return [json.loads(line) for line in file if line.strip()]
+
+
+def sitting_results(records: list[dict]) -> dict[str, dict[int, dict]]:
+    """agent -> seed -> run, of the newest sitting."""
+    from common import sitting
+
+    results: dict[str, dict[int, dict]] = {"RND": {}, "control": {}}
+    for record in sitting(records):
+        results[record["agent"]][record["seed"]] = record
+    return results
+
+
+def page(records: list[dict]) -> str:
+    """docs/results/rnd.md: the newest sitting's tables and verdict."""
+    results = sitting_results(records)
+    runs = [run for by_seed in results.values() for run in by_seed.values()]
+    if not runs:
+        return "# Exploration with RND\n\nNo records yet: `python benchmarks/rnd.py --page`.\n"
+    first, seeds = runs[0], len(results["RND"])
+    loads = [run["load"] for run in runs]
+    dates = sorted(run["date"] for run in runs)
+    info = (
+        f"{dates[0]}-{dates[-1][11:]} | {first['machine']} | commit {first['commit']} | load "
+        f"{min(loads):.1f}-{max(loads):.1f} | {sum(run['wall_s'] for run in runs):.0f} s in all"
+    )
+    intro = _INTRO.format(
+        config=first["config"],
+        control=CONTROL,
+        steps=first["steps"],
+        episodes=EVAL_EPISODES,
+        seeds=seeds,
+    )
+    text, _ = report(results, seeds, info)
+    return f"{intro}\n{text}\n"
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Runs both agents on every seed, prints and saves the report; returns 1 on FAIL."""
+    """Runs both agents on every seed, records them and reports; returns 1 on FAIL."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 per agent")
     parser.add_argument(
         "--steps", type=int, default=204_800, help="training env steps per run (100 rollouts)"
     )
     parser.add_argument("--config", default="minigrid_rnd", help="the RND config")
+    parser.add_argument("--page", action="store_true", help="rewrite docs/results/rnd.md, rnd.png")
     parser.add_argument("--out", default=DEFAULT_OUT, help="directory of the report and runs")
     args = parser.parse_args(argv)
+    from speed_matrix import commit, machine
+
+    started, revision, host = (
+        time.strftime("%Y-%m-%d %H:%M:%S"),
+        commit(os.path.dirname(HERE)),
+        machine(),
+    )
     os.makedirs(os.path.join(args.out, "runs"), exist_ok=True)
-    start, results = time.perf_counter(), {"RND": {}, "control": {}}
+    start = time.perf_counter()
     for agent, name in (("RND", args.config), ("control", CONTROL)):
         for seed in range(args.seeds):
             print(f"{agent} ({name}) seed {seed} ...", file=sys.stderr)
             run_dir = os.path.join(args.out, "runs", f"{name}-seed{seed}")
-            results[agent][seed] = run = run_child(
-                __file__, [name, str(seed), str(args.steps)], run_dir
+            begun = time.perf_counter()
+            run = run_child(__file__, [name, str(seed), str(args.steps)], run_dir)
+            record = dict(
+                started=started,
+                date=time.strftime("%Y-%m-%d %H:%M"),
+                commit=revision,
+                machine=host,
+                load=os.getloadavg()[0],
+                config=args.config,
+                agent=agent,
+                seed=seed,
+                steps=args.steps,
+                wall_s=time.perf_counter() - begun,
+                **run,
             )
+            with open(RECORDS, "a", encoding="utf-8") as file:
+                file.write(json.dumps(record) + "\n")
             elapsed = time.perf_counter() - start
             print(f"  eval {run['eval_mean']:.2f}; {elapsed:.0f} s elapsed", file=sys.stderr)
-    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
-    info = (
-        f"{time.strftime('%Y-%m-%d %H:%M')} | {args.config} vs {CONTROL} | {os.cpu_count()} CPUs "
-        f"(load {load}) | {time.perf_counter() - start:.0f} s in all"
-    )
-    text, passed = report(results, args.seeds, info)
-    with open(os.path.join(args.out, "rnd.md"), "w") as handle:
-        handle.write(text + "\n")
+    records = read_records()
+    results = sitting_results(records)
+    _, passed = report(results, args.seeds, "")
+    directory = os.path.dirname(PAGE) if args.page else args.out
+    text = page(records)
+    with open(PAGE if args.page else os.path.join(args.out, "rnd.md"), "w") as handle:
+        handle.write(text)
     print(text)
     title = f"{args.config} (RND) vs {CONTROL} (control), {args.seeds} seed(s)"
-    print(f"saved {save_plot(results, os.path.join(args.out, 'rnd.png'), title)}", file=sys.stderr)
+    print(f"saved {save_plot(results, os.path.join(directory, 'rnd.png'), title)}", file=sys.stderr)
     return 0 if passed else 1
 
 

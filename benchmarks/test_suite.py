@@ -1,0 +1,70 @@
+"""The test suite's wall time: README's test command, timed, with its outcome.
+
+Runs `python -m pytest -q tests` (README's command; `--not-slow` deselects the learning tests
+marked slow) in a fresh process from the repository root with this interpreter, and appends a
+record (seconds, pytest's counts, commit, machine, load, date) to
+`benchmarks/results/test_suite.jsonl`; README's line on how long the suite takes is generated
+from the newest record (`python -m benchmarks.pages`). Exits with pytest's status.
+
+Run: `python benchmarks/test_suite.py [--not-slow]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+RECORDS = os.path.join(HERE, "results", "test_suite.jsonl")
+
+
+def counts(output: str) -> dict[str, int]:
+    """pytest's closing counts ("956 passed, 4 skipped in ..."), by outcome."""
+    lines = [line for line in output.splitlines() if re.search(r"\d+ (passed|failed)", line)]
+    if not lines:
+        return {}
+    return {name: int(number) for number, name in re.findall(r"(\d+) (\w+)", lines[-1])}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--not-slow", action="store_true", help="deselect tests marked slow")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, HERE)
+    from speed_matrix import commit, machine
+
+    command = [sys.executable, "-m", "pytest", "-q", "tests"]
+    if args.not_slow:
+        command += ["-m", "not slow"]
+    started, revision, host = time.strftime("%Y-%m-%d %H:%M:%S"), commit(ROOT), machine()
+    begun = time.perf_counter()
+    result = subprocess.run(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    seconds = time.perf_counter() - begun
+    sys.stdout.write(result.stdout[-3000:])
+    record = dict(
+        started=started,
+        date=started[:16],
+        commit=revision,
+        machine=host,
+        load=os.getloadavg()[0],
+        selection="not slow" if args.not_slow else "all",
+        seconds=seconds,
+        returncode=result.returncode,
+        **counts(result.stdout),
+    )
+    with open(RECORDS, "a", encoding="utf-8") as file:
+        file.write(json.dumps(record) + "\n")
+    print(f"{seconds / 60:.1f} min, exit {result.returncode}")
+    return result.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
