@@ -12,22 +12,25 @@ Reference points, published PPO scores named by their source: the mean over seed
 TF-Agents' HalfCheetah 4,239, Hopper 2,530, Walker2d 2,971 and Reacher -7.71, and RL-Zoo's Ant
 1,327 (TF-Agents publishes none), and no seed collapsed (each at least half its reference: -15.42
 for Reacher). Humanoid-v5 is reported only.
-Prints a table per run, a summary per task and PASS/FAIL lines; writes `<out>/mujoco.md`,
-`<out>/mujoco_<task>.png` (mean and min-max over seeds of the eval curve) and keeps the runs under
-`<out>/runs`. Exits 1 on FAIL.
+Prints a table per run, a summary per task and PASS/FAIL lines and keeps the runs under
+`<out>/runs`. Every run appends a record (figures, eval curve, commit, machine, load, date) to
+`benchmarks/results/mujoco.jsonl`; `--page` rewrites docs/results/mujoco.md and its plots
+(mean and min-max over seeds of the eval curve) from the newest sitting of each task, otherwise
+they go to `<out>`. Exits 1 on FAIL.
 
 Not called `mujoco.py`: a script's folder is first on `sys.path`, and a
 `benchmarks/mujoco.py` would shadow the `mujoco` package for every benchmark and child process that
 makes a MuJoCo env from here (`sb3_driver.py` and `vs_sb3.py` on HalfCheetah, and this one).
 
 Run: `python benchmarks/mujoco_scores.py [--tasks cheetah hopper walker ant reacher] [--seeds 3]
-[--steps N] [--parallel 1] [--env_backend python] [--out benchmarks/out]`.
+[--steps N] [--parallel 1] [--env_backend python] [--page] [--out benchmarks/out]`.
 """
 
 from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import json
 import os
 import statistics
 import sys
@@ -45,6 +48,10 @@ from learning import (  # noqa: E402
     table,
     train_and_evaluate,
 )
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RECORDS = os.path.join(HERE, "results", "mujoco.jsonl")
+PAGE = os.path.join(os.path.dirname(HERE), "docs", "results", "mujoco.md")
 
 
 class Reference(NamedTuple):
@@ -68,6 +75,15 @@ REFERENCES = {
     "humanoid": Reference("Humanoid-v5", None, None),
 }
 DEFAULT_TASKS = ["cheetah", "hopper", "walker", "ant", "reacher"]
+# Published PPO scores at 1M env steps as each source gives them (mean ± std over its seeds).
+PUBLISHED = {
+    "cheetah": ("2,906 ± 1,129", "4,239", "5,819 ± 664"),
+    "hopper": ("2,052 ± 314", "2,530", "2,410 ± 10"),
+    "walker": ("2,891 ± 231", "2,971", "3,479 ± 822"),
+    "reacher": ("—", "-7.71", "—"),
+    "ant": ("—", "—", "1,327"),
+    "humanoid": ("—", "—", "—"),
+}
 TASK_COLUMNS = (
     ("env steps", "{env_steps:,}"),
     ("mean eval", "{mean_eval:.1f}"),
@@ -94,7 +110,21 @@ def child(
     config = dict(getattr(configs, task)(), env_backend=backend)
     if steps:
         config.update(train_steps=steps, train_every=min(config["train_every"], steps))
-    return train_and_evaluate(config, config["train_steps"], seed, run_dir)
+    result = train_and_evaluate(config, config["train_steps"], seed, run_dir)
+    return dict(result, curve=eval_curve(run_dir, result))
+
+
+def eval_curve(run_dir: str, run: dict) -> list[list[float]]:
+    """[env steps, eval mean score] of each eval phase, then the final evaluation."""
+    from agents.training import curves as plot
+
+    # A run stopped before its first eval phase has no eval summaries, only the final score.
+    steps, scores = (
+        plot.read_curve(run_dir, "eval") if plot.has_events(run_dir, "eval") else ((), ())
+    )
+    return [[float(x), float(y)] for x, y in zip(steps, scores)] + [
+        [float(run["env_steps"]), float(run["eval_mean"])]
+    ]
 
 
 def summarize(runs: list[dict[str, float]]) -> dict[str, float]:
@@ -124,24 +154,15 @@ def checks(task: str, summary: dict[str, float]) -> list[tuple[bool, str]]:
     ]
 
 
-def save_curves(task: str, run_dirs: dict[int, str], runs: dict[int, dict], out: str) -> str:
+def save_curves(task: str, runs: dict[int, dict], out: str) -> str:
     """Saves a PNG of the eval curve over seeds (mean, min-max band); returns its path.
 
-    Each seed's curve is its eval `mean_score` summaries, then the final evaluation; the seeds are
-    put on the grid of the env steps they share.
+    Each seed's curve is its record's `curve`; the seeds are put on the grid of the env steps
+    they share.
     """
     from matplotlib.figure import Figure
 
-    from agents.training import curves as plot
-
-    curves = []
-    for seed, path in run_dirs.items():
-        # A run stopped before its first eval phase has no eval summaries, only the final score.
-        empty = np.zeros([0]), np.zeros([0])
-        steps, scores = plot.read_curve(path, "eval") if plot.has_events(path, "eval") else empty
-        curves.append(
-            (np.append(steps, runs[seed]["env_steps"]), np.append(scores, runs[seed]["eval_mean"]))
-        )
+    curves = [np.array(run["curve"]).T for run in runs.values()]
     grid = np.array(sorted(set.intersection(*(set(steps.tolist()) for steps, _ in curves))))
     values = np.array([[dict(zip(s.tolist(), v))[x] for x in grid] for s, v in curves])
     figure = Figure(figsize=(7, 4.5), layout="constrained")
@@ -162,6 +183,101 @@ def save_curves(task: str, run_dirs: dict[int, str], runs: dict[int, dict], out:
     return path
 
 
+def read_records() -> list[dict]:
+    if not os.path.exists(RECORDS):
+        return []
+    with open(RECORDS, encoding="utf-8") as file:
+        return [json.loads(line) for line in file if line.strip()]
+
+
+def newest(records: list[dict]) -> dict[str, dict[int, dict]]:
+    """task -> seed -> record, from the newest sitting that ran each task (in task order)."""
+    found: dict[str, dict[int, dict]] = {}
+    for task in [t for t in REFERENCES if any(r["task"] == t for r in records)]:
+        mine = [record for record in records if record["task"] == task]
+        started = mine[-1]["started"]
+        found[task] = {r["seed"]: r for r in mine if r["started"] == started}
+    return found
+
+
+_INTRO = """# MuJoCo
+
+Each (task, seed) trains its named config in a fresh process to the last whole rollout within
+the budget, then the deterministic policy plays 20 fresh episodes of the task. Env steps/s is
+training env steps over the loop's wall time (evaluation phases and tracing included). The
+reference columns are the published PPO scores of CleanRL, TF-Agents and RL-Zoo (RL-Zoo's with
+its per-task tuned settings); a task passes when the mean over seeds reaches TF-Agents' score
+(RL-Zoo's for Ant, where TF-Agents publishes none) and no seed falls below half of it. Generated
+from `benchmarks/results/mujoco.jsonl` by:
+
+```sh
+pip install -e ".[mujoco]"
+python benchmarks/mujoco_scores.py --tasks cheetah hopper walker ant reacher --seeds 3 --page
+```
+"""
+
+
+def page(records: list[dict]) -> str:
+    """docs/results/mujoco.md from the newest sitting of each task."""
+    results = newest(records)
+    lines = [_INTRO]
+    if not results:
+        return "\n".join([*lines, "No records yet.", ""])
+    seeds = max(len(by_seed) for by_seed in results.values())
+    names = [f"seed {seed}" for seed in range(seeds)]
+    lines += [
+        f"| task (config) | {' | '.join(names)} | mean | CleanRL | TF-Agents | RL-Zoo (tuned) |",
+        "| --- |" + " ---: |" * (seeds + 4),
+    ]
+    for task, by_seed in results.items():
+        digits = _digits(task)
+        cells = [
+            f"{by_seed[s]['eval_mean']:,.{digits}f} ± {by_seed[s]['eval_std']:,.{digits}f}"
+            if s in by_seed
+            else ""
+            for s in range(seeds)
+        ]
+        mean = statistics.fmean(run["eval_mean"] for run in by_seed.values())
+        first = next(iter(by_seed.values()))
+        label = f"{REFERENCES[task].env} (`{task}`, {first['env_steps']:,} env steps)"
+        lines.append(
+            f"| {label} | {' | '.join(cells)} | **{mean:,.{digits}f}** | "
+            f"{' | '.join(PUBLISHED[task])} |"
+        )
+    lines.append("")
+    for task, by_seed in results.items():
+        runs = [by_seed[seed] for seed in sorted(by_seed)]
+        first, loads = runs[0], [run["load"] for run in runs]
+        lines += [
+            f"## {REFERENCES[task].env}",
+            "",
+            f"![{REFERENCES[task].env} eval curves](mujoco_{task}.png)",
+            "",
+            f"{first['date']} | {first['machine']} | commit {first['commit']} | load "
+            f"{min(loads):.1f}-{max(loads):.1f} | {first['parallel']} run(s) at a time | "
+            f"env_backend {first['env_backend']}",
+            "",
+            table(
+                ["seed"] + [name for name, _ in RUN_COLUMNS],
+                [
+                    [str(run["seed"])] + [form.format(**run) for _, form in RUN_COLUMNS]
+                    for run in runs
+                ],
+            ),
+            "",
+        ]
+        lines += [
+            f"- {'PASS' if passed else 'FAIL'} {text}"
+            for passed, text in checks(task, summarize(runs))
+        ]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _digits(task: str) -> int:
+    return 2 if task == "reacher" else 0
+
+
 def report(results: dict[str, dict[int, dict]], seconds: float, parallel: int) -> tuple[str, bool]:
     """The markdown report of all runs, and whether every check passed."""
     runs, tasks, lines = [], [], []
@@ -179,6 +295,25 @@ def report(results: dict[str, dict[int, dict]], seconds: float, parallel: int) -
         "\n".join(f"{'PASS' if passed else 'FAIL'}  {text}" for passed, text in lines),
     ]
     return "\n\n".join(sections), all(passed for passed, _ in lines)
+
+
+def record(args: argparse.Namespace, task: str, seed: int, run: dict) -> None:
+    """Appends one run's record to `RECORDS`."""
+    line = dict(
+        started=args.started,
+        date=time.strftime("%Y-%m-%d %H:%M"),
+        commit=args.commit,
+        machine=args.machine,
+        load=os.getloadavg()[0],
+        task=task,
+        env=REFERENCES[task].env,
+        seed=seed,
+        parallel=args.parallel,
+        env_backend=args.env_backend,
+        **run,
+    )
+    with open(RECORDS, "a", encoding="utf-8") as file:
+        file.write(json.dumps(line) + "\n")
 
 
 def run_all(args: argparse.Namespace) -> dict[str, dict[int, dict]]:
@@ -205,14 +340,12 @@ def run_all(args: argparse.Namespace) -> dict[str, dict[int, dict]]:
         for count, future in enumerate(concurrent.futures.as_completed(futures), 1):
             task, seed = futures[future]
             results[task][seed] = run = future.result()
+            record(args, task, seed, run)
             print(
                 f"[{count}/{len(jobs)}] {task} seed {seed}: eval {run['eval_mean']:.1f} in "
                 f"{run['seconds']:.0f} s; {time.perf_counter() - start:.0f} s elapsed",
                 file=sys.stderr,
             )
-    for task in args.tasks:
-        run_dirs = {seed: path for (name, seed), path in jobs.items() if name == task}
-        print(f"saved {save_curves(task, run_dirs, results[task], args.out)}", file=sys.stderr)
     return results
 
 
@@ -230,14 +363,23 @@ def main(argv: list[str] | None = None) -> int:
         choices=("python", "gymnasium-sync", "gymnasium-async", "envpool"),
         help="what steps the envs, training and evaluation (env_backend)",
     )
+    parser.add_argument("--page", action="store_true", help="rewrite docs/results/mujoco.md")
     args = parser.parse_args(argv)
+    from speed_matrix import commit, machine
+
+    args.started, args.machine = time.strftime("%Y-%m-%d %H:%M:%S"), machine()
+    args.commit = commit(os.path.dirname(HERE))
     os.makedirs(os.path.join(args.out, "runs"), exist_ok=True)
     start = time.perf_counter()
     results = run_all(args)
     text, passed = report(results, time.perf_counter() - start, args.parallel)
-    with open(os.path.join(args.out, "mujoco.md"), "w") as handle:
-        handle.write(text + "\n")
     print(text)
+    out = os.path.dirname(PAGE) if args.page else args.out
+    for task, by_seed in newest(read_records()).items():
+        if task in results:
+            print(f"saved {save_curves(task, by_seed, out)}", file=sys.stderr)
+    with open(PAGE if args.page else os.path.join(args.out, "mujoco.md"), "w") as handle:
+        handle.write(page(read_records()))
     return 0 if passed else 1
 
 

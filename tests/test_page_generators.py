@@ -1,0 +1,88 @@
+"""The results pages' generators: the newest sitting is shown, and its figures are computed
+from the records (synthetic records here; the committed pages are checked in test_pages.py)."""
+
+import importlib
+
+from benchmarks import pages  # noqa: F401
+
+# After `pages`, which puts the benchmarks' folder on sys.path for their helpers' imports.
+mujoco_scores = importlib.import_module("benchmarks.mujoco_scores")
+native_page = importlib.import_module("benchmarks.native_page")
+
+
+def _mujoco(started, seed, score, task="hopper"):
+    return dict(
+        started=started,
+        date=started[:16],
+        commit="abc1234",
+        machine="CPU, 2 cores",
+        load=1.0,
+        task=task,
+        env=mujoco_scores.REFERENCES[task].env,
+        seed=seed,
+        parallel=1,
+        env_backend="python",
+        env_steps=1_024_000,
+        eval_mean=score,
+        eval_std=10.0,
+        seconds=100.0,
+        steps_per_second=10_240.0,
+        call_steps_per_second=20_000.0,
+        rss_mb=900.0,
+        curve=[[512_000.0, score / 2], [1_024_000.0, score]],
+    )
+
+
+def test_mujoco_page_shows_the_newest_sitting_of_each_task_with_its_mean_and_checks():
+    old = [_mujoco("2026-01-01 10:00:00", seed, 100.0) for seed in range(3)]
+    new = [
+        _mujoco("2026-02-01 10:00:00", seed, score)
+        for seed, score in enumerate((3000.0, 2600.0, 1000.0))
+    ]
+    text = mujoco_scores.page(old + new)
+    row = next(line for line in text.splitlines() if line.startswith("| Hopper-v5"))
+    assert "3,000 ± 10 | 2,600 ± 10 | 1,000 ± 10 | **2,200** | 2,052 ± 314 | 2,530 |" in row
+    assert "100 ± 10" not in text  # The older sitting is not shown.
+    # Mean 2,200 < TF-Agents' 2,530, and seed 2's 1,000 < half of it (1,265): both checks fail.
+    assert "- FAIL Hopper-v5 mean eval 2200.0 >= TF-Agents 2530" in text
+    assert "- FAIL Hopper-v5 worst seed 1000.0 >= 1265" in text
+    assert "2026-02-01 10:00 | CPU, 2 cores | commit abc1234" in text
+
+
+def test_mujoco_page_without_records_says_so():
+    assert "No records yet." in mujoco_scores.page([])
+
+
+def _native(kind, started, config, seed, seconds, native=True):
+    return dict(
+        started=started,
+        date=started[:16],
+        commit="abc1234",
+        machine="CPU, 2 cores",
+        load=1.0,
+        kind=kind,
+        config=config,
+        seed=seed,
+        native=native,
+        seconds=seconds,
+        env="CartPole-v1",
+        env_steps=491_520,
+        mean=500.0,
+        std=0.0,
+    )
+
+
+def test_native_page_keeps_each_kind_of_sitting_apart_and_splits_first_runs_from_later_ones():
+    records = [
+        _native("native", "2026-01-01 10:00:00", "cartpole_native", 0, 99.0),
+        _native("native", "2026-02-01 10:00:00", "cartpole_native", 0, 14.6),
+        _native("native", "2026-02-01 10:00:00", "cartpole_native", 1, 10.3),
+        _native("native", "2026-02-01 10:00:00", "cartpole_native", 2, 11.8),
+        _native("gym", "2026-02-02 10:00:00", "cartpole_native", 0, 10.0),
+        _native("gym", "2026-02-02 10:00:00", "cartpole_native", 0, 25.0, native=False),
+    ]
+    text = native_page.page(records)
+    assert "| cartpole_native | 14.6 | 10.3-11.8 | 500.0 | 500.0 | 500.0 |" in text
+    assert "99.0" not in text
+    assert "the gymnasium runs take 2.5x (cartpole_native) to 2.5x" in text
+    assert "## Steady state" not in text  # No steady sitting recorded.
