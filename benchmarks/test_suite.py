@@ -1,10 +1,11 @@
 """The test suite's wall time: README's test command, timed, with its outcome.
 
-Runs `python -m pytest -q tests` (README's command; `--not-slow` deselects the learning tests
-marked slow) in a fresh process from the repository root with this interpreter, and appends a
-record (seconds, pytest's counts, commit, machine, load, date) to
-`benchmarks/results/test_suite.jsonl`; README's line on how long the suite takes is generated
-from the newest record (`python -m benchmarks.pages`). Exits with pytest's status.
+Runs `python -m pytest -q tests` (README's command, with `--durations=30` to record the slowest
+tests; `--not-slow` deselects the learning tests marked slow) in a fresh process from the
+repository root with this interpreter, and appends a record (seconds, pytest's counts, the
+slowest tests, commit, machine, load, date) to `benchmarks/results/test_suite.jsonl`; README's
+line on how long the suite takes is generated from the newest record (`python -m
+benchmarks.pages`). Exits with pytest's status.
 
 Run: `python benchmarks/test_suite.py [--not-slow]`.
 """
@@ -32,6 +33,12 @@ def counts(output: str) -> dict[str, int]:
     return {name: int(number) for number, name in re.findall(r"(\d+) (\w+)", lines[-1])}
 
 
+def slowest(output: str) -> list[list]:
+    """pytest's `--durations` lines as [seconds, phase, test id], slowest first."""
+    found = re.findall(r"^(\d+\.\d+)s (call|setup|teardown)\s+(\S+)", output, re.MULTILINE)
+    return [[float(seconds), phase, test] for seconds, phase, test in found]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--not-slow", action="store_true", help="deselect tests marked slow")
@@ -39,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, HERE)
     from speed_matrix import commit, machine
 
-    command = [sys.executable, "-m", "pytest", "-q", "tests"]
+    command = [sys.executable, "-m", "pytest", "-q", "tests", "--durations=30"]
     if args.not_slow:
         command += ["-m", "not slow"]
     started, revision, host = time.strftime("%Y-%m-%d %H:%M:%S"), commit(ROOT), machine()
