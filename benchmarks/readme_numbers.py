@@ -121,6 +121,51 @@ def exploration() -> str:
     )
 
 
+def native() -> str:
+    from benchmarks import native_page
+
+    records = _read("native")
+    runs = native_page.newest(records, "native")
+    by_config: dict[str, list[dict]] = {}
+    for run in runs:
+        by_config.setdefault(run["config"], []).append(run)
+
+    def seconds(config: str) -> str:
+        times = sorted(run["seconds"] for run in by_config[config])
+        return f"{times[0]:.1f}-{times[-1]:.1f} s" if len(times) > 1 else f"{times[0]:.1f} s"
+
+    def median(config: str) -> str:
+        return f"{statistics.median(run['mean'] for run in by_config[config]):.1f}"
+
+    cartpole = by_config["cartpole_native"]
+    solved = sum(run["mean"] >= 475 for run in cartpole)
+    others = [
+        f"{by_config[config][0]['env'].removesuffix('-v0').removesuffix('-v1')} {median(config)}"
+        for config in ("acrobot_native", "mountaincar_native", "mountaincar_continuous_native")
+        if config in by_config
+    ]
+    text = (
+        f"- **Native environments** ({_where(runs[0])}): gymnasium's classic control as TensorFlow "
+        f"ops, each run a whole process from command to exit (the first of each config compiling): "
+        f"CartPole-v1 {cartpole[0]['env_steps']:,} env steps in {seconds('cartpole_native')}, "
+        f"500 on gymnasium's CartPole in {solved} of {len(cartpole)} seeds; Pendulum-v1 "
+        f"{by_config['pendulum_native'][0]['env_steps']:,} in {seconds('pendulum_native')}, median "
+        f"{median('pendulum_native')}; medians {', '.join(others)} on gymnasium's envs"
+    )
+    steady = [
+        r
+        for r in native_page.newest(records, "steady")
+        if r["what"] == "rollout alone" and r["config"] == "cartpole_native"
+    ]
+    if steady:
+        best = max(steady, key=lambda r: r["steps_per_second"])
+        text += (
+            f"; the compiled rollout of {int(best['shape'].split(' x ')[0]):,} CartPoles at "
+            f"{best['steps_per_second'] / 1e6:.2f}M env steps/s"
+        )
+    return text + " ([native environments](docs/results/native.md))."
+
+
 def scaling() -> str:
     rows = sitting(_read("mpi_scaling"))
     groups: dict[str, list[dict]] = {}
@@ -194,6 +239,7 @@ def block() -> str:
         speed(),
         learning(),
         throughput(),
+        native(),
         native_minigrid(),
         exploration(),
         scaling(),
