@@ -31,6 +31,7 @@ def pages() -> dict[str, Callable[[], str]]:
         mpi_scaling_page,
         native_page,
         readme_numbers,
+        rnd,
         speed_matrix,
         speed_matrix_page,
         speed_page,
@@ -58,6 +59,7 @@ def pages() -> dict[str, Callable[[], str]]:
         "docs/results/native.md": lambda: native_page.page(
             speed_matrix.read_records(native_page.RECORDS)
         ),
+        "docs/results/rnd.md": lambda: rnd.page(rnd.read_records()),
         "docs/results/speed.md": lambda: speed_page.page(
             speed_matrix.read_records(speed_page.RECORDS)
         ),

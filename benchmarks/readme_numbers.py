@@ -99,6 +99,24 @@ def native_minigrid() -> str:
     return text
 
 
+def rnd() -> str:
+    from benchmarks import rnd as rnd_benchmark
+
+    results = rnd_benchmark.sitting_results(_read("rnd"))
+    counts = {
+        agent: sum(run["train_success"] >= rnd_benchmark.REACH_SUCCESS for run in by_seed.values())
+        for agent, by_seed in results.items()
+    }
+    first = next(iter(results["RND"].values()))
+    seeds = len(results["RND"])
+    return (
+        f"- **Exploration from pixels** ({_where(first)}): the pixel agent with RND reaches "
+        f"MiniGrid-Empty-16x16's goal in {counts['RND']} of {seeds} seeds, its control in "
+        f"{counts['control']} of {len(results['control'])}, at {first['env_steps']:,} env steps "
+        "([RND](docs/results/rnd.md))."
+    )
+
+
 def exploration() -> str:
     records = _read("exploration")
     newest = records[-1]["commit"]
@@ -241,6 +259,7 @@ def block() -> str:
         throughput(),
         native(),
         native_minigrid(),
+        rnd(),
         exploration(),
         scaling(),
         memory(),
