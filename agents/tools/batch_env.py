@@ -198,12 +198,18 @@ class BatchEnv:
         """Close all environments; one whose `close` raises gets a one-line warning on stderr.
 
         The run's results are written by then: a failing `close` must not turn it into a failure.
+        The environments are then let go (the batch keeps its size): graphs that traced this
+        batch may keep it alive in reference cycles until the process ends, where an extension
+        reports the objects it still holds (ale_py lists every ALE instance on stderr).
         """
         for index, env in enumerate(self._envs):
+            if env is None:  # Closed already.
+                continue
             try:
                 env.close()
             except Exception as error:
                 env_checks.warn_close_failed(self.env_name(index), error)
+        self._envs = [None] * len(self._envs)
 
     def _call(
         self,

@@ -281,3 +281,33 @@ def test_in_graph_batch_env_rejects_unsupported_spaces():
     env.action_space = gym.spaces.Dict({"a": gym.spaces.Discrete(2)})
     with pytest.raises(ValueError, match="Unsupported action space"):
         tools.InGraphBatchEnv(tools.BatchEnv([env], blocking=True))
+
+
+def test_close_closes_each_env_once_and_lets_them_go(capfd):
+    """A closed batch holds no env: graphs that traced it may keep it alive in reference cycles
+    until the process ends, where extensions report the objects still held (ale_py's ALE)."""
+    import gc
+    import weakref
+
+    closes = []
+
+    class Counted(tools.MockEnvironment):
+        def close(self):
+            closes.append(self)
+
+    envs = [Counted((3,), (2,), 5, 5, i) for i in range(2)]
+    alive = [weakref.ref(env) for env in envs]
+    batch = tools.BatchEnv(envs, blocking=True)
+    cycle = [batch]
+    cycle.append(cycle)  # The batch in a reference cycle, as a traced graph holds it.
+    del envs
+    batch.close()
+    assert len(closes) == 2 and len(batch) == 2
+    closes.clear()
+    gc.disable()
+    try:
+        assert [ref() for ref in alive] == [None, None]  # Freed without the cycle collector.
+    finally:
+        gc.enable()
+    batch.close()  # A second close closes nothing and warns of nothing.
+    assert closes == [] and capfd.readouterr().err == ""
