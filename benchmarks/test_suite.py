@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     seconds = time.perf_counter() - begun
-    sys.stdout.write(result.stdout[-3000:])
+    sys.stdout.write(result.stdout[-6000:])
     record = dict(
         started=started,
         date=started[:16],
@@ -65,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         selection="not slow" if args.not_slow else "all",
         seconds=seconds,
         returncode=result.returncode,
+        slowest=slowest(result.stdout),
         **counts(result.stdout),
     )
     with open(RECORDS, "a", encoding="utf-8") as file:

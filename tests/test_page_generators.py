@@ -8,6 +8,7 @@ from benchmarks import pages  # noqa: F401
 # After `pages`, which puts the benchmarks' folder on sys.path for their helpers' imports.
 mujoco_scores = importlib.import_module("benchmarks.mujoco_scores")
 native_page = importlib.import_module("benchmarks.native_page")
+test_suite = importlib.import_module("benchmarks.test_suite")
 
 
 def _mujoco(started, seed, score, task="hopper"):
@@ -86,3 +87,17 @@ def test_native_page_keeps_each_kind_of_sitting_apart_and_splits_first_runs_from
     assert "99.0" not in text
     assert "the gymnasium runs take 2.5x (cartpole_native) to 2.5x" in text
     assert "## Steady state" not in text  # No steady sitting recorded.
+
+
+def test_the_suite_record_reads_pytests_counts_and_slowest_tests():
+    output = (
+        "============ slowest 30 durations ============\n"
+        "61.23s call     tests/ppo/test_learning.py::test_pendulum_learns\n"
+        "3.01s setup    tests/x.py::test_y[a-b]\n"
+        "== 956 passed, 4 skipped, 6 warnings in 1529.01s (0:25:29) ==\n"
+    )
+    assert test_suite.counts(output) == {"passed": 956, "skipped": 4, "warnings": 6}
+    assert test_suite.slowest(output) == [
+        [61.23, "call", "tests/ppo/test_learning.py::test_pendulum_learns"],
+        [3.01, "setup", "tests/x.py::test_y[a-b]"],
+    ]
