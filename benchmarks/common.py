@@ -80,6 +80,22 @@ def run_script(main: Callable[[], int | None], child: Callable[..., dict]) -> No
         print(json.dumps(result), flush=True)
 
 
+def new_sitting(root: str) -> dict:
+    """What every record of one run of a benchmark shares: when it started, the checkout's
+    commit (`speed_matrix.commit`) and the machine."""
+    from speed_matrix import commit, machine
+
+    return dict(started=time.strftime("%Y-%m-%d %H:%M:%S"), commit=commit(root), machine=machine())
+
+
+def append_record(path: str, sitting: dict, **figures) -> None:
+    """Appends one record to the JSON-lines file `path`: the sitting's keys, the date and load
+    now, and `figures`."""
+    record = dict(sitting, date=time.strftime("%Y-%m-%d %H:%M"), load=os.getloadavg()[0])
+    with open(path, "a", encoding="utf-8") as file:
+        file.write(json.dumps(dict(record, **figures)) + "\n")
+
+
 def sitting(records: list[dict]) -> list[dict]:
     """The records of the newest sitting (one run of a benchmark: same `started`), in order;
     records without `started` (kept from before benchmarks wrote it) belong to none."""

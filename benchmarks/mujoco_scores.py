@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
-import json
 import os
 import statistics
 import sys
@@ -40,7 +39,7 @@ from typing import NamedTuple
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import machine_line, run_script  # noqa: E402
+from common import append_record, machine_line, new_sitting, run_script  # noqa: E402
 from learning import (  # noqa: E402
     DEFAULT_OUT,
     RUN_COLUMNS,
@@ -183,13 +182,6 @@ def save_curves(task: str, runs: dict[int, dict], out: str) -> str:
     return path
 
 
-def read_records() -> list[dict]:
-    if not os.path.exists(RECORDS):
-        return []
-    with open(RECORDS, encoding="utf-8") as file:
-        return [json.loads(line) for line in file if line.strip()]
-
-
 def newest(records: list[dict]) -> dict[str, dict[int, dict]]:
     """task -> seed -> record, from the newest sitting that ran each task (in task order)."""
     found: dict[str, dict[int, dict]] = {}
@@ -299,12 +291,9 @@ def report(results: dict[str, dict[int, dict]], seconds: float, parallel: int) -
 
 def record(args: argparse.Namespace, task: str, seed: int, run: dict) -> None:
     """Appends one run's record to `RECORDS`."""
-    line = dict(
-        started=args.started,
-        date=time.strftime("%Y-%m-%d %H:%M"),
-        commit=args.commit,
-        machine=args.machine,
-        load=os.getloadavg()[0],
+    append_record(
+        RECORDS,
+        args.sitting,
         task=task,
         env=REFERENCES[task].env,
         seed=seed,
@@ -312,8 +301,6 @@ def record(args: argparse.Namespace, task: str, seed: int, run: dict) -> None:
         env_backend=args.env_backend,
         **run,
     )
-    with open(RECORDS, "a", encoding="utf-8") as file:
-        file.write(json.dumps(line) + "\n")
 
 
 def run_all(args: argparse.Namespace) -> dict[str, dict[int, dict]]:
@@ -365,21 +352,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--page", action="store_true", help="rewrite docs/results/mujoco.md")
     args = parser.parse_args(argv)
-    from speed_matrix import commit, machine
+    from speed_matrix import read_records
 
-    args.started, args.machine = time.strftime("%Y-%m-%d %H:%M:%S"), machine()
-    args.commit = commit(os.path.dirname(HERE))
+    args.sitting = new_sitting(os.path.dirname(HERE))
     os.makedirs(os.path.join(args.out, "runs"), exist_ok=True)
     start = time.perf_counter()
     results = run_all(args)
     text, passed = report(results, time.perf_counter() - start, args.parallel)
     print(text)
     out = os.path.dirname(PAGE) if args.page else args.out
-    for task, by_seed in newest(read_records()).items():
+    for task, by_seed in newest(read_records(RECORDS)).items():
         if task in results:
             print(f"saved {save_curves(task, by_seed, out)}", file=sys.stderr)
     with open(PAGE if args.page else os.path.join(args.out, "mujoco.md"), "w") as handle:
-        handle.write(page(read_records()))
+        handle.write(page(read_records(RECORDS)))
     return 0 if passed else 1
 
 

@@ -23,7 +23,6 @@ Run: `python benchmarks/native.py [--configs cartpole_native pendulum_native] [-
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys
@@ -32,7 +31,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import native_page  # noqa: E402
-from common import timed_process  # noqa: E402
+from common import append_record, new_sitting, timed_process  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_OUT = os.path.join(HERE, "out")
@@ -74,7 +73,6 @@ def score(run_dir: str, seed: int) -> dict:
 def steady(envs: int = 1024) -> list[dict]:
     """Env steps per second of the rollout alone and of whole calls, `cartpole_native`."""
     import tempfile
-    import time
 
     from agents.training import tf_loading
 
@@ -137,27 +135,13 @@ def main() -> int:
     parser.add_argument("--page", action="store_true", help="rewrite docs/results/native.md")
     parser.add_argument("--out", default=DEFAULT_OUT)
     args = parser.parse_args()
-    from speed_matrix import commit, machine, read_records
+    from speed_matrix import read_records
 
-    started, revision, host = (
-        time.strftime("%Y-%m-%d %H:%M:%S"),
-        commit(os.path.dirname(HERE)),
-        machine(),
-    )
+    sitting = new_sitting(os.path.dirname(HERE))
     kind = "steady" if args.steady else "gym" if args.gym else "native"
 
     def record(figures: dict) -> None:
-        figures = dict(
-            started=started,
-            date=time.strftime("%Y-%m-%d %H:%M"),
-            commit=revision,
-            machine=host,
-            load=os.getloadavg()[0],
-            kind=kind,
-            **figures,
-        )
-        with open(native_page.RECORDS, "a", encoding="utf-8") as file:
-            file.write(json.dumps(figures) + "\n")
+        append_record(native_page.RECORDS, sitting, kind=kind, **figures)
 
     if args.steady:
         for row in steady():

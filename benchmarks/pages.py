@@ -59,7 +59,7 @@ def pages() -> dict[str, Callable[[], str]]:
         "docs/results/native.md": lambda: native_page.page(
             speed_matrix.read_records(native_page.RECORDS)
         ),
-        "docs/results/rnd.md": lambda: rnd.page(rnd.read_records()),
+        "docs/results/rnd.md": lambda: rnd.page(speed_matrix.read_records(rnd.RECORDS)),
         "docs/results/speed.md": lambda: speed_page.page(
             speed_matrix.read_records(speed_page.RECORDS)
         ),

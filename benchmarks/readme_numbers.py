@@ -238,10 +238,13 @@ def timings() -> str:
     suites = [r for r in _read("test_suite") if r["selection"] == "all" and r["returncode"] == 0]
     suite = "runs the whole test suite, learning tests included"
     if suites:
-        last = suites[-1]
+        recent = suites[-3:]
+        low, high = min(r["seconds"] for r in recent) / 60, max(r["seconds"] for r in recent) / 60
+        span = f"{low:.0f}" if round(low) == round(high) else f"{low:.0f}-{high:.0f}"
+        runs = f"over the last {len(recent)} runs" if len(recent) > 1 else "for one run"
         suite += (
-            f" ({last['seconds'] / 60:.0f} minutes for {last.get('passed', 0):,} tests, "
-            f"{_where(last)}; `python benchmarks/test_suite.py`)"
+            f" ({span} minutes {runs}, {recent[-1].get('passed', 0):,} tests, "
+            f"{_where(recent[-1])}; `python benchmarks/test_suite.py`)"
         )
     text = (
         f"The first command installs the package and {train}; the second installs the test "

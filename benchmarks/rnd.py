@@ -21,7 +21,6 @@ Run: `python benchmarks/rnd.py [--seeds 3] [--steps N] [--config minigrid_rnd] [
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import statistics
@@ -29,7 +28,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import run_script  # noqa: E402
+from common import append_record, new_sitting, run_script  # noqa: E402
 from learning import DEFAULT_OUT, EVAL_EPISODES, run_child, table  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -202,13 +201,6 @@ python benchmarks/rnd.py --seeds {seeds} --page
 """
 
 
-def read_records() -> list[dict]:
-    if not os.path.exists(RECORDS):
-        return []
-    with open(RECORDS, encoding="utf-8") as file:
-        return [json.loads(line) for line in file if line.strip()]
-
-
 def sitting_results(records: list[dict]) -> dict[str, dict[int, dict]]:
     """agent -> seed -> run, of the newest sitting."""
     from common import sitting
@@ -254,13 +246,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--page", action="store_true", help="rewrite docs/results/rnd.md, rnd.png")
     parser.add_argument("--out", default=DEFAULT_OUT, help="directory of the report and runs")
     args = parser.parse_args(argv)
-    from speed_matrix import commit, machine
+    from speed_matrix import read_records
 
-    started, revision, host = (
-        time.strftime("%Y-%m-%d %H:%M:%S"),
-        commit(os.path.dirname(HERE)),
-        machine(),
-    )
+    sitting = new_sitting(os.path.dirname(HERE))
     os.makedirs(os.path.join(args.out, "runs"), exist_ok=True)
     start = time.perf_counter()
     for agent, name in (("RND", args.config), ("control", CONTROL)):
@@ -269,12 +257,9 @@ def main(argv: list[str] | None = None) -> int:
             run_dir = os.path.join(args.out, "runs", f"{name}-seed{seed}")
             begun = time.perf_counter()
             run = run_child(__file__, [name, str(seed), str(args.steps)], run_dir)
-            record = dict(
-                started=started,
-                date=time.strftime("%Y-%m-%d %H:%M"),
-                commit=revision,
-                machine=host,
-                load=os.getloadavg()[0],
+            append_record(
+                RECORDS,
+                sitting,
                 config=args.config,
                 agent=agent,
                 seed=seed,
@@ -282,11 +267,9 @@ def main(argv: list[str] | None = None) -> int:
                 wall_s=time.perf_counter() - begun,
                 **run,
             )
-            with open(RECORDS, "a", encoding="utf-8") as file:
-                file.write(json.dumps(record) + "\n")
             elapsed = time.perf_counter() - start
             print(f"  eval {run['eval_mean']:.2f}; {elapsed:.0f} s elapsed", file=sys.stderr)
-    records = read_records()
+    records = read_records(RECORDS)
     results = sitting_results(records)
     _, passed = report(results, args.seeds, "")
     directory = os.path.dirname(PAGE) if args.page else args.out
