@@ -11,13 +11,16 @@ native_page = importlib.import_module("benchmarks.native_page")
 test_suite = importlib.import_module("benchmarks.test_suite")
 
 
+def _sitting(started):
+    """The keys every record of one sitting shares (`common.append_record`)."""
+    return dict(
+        started=started, date=started[:16], commit="abc1234", machine="CPU, 2 cores", load=1.0
+    )
+
+
 def _mujoco(started, seed, score, task="hopper"):
     return dict(
-        started=started,
-        date=started[:16],
-        commit="abc1234",
-        machine="CPU, 2 cores",
-        load=1.0,
+        **_sitting(started),
         task=task,
         env=mujoco_scores.REFERENCES[task].env,
         seed=seed,
@@ -56,11 +59,7 @@ def test_mujoco_page_without_records_says_so():
 
 def _native(kind, started, config, seed, seconds, native=True):
     return dict(
-        started=started,
-        date=started[:16],
-        commit="abc1234",
-        machine="CPU, 2 cores",
-        load=1.0,
+        **_sitting(started),
         kind=kind,
         config=config,
         seed=seed,
