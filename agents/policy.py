@@ -239,42 +239,91 @@ def evaluate(
     env: str | Any | Callable[[], Any],
     episodes: int = 10,
     seed: int = 0,
+    deterministic: bool = True,
+    parallel: int = 16,
 ) -> Evaluation:
-    """Run `episodes` episodes of the deterministic policy on an environment.
+    """Run `episodes` episodes of the policy on an environment.
+
+    Episodes run `parallel` at a time, each in its own copy of the env, with one policy call
+    per step for all of them (a deterministic policy scores each episode as it would alone).
 
     Args:
         policy: A `Policy`, or a run directory (or SavedModel directory) to load one from.
         env: A gymnasium id, a gymnasium environment, or a callable that builds one; or a
             native env (`agents.envs.NativeEnv`: an instance, a class built without arguments,
             or an id registered with `agents.envs.register`), played as a gymnasium env of one
-            (`agents.envs.NativeGymEnv`).
+            (`agents.envs.NativeGymEnv`). An env given as an instance plays one episode at a
+            time.
         episodes: Number of episodes, each reset with seed `seed + index`.
         seed: Seed of the first episode.
+        deterministic: Act by the policy's mode (True) or sample its actions as in training.
+        parallel: Most episodes played at once (copies of the env built from an id or callable).
 
     Returns:
         An `Evaluation` with the returns and lengths of the episodes.
 
     Raises:
-        ValueError: `episodes` is below 1, or the env's observations do not fit the policy.
+        ValueError: `episodes` or `parallel` is below 1, or the env's observations do not fit
+            the policy.
     """
     import gymnasium as gym
 
     if episodes < 1:
         raise ValueError(f"episodes must be at least 1, got {episodes}.")
+    if parallel < 1:
+        raise ValueError(f"parallel must be at least 1, got {parallel}.")
     if not isinstance(policy, Policy):
         policy = load_policy(policy)
     made = isinstance(env, str) or (callable(env) and not isinstance(env, gym.Env))
-    env = _as_gym_env(env() if made and not isinstance(env, str) else env)
+    envs = [_as_gym_env(env() if made and not isinstance(env, str) else env)]
     returns, lengths = [], []
     try:
-        for index in range(episodes):
-            total, frames = play_episode(policy, env, seed + index)
-            returns.append(total)
-            lengths.append(len(frames) - 1)
+        while made and len(envs) < min(parallel, episodes):
+            another = _as_gym_env(env() if not isinstance(env, str) else env)
+            if any(another is known for known in envs):  # A callable giving one instance.
+                break
+            envs.append(another)
+        for start in range(0, episodes, len(envs)):
+            seeds = range(seed + start, seed + min(start + len(envs), episodes))
+            totals, steps = play_episodes(policy, envs[: len(seeds)], seeds, deterministic)
+            returns += totals
+            lengths += steps
     finally:
         if made:
-            env.close()
+            for each in envs:
+                each.close()
     return Evaluation(returns, lengths)
+
+
+def play_episodes(
+    policy: Policy, envs: list[Any], seeds: Any, deterministic: bool = True
+) -> tuple[list[float], list[int]]:
+    """One episode in each of `envs` at once, from `env.reset(seed=...)` with `seeds` in order:
+    one policy call per step for the episodes still running (a finished one stays still).
+
+    Returns:
+        Each episode's return and number of steps.
+    """
+    observations = [env.reset(seed=int(each))[0] for env, each in zip(envs, seeds, strict=True)]
+    policy.reset()
+    totals, steps, running = [0.0] * len(envs), [0] * len(envs), [True] * len(envs)
+    while any(running):
+        actions = policy(_stacked(observations), deterministic=deterministic)
+        for index, env in enumerate(envs):
+            if running[index]:
+                observation, reward, terminated, truncated, _ = env.step(actions[index])
+                observations[index] = observation
+                totals[index] += float(reward)
+                steps[index] += 1
+                running[index] = not (terminated or truncated)
+    return totals, steps
+
+
+def _stacked(observations: list[Any]) -> Any:
+    """One batch of observations (a dict of batches for dict observations)."""
+    if isinstance(observations[0], Mapping):
+        return {key: _stacked([each[key] for each in observations]) for key in observations[0]}
+    return np.stack([np.asarray(each) for each in observations])
 
 
 def _as_gym_env(env: Any) -> Any:

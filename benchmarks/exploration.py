@@ -23,12 +23,16 @@ import json
 import os
 import re
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.common import machine_line, timed_process  # noqa: E402
-from benchmarks.speed_matrix import commit, machine  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    append_record,
+    machine_line,
+    new_sitting,
+    sitting,
+    timed_process,
+)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -57,7 +61,7 @@ def train(task: str, arm: str, seed: int, out: str, overrides: list[str]) -> tup
     if overrides:
         command += ["--set", *overrides]
     stdout, seconds = timed_process(command, os.path.join(logdir, f"seed{seed}.log"))
-    found = re.search(r"^Done: .* in (.+)\.$", stdout, re.MULTILINE)
+    found = re.search(r"Done: .* in (.+)\.$", stdout, re.MULTILINE)  # Lines may be dated.
     if not found:
         raise RuntimeError(f"{' '.join(command)}: no 'Done:' line in its output:\n{stdout}")
     return found.group(1), seconds
@@ -76,29 +80,26 @@ def curve(run_dir: str) -> list[list[float]]:
 
 def score_on_minigrid(run_dir: str, env_id: str, episodes: int) -> dict:
     """Success rate and mean return of the run's policy on minigrid's own env, sampled as
-    trained and by its mode (episodes reset with seeds 10**6 + k: layouts not in the bank)."""
+    trained and by its mode (episodes reset with seeds 10**6 + k: layouts not in the bank),
+    all episodes at once."""
     import numpy as np
 
     import agents
     from agents.training.environments import make_env
 
     policy = agents.load_policy(run_dir)
-    env = make_env(env_id, wrapper="minigrid_image")
     result = {}
     for name, deterministic in (("stochastic", False), ("mode", True)):
-        returns = []
-        for episode in range(episodes):
-            observation, _ = env.reset(seed=10**6 + episode)
-            policy.reset()
-            total, done = 0.0, False
-            while not done:
-                action = policy(observation, deterministic=deterministic)
-                observation, reward, terminated, truncated, _ = env.step(action)
-                total, done = total + float(reward), terminated or truncated
-            returns.append(total)
+        returns = agents.evaluate(
+            policy,
+            lambda: make_env(env_id, wrapper="minigrid_image"),
+            episodes,
+            seed=10**6,
+            deterministic=deterministic,
+            parallel=episodes,
+        ).returns
         result[f"success_{name}"] = float(np.mean(np.asarray(returns) > 0))
         result[f"return_{name}"] = float(np.mean(returns))
-    env.close()
     return result
 
 
@@ -107,6 +108,20 @@ def read_records() -> list[dict]:
         return []
     with open(RECORDS, encoding="utf-8") as file:
         return [json.loads(line) for line in file if line.strip()]
+
+
+def shown(records: list[dict]) -> list[dict]:
+    """The runs the page shows: the newest sitting's (the newest commit's, for records written
+    before sittings were)."""
+    if sitting(records):
+        return sitting(records)
+    return [r for r in records if r["commit"] == records[-1]["commit"]]
+
+
+def solved(runs: list[dict], task: str, arm: str, level: float = 0.9) -> tuple[int, int]:
+    """(seeds whose sampled success on minigrid's env is at least `level`, seeds) of an arm."""
+    arm_runs = [r for r in runs if r["task"] == task and r["arm"] == arm]
+    return sum(r["success_stochastic"] >= level for r in arm_runs), len(arm_runs)
 
 
 def reached(points: list[list[float]], level: float = 0.5) -> int | None:
@@ -144,9 +159,8 @@ def figure(task: str, runs: list[dict], path: str) -> None:
 
 
 def page(records: list[dict]) -> str:
-    """docs/results/exploration.md from the newest commit's records."""
-    newest = records[-1]["commit"]
-    runs = [r for r in records if r["commit"] == newest]
+    """docs/results/exploration.md from the newest sitting's records."""
+    runs = shown(records)
     lines = [
         "# Exploration on native MiniGrid",
         "",
@@ -164,7 +178,7 @@ def page(records: list[dict]) -> str:
         "python benchmarks/exploration.py --seeds 3 --page",
         "```",
         "",
-        f"commit {newest} | {runs[-1]['machine']} | {runs[-1]['date']} | load "
+        f"commit {runs[-1]['commit']} | {runs[-1]['machine']} | {runs[-1]['date']} | load "
         f"{min(r['load'] for r in runs):.1f}-{max(r['load'] for r in runs):.1f}",
         "",
         "| task | arm | seed | env steps | wall (s) | return 0.5 first at | success (sampled) "
@@ -182,10 +196,10 @@ def page(records: list[dict]) -> str:
     lines += ["", "| task | arm | seeds with success >= 0.9 (sampled) |", "|---|---|---:|"]
     for task in TASKS:
         for arm in ARMS:
-            arm_runs = [r for r in runs if r["task"] == task and r["arm"] == arm]
-            if arm_runs:
-                solved = sum(r["success_stochastic"] >= 0.9 for r in arm_runs)
-                lines.append(f"| {arm_runs[0]['env_id']} | {arm} | {solved} of {len(arm_runs)} |")
+            count, total = solved(runs, task, arm)
+            if total:
+                env_id = next(r["env_id"] for r in runs if r["task"] == task)
+                lines.append(f"| {env_id} | {arm} | {count} of {total} |")
     lines.append("")
     for _, task_runs, name in _figured(runs):
         lines += [f"![{task_runs[0]['env_id']}: RND and control]({name})", ""]
@@ -193,9 +207,8 @@ def page(records: list[dict]) -> str:
 
 
 def figures(records: list[dict]) -> None:
-    """The page's plots (PNG beside it), one per task, from the newest commit's records."""
-    newest = records[-1]["commit"]
-    runs = [r for r in records if r["commit"] == newest]
+    """The page's plots (PNG beside it), one per task, from the newest sitting's records."""
+    runs = shown(records)
     for task, task_runs, name in _figured(runs):
         figure(task, task_runs, os.path.join(os.path.dirname(PAGE), name))
 
@@ -221,18 +234,20 @@ def main(argv: list[str] | None = None) -> int:
     from agents.scripts.configs import CONFIGS
 
     if not args.page_only:
-        host, revision = machine(), commit(ROOT)
-        for task in args.tasks:
-            for seed in range(args.first_seed, args.first_seed + args.seeds):
-                for arm in args.arms:  # Arms alternate, so load affects both alike.
-                    load = os.getloadavg()[0]
+        started = new_sitting(ROOT)
+        seeds = range(args.first_seed, args.first_seed + args.seeds)
+        # Seed by seed, arms alternating: a sitting cut short holds whole seeds, and load
+        # affects both arms alike.
+        for seed in seeds:
+            for task in args.tasks:
+                for arm in args.arms:
                     run_dir, seconds = train(task, arm, seed, args.out, args.set)
                     env_id = CONFIGS[config_name(task, arm)]()["env"]
-                    record = dict(
-                        date=time.strftime("%Y-%m-%d %H:%M"),
-                        commit=revision,
-                        machine=host,
-                        load=load,
+                    points = curve(run_dir)
+                    scores = score_on_minigrid(run_dir, env_id, args.episodes)
+                    append_record(
+                        RECORDS,
+                        started,
                         task=task,
                         arm=arm,
                         seed=seed,
@@ -240,16 +255,14 @@ def main(argv: list[str] | None = None) -> int:
                         config=config_name(task, arm),
                         overrides=args.set,
                         episodes=args.episodes,
-                        train_steps=curve(run_dir)[-1][0] if curve(run_dir) else 0,
+                        train_steps=points[-1][0] if points else 0,
                         wall_seconds=seconds,
-                        curve=curve(run_dir),
-                        **score_on_minigrid(run_dir, env_id, args.episodes),
+                        curve=points,
+                        **scores,
                     )
-                    with open(RECORDS, "a", encoding="utf-8") as file:
-                        file.write(json.dumps(record) + "\n")
                     print(
-                        f"{task} {arm} seed {seed}: success {record['success_stochastic']:.2f} "
-                        f"(mode {record['success_mode']:.2f}) in {seconds:.0f} s",
+                        f"{task} {arm} seed {seed}: success {scores['success_stochastic']:.2f} "
+                        f"(mode {scores['success_mode']:.2f}) in {seconds:.0f} s",
                         flush=True,
                     )
     if args.page or args.page_only:

@@ -59,7 +59,7 @@ def restore_policy(run_dir: str, checkpoint: str | None, env, config) -> Policy:
 
 def run_episode(env, policy: Policy, seed: int, render: bool = True) -> tuple[float, list]:
     """One episode (rendered unless `render` is False): its return and frames (see
-    `agents.policy.play_episode`, which `agents.evaluate` plays too)."""
+    `agents.policy.play_episode`; `agents.evaluate` plays the same episodes several at once)."""
     import numpy as np
 
     total, frames = play_episode(policy, env, seed, render)
