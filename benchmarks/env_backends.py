@@ -52,15 +52,21 @@ def measure(config: str, backend: str, seconds: float, timeout: float) -> dict |
     return child_result(command, f"{config} on {backend}", timeout, ROOT)
 
 
-def page(records: list[dict]) -> str:
-    """The results page: for each config, the records of the latest run that measured it."""
-    latest = []
+def latest(records: list[dict]) -> list[dict]:
+    """For each config, the records of the latest run that measured it."""
+    found = []
     for config in dict.fromkeys(record["config"] for record in records):
         mine = [record for record in records if record["config"] == config]
-        latest += [record for record in mine if record["run"] == mine[-1]["run"]]
+        found += [record for record in mine if record["run"] == mine[-1]["run"]]
+    return found
+
+
+def page(records: list[dict]) -> str:
+    """The results page: for each config, the records of the latest run that measured it."""
+    latest_runs = latest(records)
     rows, lines = [], []
-    for config in dict.fromkeys(record["config"] for record in latest):
-        mine = [record for record in latest if record["config"] == config]
+    for config in dict.fromkeys(record["config"] for record in latest_runs):
+        mine = [record for record in latest_runs if record["config"] == config]
         speeds = {
             backend: [r["steps_per_second"] for r in mine if r["backend"] == backend]
             for backend in BACKENDS

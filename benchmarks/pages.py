@@ -1,14 +1,16 @@
 """The results pages (and README's numbers) that benchmarks' records make, written again.
 
-`python -m benchmarks.pages` rewrites every such page (with `--figures`, their plots too);
+`python -m benchmarks.pages` rewrites every such page (with `--figures`, their plots too) and
+drops from each records file the records no page shows (older sittings: git keeps them);
 `python -m benchmarks.pages --check` only says which committed page differs from what its records
-give (tests/test_pages.py runs the same check). Each benchmark's own `--page` writes its page in
-the same way after a run.
+give, or which records file holds records no page shows (tests/test_pages.py runs the same
+checks). Each benchmark's own `--page` writes its page in the same way after a run.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -69,6 +71,64 @@ def pages() -> dict[str, Callable[[], str]]:
     }
 
 
+def shown() -> dict[str, Callable[[list[dict]], list[dict]]]:
+    """Records file (relative to the repository) -> the records of it that pages and README show."""
+    from common import sitting
+
+    from benchmarks import env_backends, exploration, learning_page, native_page, readme_numbers
+
+    def per(key: str, newest: Callable[[list[dict], str], list[dict]]) -> Callable:
+        return lambda records: [
+            record
+            for value in dict.fromkeys(r.get(key) for r in records)
+            for record in newest(records, value)
+        ]
+
+    def newest_commit(records: list[dict]) -> list[dict]:
+        return [r for r in records if r["commit"] == records[-1]["commit"]]
+
+    def newest_started(records: list[dict]) -> list[dict]:
+        return [r for r in records if r.get("started") == records[-1].get("started")]
+
+    views = {
+        "api_memory": newest_commit,
+        "env_backends": env_backends.latest,
+        "env_throughput": newest_started,
+        "exploration": exploration.shown,
+        "learning": per("task", learning_page.newest),
+        "minigrid_native": newest_started,
+        "mpi_scaling": sitting,
+        "native": per("kind", native_page.newest),
+        "rnd": sitting,
+        "speed_matrix": sitting,
+        "test_suite": readme_numbers.recent_suites,
+        "vs_sb3": sitting,
+    }
+    return {f"benchmarks/results/{name}.jsonl": view for name, view in views.items()}
+
+
+def unshown() -> dict[str, list[dict]]:
+    """Records file -> (all its records, those shown), for files holding records not shown."""
+    from benchmarks import speed_matrix
+
+    found = {}
+    for path, view in shown().items():
+        records = speed_matrix.read_records(os.path.join(ROOT, path))
+        kept = view(records) if records else []
+        if len(kept) < len(records):
+            found[path] = (records, kept)
+    return found
+
+
+def prune() -> None:
+    """Rewrites each records file to the records its pages show, in their order."""
+    for path, (records, kept) in unshown().items():
+        ids = {id(record) for record in kept}
+        with open(os.path.join(ROOT, path), "w", encoding="utf-8") as file:
+            file.writelines(json.dumps(r) + "\n" for r in records if id(r) in ids)
+        print(f"kept {len(kept)} of {len(records)} records in {path}")
+
+
 def stale() -> list[str]:
     """The pages whose committed text differs from what their records give."""
     found = []
@@ -92,12 +152,16 @@ def main(argv: list[str] | None = None) -> int:
         found = stale()
         for path in found:
             print(f"{path} differs from what its records give", file=sys.stderr)
+        for path, (records, kept) in unshown().items():
+            found.append(path)
+            print(f"{path}: {len(records) - len(kept)} records no page shows", file=sys.stderr)
         return 1 if found else 0
     for path, render in pages().items():
         text = render()  # Before the file is opened for writing: README's is read to render.
         with open(os.path.join(ROOT, path), "w", encoding="utf-8") as file:
             file.write(text)
         print(f"wrote {path}")
+    prune()
     if args.figures:
         from benchmarks import exploration
 

@@ -9,6 +9,13 @@ def test_every_generated_results_page_equals_what_its_records_give():
     assert pages.stale() == []
 
 
+def test_records_files_hold_only_what_the_pages_show():
+    # Older sittings are git's history: `python -m benchmarks.pages` drops them.
+    assert {
+        path: len(records) - len(kept) for path, (records, kept) in pages.unshown().items()
+    } == {}
+
+
 def test_the_pages_command_covers_the_pages_that_say_they_are_generated():
     import glob
     import os
