@@ -14,8 +14,9 @@ the loop's wall time. Every run appends a record (figures, curve, commit, machin
 `benchmarks/results/rnd.jsonl`; `--page` rewrites docs/results/rnd.md and rnd.png from the newest
 sitting (otherwise the report goes to `<out>/rnd.md`, `<out>/rnd.png`). Exits 1 on FAIL.
 
-Run: `python benchmarks/rnd.py [--seeds 3] [--steps N] [--config minigrid_rnd] [--page]
-[--out DIR]`.
+Run: `python benchmarks/rnd.py [--seeds 3] [--steps N] [--config minigrid_rnd] [--set KEY=VALUE
+...] [--page] [--out DIR]` (`--set` overrides both agents' configs, e.g. `native_env=True`: the
+same frames from MiniGrid as TensorFlow ops).
 """
 
 from __future__ import annotations
@@ -66,16 +67,18 @@ def schedule(steps: int, call: int) -> tuple[int, int]:
     return calls // count * count * call, calls // count * call
 
 
-def child(name: str, seed: int, steps: int, run_dir: str) -> dict:
-    """Train and evaluate one run of config `name` in this process; returns the measurements."""
+def child(name: str, seed: int, steps: int, overrides: str, run_dir: str) -> dict:
+    """Train and evaluate one run of config `name` (with `overrides`, space-separated
+    `key=value`s) in this process; returns the measurements."""
 
+    from agents.config.values import apply_overrides
     from agents.scripts import configs
     from agents.training import tf_loading
 
     tf_loading.import_tensorflow()  # As train does: its TF settings (oneDNN off, XLA's cache).
     from agents.training.run import Run
 
-    config = getattr(configs, name)()
+    config = apply_overrides(getattr(configs, name)(), overrides.split())
     train_steps, train_every = schedule(steps, config["rollout_length"] * config["num_agents"])
     config.update(train_steps=train_steps, train_every=train_every)
     run = Run(config, run_dir, seed)
@@ -194,9 +197,9 @@ the loop's wall time (evaluation phases and tracing included). Generated from
 
 ```sh
 pip install -e ".[minigrid]"
-python benchmarks/rnd.py --seeds {seeds} --page
+python benchmarks/rnd.py --seeds {seeds}{set} --page
 ```
-
+{overrides}
 ![RND vs control on MiniGrid-Empty-16x16](rnd.png)
 """
 
@@ -224,12 +227,15 @@ def page(records: list[dict]) -> str:
         f"{dates[0]}-{dates[-1][11:]} | {first['machine']} | commit {first['commit']} | load "
         f"{min(loads):.1f}-{max(loads):.1f} | {sum(run['wall_s'] for run in runs):.0f} s in all"
     )
+    overrides = first.get("overrides", [])
     intro = _INTRO.format(
         config=first["config"],
         control=CONTROL,
         steps=first["steps"],
         episodes=EVAL_EPISODES,
         seeds=seeds,
+        set=f" --set {' '.join(overrides)}" if overrides else "",
+        overrides=f"\nBoth configs run with `{' '.join(overrides)}`.\n" if overrides else "",
     )
     text, _ = report(results, seeds, info)
     return f"{intro}\n{text}\n"
@@ -243,6 +249,7 @@ def main(argv: list[str] | None = None) -> int:
         "--steps", type=int, default=204_800, help="training env steps per run (100 rollouts)"
     )
     parser.add_argument("--config", default="minigrid_rnd", help="the RND config")
+    parser.add_argument("--set", nargs="*", default=[], help="KEY=VALUE overrides of both agents")
     parser.add_argument("--page", action="store_true", help="rewrite docs/results/rnd.md, rnd.png")
     parser.add_argument("--out", default=DEFAULT_OUT, help="directory of the report and runs")
     args = parser.parse_args(argv)
@@ -256,11 +263,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{agent} ({name}) seed {seed} ...", file=sys.stderr)
             run_dir = os.path.join(args.out, "runs", f"{name}-seed{seed}")
             begun = time.perf_counter()
-            run = run_child(__file__, [name, str(seed), str(args.steps)], run_dir)
+            arguments = [name, str(seed), str(args.steps), " ".join(args.set)]
+            run = run_child(__file__, arguments, run_dir)
             append_record(
                 RECORDS,
                 sitting,
                 config=args.config,
+                overrides=args.set,
                 agent=agent,
                 seed=seed,
                 steps=args.steps,

@@ -310,6 +310,14 @@ GROUPS: dict[str, tuple[Key, ...]] = {
         _positive("memsize", 128, "GRU units.", agents=_CNN),
         Key("extrahid", True, "Residual layers after the GRU.", agents=_CNN),
         Key("rec_gate_init", 0.0, "Bias of the GRU's gates at start.", agents=_CNN),
+        Key(
+            "conv_stack",
+            "dqn",
+            "Convolutions of the CNN+GRU and of RND's conv torso: dqn (the RND paper's, for "
+            "Atari frames), tiles8 (one conv per 8x8 tile: MiniGrid's frames).",
+            choices=("dqn", "tiles8"),
+            agents=_CNN,
+        ),
         _unit("gamma_int", 0.99, "Discount of the non-episodic intrinsic return.", agents=_PIXEL),
         Key(
             "int_coef",
@@ -369,6 +377,7 @@ FIXED_ON_RESUME = (
     "hidsize",
     "memsize",
     "extrahid",
+    "conv_stack",
     "rnd_feature_size",
     "rnd_network",
     "rnd_hidden",

@@ -21,11 +21,9 @@ tfd = tfp.distributions
 # RND target and predictor networks), and so they do here.
 POLICY_SIZES = {"small": 1, "normal": 2, "large": 4}
 
-# (filters, kernel, stride) of the conv torso: the DQN/RND stack, ReLU, 'valid' padding.
-_CONVS = ((32, 8, 4), (64, 4, 2), (64, 4, 1))
-
-# 'valid' padding needs frames of at least this height and width, 44 (84x84 gives 6x6x64 features).
-MIN_FRAME_SIZE = conv.min_input_size(_CONVS)
+# 'valid' padding needs frames of at least this height and width with the default "dqn" stack,
+# 44 (84x84 gives 6x6x64 features).
+MIN_FRAME_SIZE = conv.min_input_size(conv.POLICY_STACKS["dqn"])
 
 _HIDDEN_GAIN = math.sqrt(2.0)
 
@@ -33,7 +31,8 @@ _HIDDEN_GAIN = math.sqrt(2.0)
 class CnnGruPolicy(Network):
     """Recurrent Atari policy of Burda et al. (2018), "Exploration by Random Network Distillation".
 
-    uint8 frames / 255 -> conv 32x8/4, 64x4/2, 64x4/1 (ReLU, 'valid') -> dense `hidsize` (ReLU) ->
+    uint8 frames / 255 -> convs (ReLU, 'valid'; "dqn": 32x8/4, 64x4/2, 64x4/1, the paper's; or
+    "tiles8", see `agents.ppo.conv`) -> dense `hidsize` (ReLU) ->
     GRU of `memsize` units -> optional residual layers `x + relu(dense(x))` (one on the policy
     path, one on the value path) -> categorical logits and two value heads: "" (the extrinsic
     reward's, RND's `vpred_ext`) and "_int" (the intrinsic reward's, `vpred_int`). Like every
@@ -53,13 +52,14 @@ class CnnGruPolicy(Network):
         memsize: int = 128,
         extrahid: bool = True,
         rec_gate_init: float = 0.0,
+        conv_stack: str = "dqn",
         **kwargs,
     ):
         """Creates the model with all its variables.
 
         Args:
-            observation_shape: (H, W, C) of one observation: C stacked frames of at least
-                `MIN_FRAME_SIZE` x `MIN_FRAME_SIZE` pixels.
+            observation_shape: (H, W, C) of one observation: C stacked frames large enough for
+                the conv stack (`MIN_FRAME_SIZE` x `MIN_FRAME_SIZE` pixels for "dqn").
             action_space: A Discrete action space with start=0.
             policy_size: "small", "normal" or "large": multiplies `hidsize` and `memsize` by 1,
                 2 or 4 (the RND defaults, "normal" with 128/128, give 256/256).
@@ -67,27 +67,35 @@ class CnnGruPolicy(Network):
             memsize: Base number of GRU units; the state has `memsize * multiplier` entries.
             extrahid: Whether to add the residual hidden layers on the policy and value paths.
             rec_gate_init: Initial bias of the GRU gates.
+            conv_stack: The convolutions, a name in `agents.ppo.conv.POLICY_STACKS`.
             **kwargs: Passed on to `keras.Model` (e.g. `name`).
 
         Raises:
-            ValueError: If `policy_size` is unknown, the observation is not (H, W, C) with
-                H, W >= `MIN_FRAME_SIZE`, or the action space is not Discrete.
+            ValueError: If `policy_size` or `conv_stack` is unknown, the observation is not
+                (H, W, C) with H and W at least the stack's smallest input (`MIN_FRAME_SIZE` for
+                "dqn"), or the action space is not Discrete.
         """
         kwargs.setdefault("name", "cnn_gru_policy")
         super().__init__(**kwargs)
         if policy_size not in POLICY_SIZES:
             raise ValueError(f"Unknown policy_size {policy_size!r}; valid: {list(POLICY_SIZES)}.")
+        if conv_stack not in conv.POLICY_STACKS:
+            raise ValueError(
+                f"Unknown conv_stack {conv_stack!r}; valid: {list(conv.POLICY_STACKS)}."
+            )
+        stack = conv.POLICY_STACKS[conv_stack]
         self._observation_shape = tuple(int(size) for size in observation_shape)
-        if len(self._observation_shape) != 3 or min(self._observation_shape[:2]) < MIN_FRAME_SIZE:
+        smallest = conv.min_input_size(stack)
+        if len(self._observation_shape) != 3 or min(self._observation_shape[:2]) < smallest:
             raise ValueError(
                 f"CnnGruPolicy needs observations of shape (H, W, C) with H, W >= "
-                f"{MIN_FRAME_SIZE}, got {self._observation_shape}."
+                f"{smallest} for conv_stack {conv_stack!r}, got {self._observation_shape}."
             )
         height, width, channels = self._observation_shape
         self._hidsize = int(hidsize) * POLICY_SIZES[policy_size]
         self._memsize = int(memsize) * POLICY_SIZES[policy_size]
         self._flat_size = (
-            conv.output_size(height, _CONVS) * conv.output_size(width, _CONVS) * _CONVS[-1][0]
+            conv.output_size(height, stack) * conv.output_size(width, stack) * stack[-1][0]
         )
 
         self._convs = [
@@ -100,7 +108,7 @@ class CnnGruPolicy(Network):
                 kernel_initializer=orthogonal(_HIDDEN_GAIN),
                 name=f"conv{index + 1}",
             )
-            for index, (filters, kernel, stride) in enumerate(_CONVS)
+            for index, (filters, kernel, stride) in enumerate(stack)
         ]
         self._hidden = orthogonal_dense(self._hidsize, _HIDDEN_GAIN, "relu", name="hidden")
         self._gates = keras.layers.Dense(
@@ -198,8 +206,9 @@ class CnnGruPolicy(Network):
 
 def cnn_gru(observation_space, action_space, config, value_streams=("", "_int")) -> CnnGruPolicy:
     """The CNN+GRU of `config` (`policy_size`, `hidsize`, `memsize`, `extrahid`,
-    `rec_gate_init`): the `rnd_ppo` agent's network, and `ppo`'s with `network: cnn_gru`.
-    It has the value heads "" and "_int" whichever `value_streams` the agent asks for."""
+    `rec_gate_init`, `conv_stack`): the `rnd_ppo` agent's network, and `ppo`'s with
+    `network: cnn_gru`. It has the value heads "" and "_int" whichever `value_streams` the
+    agent asks for."""
     del value_streams
     return CnnGruPolicy(
         observation_space.shape,
@@ -209,4 +218,5 @@ def cnn_gru(observation_space, action_space, config, value_streams=("", "_int"))
         memsize=config["memsize"],
         extrahid=config["extrahid"],
         rec_gate_init=config["rec_gate_init"],
+        conv_stack=config["conv_stack"],
     )

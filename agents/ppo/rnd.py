@@ -17,8 +17,6 @@ from agents.tools.running_mean_std import RunningMeanStd
 
 TensorLike = tf.types.experimental.TensorLike
 
-# (filters, kernel, stride) of the convolutional stack shared by the target and the predictor.
-_CONV_STACK = ((32, 8, 4), (64, 4, 2), (64, 3, 1))
 _OBSERVATION_CLIP = 5.0
 
 
@@ -29,13 +27,14 @@ def _network(
     dense_sizes: Sequence[int],
     seeds: Sequence[int],
     name: str,
+    stack: conv.ConvStack = conv.RND_STACKS["dqn"],
 ) -> keras.Sequential:
-    """Leaky-ReLU torso (the conv stack on frames, or two dense layers of `torso_width` on the
+    """Leaky-ReLU torso (the conv `stack` on frames, or two dense layers of `torso_width` on the
     flattened observation), then ReLU dense layers; the last dense layer is linear."""
     layers = [keras.Input(input_shape)]
-    torso_seeds, dense_seeds = seeds[: len(_CONV_STACK)], seeds[len(_CONV_STACK) :]
+    torso_seeds, dense_seeds = seeds[: len(stack)], seeds[len(stack) :]
     if torso == "conv":
-        for (filters, kernel, stride), seed in zip(_CONV_STACK, torso_seeds, strict=True):
+        for (filters, kernel, stride), seed in zip(stack, torso_seeds, strict=True):
             init = orthogonal(math.sqrt(2.0), seed)
             layers.append(
                 keras.layers.Conv2D(
@@ -60,17 +59,17 @@ def _network(
     return keras.Sequential(layers, name=name)
 
 
-def choose_torso(observation_shape: Sequence[int], choice: str = "auto") -> str:
+def choose_torso(
+    observation_shape: Sequence[int], choice: str = "auto", conv_stack: str = "dqn"
+) -> str:
     """RND's torso for observations of `observation_shape`: `choice`, or for "auto" the conv
-    stack where frames are large enough for it, else the MLP (e.g. MiniGrid's 7x7 symbolic view)."""
+    stack (`conv_stack`, a name in `agents.ppo.conv.RND_STACKS`) where frames are large enough
+    for it, else the MLP (e.g. MiniGrid's 7x7 symbolic view)."""
     if choice != "auto":
         return choice
     frames = len(observation_shape) == 3
-    return (
-        "conv"
-        if frames and min(observation_shape[:2]) >= conv.min_input_size(_CONV_STACK)
-        else "mlp"
-    )
+    smallest = conv.min_input_size(conv.RND_STACKS[conv_stack])
+    return "conv" if frames and min(observation_shape[:2]) >= smallest else "mlp"
 
 
 class RND(tf.Module):
@@ -104,6 +103,7 @@ class RND(tf.Module):
         name: str = "rnd",
         torso: str = "conv",
         torso_width: int = 512,
+        conv_stack: str = "dqn",
     ):
         """Creates the networks, the observation statistics and the mask generator.
 
@@ -123,21 +123,25 @@ class RND(tf.Module):
             (the paper's); "mlp": two dense layers of `torso_width` on the whole flattened
             observation, normalized per element (small symbolic observations).
           torso_width: Width of the MLP torso's layers (and of the predictor's layers after it).
+          conv_stack: The conv torso's stack, a name in `agents.ppo.conv.RND_STACKS`.
 
         Raises:
-          ValueError: For a frame shape the conv stack cannot process, or a proportion outside
-            (0, 1].
+          ValueError: For an unknown conv stack, a frame shape it cannot process, or a
+            proportion outside (0, 1].
         """
         super().__init__(name=name)
         if torso not in ("conv", "mlp"):
             raise ValueError(f"RND torso must be 'conv' or 'mlp', got {torso!r}.")
+        if conv_stack not in conv.RND_STACKS:
+            raise ValueError(f"Unknown conv_stack {conv_stack!r}; valid: {list(conv.RND_STACKS)}.")
+        stack = conv.RND_STACKS[conv_stack]
         if torso == "conv" and (
-            len(observation_shape) != 3
-            or min(observation_shape[:2]) < conv.min_input_size(_CONV_STACK)
+            len(observation_shape) != 3 or min(observation_shape[:2]) < conv.min_input_size(stack)
         ):
             raise ValueError(
-                f"RND needs (H, W, C) frames with H, W >= {conv.min_input_size(_CONV_STACK)}, "
-                f"got {tuple(observation_shape)} (rnd_network=mlp reads any shape)."
+                f"RND needs (H, W, C) frames with H, W >= {conv.min_input_size(stack)} for "
+                f"conv_stack {conv_stack!r}, got {tuple(observation_shape)} (rnd_network=mlp "
+                "reads any shape)."
             )
         if not 0.0 < proportion_of_exp_used_for_predictor_update <= 1.0:
             raise ValueError(
@@ -158,10 +162,18 @@ class RND(tf.Module):
                 self._frame_shape, cross_replica_sum=cross_replica_sum, name="observation_stats"
             )
             shape, width = self._frame_shape, int(torso_width)
-            self.target = _network(shape, torso, width, [feature_size], seeds[:4], "rnd_target")
+            self.target = _network(
+                shape, torso, width, [feature_size], seeds[:4], "rnd_target", stack
+            )
             self.target.trainable = False
             self.predictor = _network(
-                shape, torso, width, [hidden, hidden, feature_size], seeds[4:], "rnd_predictor"
+                shape,
+                torso,
+                width,
+                [hidden, hidden, feature_size],
+                seeds[4:],
+                "rnd_predictor",
+                stack,
             )
             self.rng = tf.random.Generator.from_seed(seed)
 

@@ -68,8 +68,9 @@ class RNDPPO(PPO):
         shape = self._rnd_view.shape
         rnd = RND(
             shape,
-            torso=choose_torso(shape, config.rnd_network),
+            torso=choose_torso(shape, config.rnd_network, config.conv_stack),
             torso_width=config.rnd_hidden,
+            conv_stack=config.conv_stack,
             feature_size=config.rnd_feature_size,
             cross_replica_sum=self._sum,
             proportion_of_exp_used_for_predictor_update=config.rnd_predictor_proportion,
@@ -80,7 +81,10 @@ class RNDPPO(PPO):
         """The CNN+GRU on frames (`network: auto` where RND's conv stack fits them); otherwise
         the network `config.network` names (auto: by the action space), with value heads for
         the extrinsic and intrinsic streams."""
-        if config.network == "auto" and choose_torso(observ_space.shape) == "conv":
+        if (
+            config.network == "auto"
+            and choose_torso(observ_space.shape, "auto", config.conv_stack) == "conv"
+        ):
             return cnn_gru(observ_space, action_space, config)
         return make_network(observ_space, action_space, config, value_streams=("", "_int"))
 

@@ -98,6 +98,8 @@ def minigrid_rnd() -> dict[str, Any]:
     MiniGrid's partial view (7x7 cells) as 56x56 grayscale frames of a 14x14-cell room; the only
     reward is for reaching the goal in the far corner, and episodes are cut at 100 steps, so a
     random walk almost never finds it (in a smaller room the control finds it by chance too).
+    The frames are a grid of 8x8-pixel tiles, so the convolutions read them tile by tile
+    (`conv_stack="tiles8"`: an eighth of the DQN stack's multiply-adds).
     """
     return dict(
         agent="rnd_ppo",
@@ -114,6 +116,7 @@ def minigrid_rnd() -> dict[str, Any]:
         normalize_reward=False,
         rnd_feature_size=128,
         rnd_init_steps=512,
+        conv_stack="tiles8",
     )
 
 

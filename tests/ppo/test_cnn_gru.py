@@ -161,6 +161,25 @@ def test_84x84_frames_give_the_rnd_feature_size():
     assert _variables(net)["hidden/kernel"].shape == (6 * 6 * 64, 4)
 
 
+def test_the_tile_stack_embeds_each_8x8_tile_and_trains():
+    net = CnnGruPolicy(
+        (56, 56, 1), ACTIONS, policy_size="small", hidsize=4, memsize=4, conv_stack="tiles8"
+    )
+    assert [tuple(v.shape) for v in net.variables if "conv" in v.path and "kernel" in v.path] == [
+        (8, 8, 1, 16),
+        (3, 3, 16, 64),
+        (3, 3, 64, 64),
+    ]
+    assert _variables(net)["hidden/kernel"].shape == (64, 4)  # 56 -> 7 -> 3 -> 1 cell.
+    frames = tf.cast(
+        tf.random.stateless_uniform((2, 3, 56, 56, 1), (0, 1), 0, 256, tf.int32), tf.uint8
+    )
+    with tf.GradientTape() as tape:
+        out = net(frames, tf.zeros((2, 3), tf.bool), tf.zeros((2, 4)))
+        loss = tf.reduce_sum(out.values[""] + out.values["_int"] + out.policy.entropy())
+    assert all(g is not None for g in tape.gradient(loss, net.trainable_variables))
+
+
 def test_frames_are_scaled_to_unit_range(monkeypatch):
     net = _policy()
     seen = []
@@ -229,7 +248,9 @@ def test_checkpoint_of_variables_restores_outputs_exactly(tmp_path):
     "kwargs, message",
     [
         ({"policy_size": "huge"}, "Unknown policy_size 'huge'"),
+        ({"conv_stack": "resnet"}, "Unknown conv_stack 'resnet'; valid: \\['dqn', 'tiles8'\\]"),
         ({"observation_shape": (43, 84, 4)}, "H, W >= 44"),
+        ({"observation_shape": (48, 56, 1), "conv_stack": "tiles8"}, "H, W >= 56 for .*tiles8"),
         ({"observation_shape": (84, 84)}, r"shape \(H, W, C\)"),
         ({"action_space": gym.spaces.Box(-1, 1, (2,))}, "Discrete action space"),
     ],

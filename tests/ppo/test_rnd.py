@@ -146,6 +146,36 @@ def test_rejects_small_frames_and_bad_proportion():
         RND((35, 36, 4))
     with pytest.raises(ValueError):
         RND(SHAPE, proportion_of_exp_used_for_predictor_update=0.0)
+    with pytest.raises(ValueError, match="H, W >= 56 for conv_stack 'tiles8'"):
+        RND(SHAPE, conv_stack="tiles8")
+    with pytest.raises(ValueError, match="Unknown conv_stack 'vgg'"):
+        RND(SHAPE, conv_stack="vgg")
+
+
+def test_the_tile_stack_learns_and_rewards_novel_frames():
+    """Target and predictor on 56x56 frames through the 8x8-tile stack: the predictor fits
+    frames it trained on, novel frames keep a larger error."""
+    rnd = RND((56, 56, 1), feature_size=16, conv_stack="tiles8", seed=1)
+    assert rnd.target.layers[0].kernel.shape == (8, 8, 1, 16)
+    frames = np.random.default_rng(0).integers(0, 256, (32, 56, 56, 1), dtype=np.uint8)
+    rnd.initialize_observation_stats(frames)
+    optimizer = keras.optimizers.Adam(1e-3)
+
+    @tf.function
+    def train_step(frames):
+        with tf.GradientTape() as tape:
+            loss = rnd.predictor_loss(frames)
+        grads = tape.gradient(loss, rnd.trainable_variables)
+        optimizer.apply_gradients(zip(grads, rnd.trainable_variables, strict=True))
+        return loss
+
+    losses = [float(train_step(frames)) for _ in range(50)]
+    assert losses[-1] < 0.1 * losses[0], losses
+    novel = np.random.default_rng(1).integers(0, 256, (32, 56, 56, 1), dtype=np.uint8)
+    assert (
+        rnd.intrinsic_reward(novel).numpy().mean()
+        > 3.0 * rnd.intrinsic_reward(frames).numpy().mean()
+    )
 
 
 def test_non_episodic_rollout_scaling_matches_naive_reference():
