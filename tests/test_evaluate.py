@@ -81,3 +81,37 @@ def test_an_env_instance_or_a_callable_giving_one_plays_episodes_one_at_a_time()
 def test_parallel_below_one_is_one_line():
     with pytest.raises(ValueError, match="parallel must be at least 1, got 0"):
         agents.evaluate(ParityPolicy(), Countdown, episodes=2, parallel=0)
+
+
+class DictCountdown(Countdown):
+    """Countdown observing {"remaining": [n], "even": 0/1}."""
+
+    observation_space = gym.spaces.Dict(
+        remaining=gym.spaces.Box(0.0, 10.0, (1,), np.float32), even=gym.spaces.Discrete(2)
+    )
+
+    def _wrap(self, observation):
+        return {"remaining": observation, "even": int(observation[0]) % 2 == 0}
+
+    def reset(self, *, seed=None, options=None):
+        observation, info = super().reset(seed=seed)
+        return self._wrap(observation), info
+
+    def step(self, action):
+        observation, *rest = super().step(action)
+        return self._wrap(observation), *rest
+
+
+class DictParityPolicy(ParityPolicy):
+    def __call__(self, observation, deterministic=True):
+        assert set(observation) == {"remaining", "even"}
+        self.calls.append(len(observation["even"]))
+        assert observation["remaining"].shape == (len(observation["even"]), 1)
+        return np.asarray(observation["even"], np.int64)
+
+
+def test_dict_observations_reach_the_policy_as_a_dict_of_batches():
+    policy = DictParityPolicy()
+    evaluation = agents.evaluate(policy, DictCountdown, episodes=4, parallel=4)
+    assert evaluation.returns == [_alone(seed)[0] for seed in range(4)]
+    assert policy.calls[0] == 4
