@@ -166,20 +166,25 @@ def save_plot(results: dict[str, dict[int, dict]], path: str, title: str) -> str
 
 
 def report(results: dict[str, dict[int, dict]], seeds: int, info: str) -> tuple[str, bool]:
-    """The markdown report of all runs, and whether the target passed."""
+    """The markdown report of all runs, and whether the target passed. Cells visited are left
+    out where no run counted them (native envs)."""
+    every = [run for by_seed in results.values() for run in by_seed.values()]
+    counted = any(not math.isnan(run["cells"]) for run in every)
+    run_columns = [c for c in RUN_COLUMNS if counted or "cells" not in c[1]]
+    agent_columns = [c for c in AGENT_COLUMNS if counted or "cells" not in c[1]]
     runs, agents, summaries = [], [], {}
     for agent, by_seed in results.items():
         for seed, run in by_seed.items():
-            runs.append([agent, str(seed)] + [form.format(**run) for _, form in RUN_COLUMNS])
+            runs.append([agent, str(seed)] + [form.format(**run) for _, form in run_columns])
         summaries[agent] = summarize(list(by_seed.values()))
-        agents.append([agent] + [form.format(**summaries[agent]) for _, form in AGENT_COLUMNS])
+        agents.append([agent] + [form.format(**summaries[agent]) for _, form in agent_columns])
     passed, line = verdict(summaries["RND"], summaries["control"], seeds)
     note = (
         f"reached: the stochastic policy succeeds in >= {REACH_SUCCESS:.0%} of the training "
         "episodes of the last report; found at: first report with a training success."
     )
-    runs_table = table(["agent", "seed"] + [name for name, _ in RUN_COLUMNS], runs)
-    agents_table = table(["agent"] + [name for name, _ in AGENT_COLUMNS], agents)
+    runs_table = table(["agent", "seed"] + [name for name, _ in run_columns], runs)
+    agents_table = table(["agent"] + [name for name, _ in agent_columns], agents)
     return "\n\n".join([info, runs_table, agents_table, note, line]), passed
 
 
