@@ -8,9 +8,10 @@ to exit. Then, untimed, the exported policy plays `--episodes` episodes of **min
 policy as trained and with its mode; a success is an episode that reaches the goal (return > 0).
 
 Every run appends one JSON line to `benchmarks/results/exploration.jsonl` (date, commit,
-machine, load, wall time, successes, the training curve). `--page` rewrites
-`docs/results/exploration.md` and its figures from the records of the newest commit only: one
-figure per task with both arms' training score (mean and range over seeds) against env steps.
+machine, load, the extrinsic discount, wall time, successes, the training curve). `--page`
+rewrites `docs/results/exploration.md` and its figures from, per task, the newest sitting that
+ran it: one figure per task with both arms' training score (mean and range over seeds) against
+env steps.
 
 Run: `python benchmarks/exploration.py [--tasks doorkey16 keycorridor multiroom] [--seeds 3]
 [--episodes 100] [--page]`.
@@ -30,7 +31,6 @@ from benchmarks.common import (  # noqa: E402
     append_record,
     machine_line,
     new_sitting,
-    sitting,
     timed_process,
 )
 
@@ -110,12 +110,23 @@ def read_records() -> list[dict]:
         return [json.loads(line) for line in file if line.strip()]
 
 
+def _sitting_of(record: dict) -> str:
+    """The sitting a record belongs to (its commit, for records written before sittings were)."""
+    return record.get("started") or record["commit"]
+
+
 def shown(records: list[dict]) -> list[dict]:
-    """The runs the page shows: the newest sitting's (the newest commit's, for records written
-    before sittings were)."""
-    if sitting(records):
-        return sitting(records)
-    return [r for r in records if r["commit"] == records[-1]["commit"]]
+    """The runs the page shows: per task, those of the newest sitting that ran it."""
+    found = []
+    for task in dict.fromkeys(r["task"] for r in records):
+        mine = [r for r in records if r["task"] == task]
+        found += [r for r in mine if _sitting_of(r) == _sitting_of(mine[-1])]
+    return found
+
+
+def discount(record: dict) -> float:
+    """The extrinsic discount a run trained with (records before it was recorded: the default)."""
+    return record.get("discount", 0.99)
 
 
 def solved(runs: list[dict], task: str, arm: str, level: float = 0.9) -> tuple[int, int]:
@@ -159,7 +170,7 @@ def figure(task: str, runs: list[dict], path: str) -> None:
 
 
 def page(records: list[dict]) -> str:
-    """docs/results/exploration.md from the newest sitting's records."""
+    """docs/results/exploration.md from each task's newest sitting."""
     runs = shown(records)
     lines = [
         "# Exploration on native MiniGrid",
@@ -178,8 +189,19 @@ def page(records: list[dict]) -> str:
         "python benchmarks/exploration.py --seeds 3 --page",
         "```",
         "",
-        f"commit {runs[-1]['commit']} | {runs[-1]['machine']} | {runs[-1]['date']} | load "
-        f"{min(r['load'] for r in runs):.1f}-{max(r['load'] for r in runs):.1f}",
+        "| task | commit | machine | dates | load | extrinsic discount |",
+        "|---|---|---|---|---:|---:|",
+    ]
+    for task in dict.fromkeys(r["task"] for r in runs):
+        mine = [r for r in runs if r["task"] == task]
+        dates = sorted(r["date"] for r in mine)
+        loads = [r["load"] for r in mine]
+        lines.append(
+            f"| {mine[0]['env_id']} | {mine[0]['commit']} | {mine[0]['machine']} | "
+            f"{dates[0]} to {dates[-1][11:]} | {min(loads):.1f}-{max(loads):.1f} | "
+            f"{discount(mine[0])} |"
+        )
+    lines += [
         "",
         "| task | arm | seed | env steps | wall (s) | return 0.5 first at | success (sampled) "
         "| success (mode) | return (sampled) |",
@@ -231,6 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--page", action="store_true", help="Rewrite the results page.")
     parser.add_argument("--page-only", action="store_true", help="Only rewrite the page.")
     args = parser.parse_args(argv)
+    from agents.config.values import apply_overrides
     from agents.scripts.configs import CONFIGS
 
     if not args.page_only:
@@ -245,6 +268,7 @@ def main(argv: list[str] | None = None) -> int:
                     env_id = CONFIGS[config_name(task, arm)]()["env"]
                     points = curve(run_dir)
                     scores = score_on_minigrid(run_dir, env_id, args.episodes)
+                    settings = apply_overrides(CONFIGS[config_name(task, arm)](), args.set)
                     append_record(
                         RECORDS,
                         started,
@@ -255,6 +279,7 @@ def main(argv: list[str] | None = None) -> int:
                         config=config_name(task, arm),
                         overrides=args.set,
                         episodes=args.episodes,
+                        discount=settings.get("discount", 0.99),
                         train_steps=points[-1][0] if points else 0,
                         wall_seconds=seconds,
                         curve=points,

@@ -127,8 +127,9 @@ def exploration() -> str:
         env_id = first["env_id"].removeprefix("MiniGrid-").removesuffix("-v0")
         rnd, control = bench.solved(runs, task, "rnd"), bench.solved(runs, task, "control")
         tasks.append(
-            f"{env_id} at {first['train_steps'] / 1e6:.1f}M env steps: RND {rnd[0]} of "
-            f"{rnd[1]}, control {control[0]} of {control[1]}"
+            f"{env_id} at {first['train_steps'] / 1e6:.1f}M env steps, extrinsic discount "
+            f"{bench.discount(first)}: RND {rnd[0]} of {rnd[1]}, control {control[0]} of "
+            f"{control[1]}"
         )
     return (
         f"- **Exploration on native MiniGrid** ({_where(runs[-1])}): seeds whose policy succeeds "
