@@ -118,7 +118,7 @@ def _sitting_of(record: dict) -> str:
 def shown(records: list[dict]) -> list[dict]:
     """The runs the page shows: per task, those of the newest sitting that ran it."""
     found = []
-    for task in dict.fromkeys(r["task"] for r in records):
+    for task in TASKS:
         mine = [r for r in records if r["task"] == task]
         found += [r for r in mine if _sitting_of(r) == _sitting_of(mine[-1])]
     return found
