@@ -120,7 +120,7 @@ def shown(records: list[dict]) -> list[dict]:
     found = []
     for task in TASKS:
         mine = [r for r in records if r["task"] == task]
-        found += [r for r in mine if _sitting_of(r) == _sitting_of(mine[-1])]
+        found += [r for r in mine if _sitting_of(r) == _sitting_of(mine[-1])] if mine else []
     return found
 
 
