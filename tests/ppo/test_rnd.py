@@ -34,6 +34,13 @@ def trained():
     frames = _frames(0, 32)
     rnd.initialize_observation_stats(np.concatenate([frames, _frames(1, 64)]))
     target_before = [v.numpy() for v in rnd.target.variables]
+    reward_before = rnd.intrinsic_reward(frames).numpy()
+    losses = _train_predictor(rnd, frames, 50)
+    return rnd, frames, target_before, reward_before, losses
+
+
+def _train_predictor(rnd, frames, steps):
+    """The predictor's losses over `steps` Adam steps on one fixed batch of frames."""
     optimizer = keras.optimizers.Adam(1e-3)
 
     @tf.function
@@ -44,9 +51,7 @@ def trained():
         optimizer.apply_gradients(zip(grads, rnd.trainable_variables, strict=True))
         return loss
 
-    reward_before = rnd.intrinsic_reward(frames).numpy()
-    losses = [float(train_step(frames)) for _ in range(50)]
-    return rnd, frames, target_before, reward_before, losses
+    return [float(train_step(frames)) for _ in range(steps)]
 
 
 def test_variables_exist_after_init_in_a_fixed_order():
@@ -159,17 +164,7 @@ def test_the_tile_stack_learns_and_rewards_novel_frames():
     assert rnd.target.layers[0].kernel.shape == (8, 8, 1, 16)
     frames = np.random.default_rng(0).integers(0, 256, (32, 56, 56, 1), dtype=np.uint8)
     rnd.initialize_observation_stats(frames)
-    optimizer = keras.optimizers.Adam(1e-3)
-
-    @tf.function
-    def train_step(frames):
-        with tf.GradientTape() as tape:
-            loss = rnd.predictor_loss(frames)
-        grads = tape.gradient(loss, rnd.trainable_variables)
-        optimizer.apply_gradients(zip(grads, rnd.trainable_variables, strict=True))
-        return loss
-
-    losses = [float(train_step(frames)) for _ in range(50)]
+    losses = _train_predictor(rnd, frames, 50)
     assert losses[-1] < 0.1 * losses[0], losses
     novel = np.random.default_rng(1).integers(0, 256, (32, 56, 56, 1), dtype=np.uint8)
     assert (
