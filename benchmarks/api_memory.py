@@ -100,10 +100,14 @@ def read_records() -> list[dict]:
         return [json.loads(line) for line in file if line.strip()]
 
 
+def newest(records: list[dict]) -> list[dict]:
+    """Every record of the newest commit, in the order measured."""
+    return [record for record in records if record["commit"] == records[-1]["commit"]]
+
+
 def page(records: list[dict]) -> str:
     """docs/results/api_memory.md: every record of the newest commit, in the order measured."""
-    newest = records[-1]["commit"]
-    rows = [record for record in records if record["commit"] == newest]
+    rows = newest(records)
     loads = [record["load"] for record in rows]
     calls = len(rows[0]["rss_mb"])
     lines = [
@@ -121,8 +125,8 @@ def page(records: list[dict]) -> str:
         "    --kept_agents 0 --page   # alternately, as often as wanted",
         "```",
         "",
-        f"{rows[0]['date']} to {rows[-1]['date']} | {rows[0]['machine']} | commit {newest} | "
-        f"load {min(loads):.1f}-{max(loads):.1f}",
+        f"{rows[0]['date']} to {rows[-1]['date']} | {rows[0]['machine']} | commit "
+        f"{rows[0]['commit']} | load {min(loads):.1f}-{max(loads):.1f}",
         "",
         "| config | kept agents | RSS after call 1 (MB) | growth after the last call (MB) "
         "| seconds of call 1 | seconds of the later calls |",

@@ -33,8 +33,9 @@ dispatch of the last row.
 def page(records: list[dict]) -> str:
     if not records:
         return _INTRO + "\nNo sitting recorded yet.\n"
-    started = records[-1]["started"]
-    rows = [record for record in records if record["started"] == started]
+    from benchmarks.common import sitting
+
+    rows = sitting(records)
     first, loads = rows[0], [row["load"] for row in rows]
     header = (
         f"{first['date']} | {first['machine']} | commit {first['commit']} | {first['envs']} envs, "

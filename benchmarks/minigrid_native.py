@@ -25,7 +25,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.common import machine_line  # noqa: E402
+from benchmarks.common import machine_line, sitting  # noqa: E402
 from benchmarks.speed_matrix import commit, machine  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -108,8 +108,7 @@ def read_records() -> list[dict]:
 
 def page(records: list[dict]) -> str:
     """docs/results/minigrid_native.md from the records of the newest run of the benchmark."""
-    started = records[-1].get("started")
-    rows = [record for record in records if record.get("started") == started]
+    rows = sitting(records)
     newest = rows[-1]["commit"]
     loads = [row["load"] for row in rows]
     return "\n".join(

@@ -75,7 +75,14 @@ def shown() -> dict[str, Callable[[list[dict]], list[dict]]]:
     """Records file (relative to the repository) -> the records of it that pages and README show."""
     from common import sitting
 
-    from benchmarks import env_backends, exploration, learning_page, native_page, readme_numbers
+    from benchmarks import (
+        api_memory,
+        env_backends,
+        exploration,
+        learning_page,
+        native_page,
+        readme_numbers,
+    )
 
     def per(key: str, newest: Callable[[list[dict], str], list[dict]]) -> Callable:
         return lambda records: [
@@ -84,19 +91,13 @@ def shown() -> dict[str, Callable[[list[dict]], list[dict]]]:
             for record in newest(records, value)
         ]
 
-    def newest_commit(records: list[dict]) -> list[dict]:
-        return [r for r in records if r["commit"] == records[-1]["commit"]]
-
-    def newest_started(records: list[dict]) -> list[dict]:
-        return [r for r in records if r.get("started") == records[-1].get("started")]
-
     views = {
-        "api_memory": newest_commit,
+        "api_memory": api_memory.newest,
         "env_backends": env_backends.latest,
-        "env_throughput": newest_started,
+        "env_throughput": sitting,
         "exploration": exploration.shown,
         "learning": per("task", learning_page.newest),
-        "minigrid_native": newest_started,
+        "minigrid_native": sitting,
         "mpi_scaling": sitting,
         "native": per("kind", native_page.newest),
         "rnd": sitting,
