@@ -275,11 +275,15 @@ def evaluate(
     if not isinstance(policy, Policy):
         policy = load_policy(policy)
     made = isinstance(env, str) or (callable(env) and not isinstance(env, gym.Env))
-    envs = [_as_gym_env(env() if made and not isinstance(env, str) else env)]
+
+    def build() -> Any:
+        return _as_gym_env(env() if made and not isinstance(env, str) else env)
+
+    envs = [build()]
     returns, lengths = [], []
     try:
         while made and len(envs) < min(parallel, episodes):
-            another = _as_gym_env(env() if not isinstance(env, str) else env)
+            another = build()
             if any(another is known for known in envs):  # A callable giving one instance.
                 break
             envs.append(another)
