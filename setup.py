@@ -35,6 +35,9 @@ setuptools.setup(
         # video, minigrid and atari extras.
         "test": [
             "pytest>=7",
+            # Two workers: the suite's tests wait on TensorFlow's start-up and tracing, which
+            # are mostly single-threaded, so two cores run it in well under the time of one.
+            "pytest-xdist>=3",
             "ruff>=0.5,<0.18",
             "imageio>=2.30",
             "imageio-ffmpeg>=0.4",

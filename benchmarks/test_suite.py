@@ -1,11 +1,12 @@
 """The test suite's wall time: README's test command, timed, with its outcome.
 
-Runs `python -m pytest -q tests` (README's command, with `--durations=30` to record the slowest
-tests; `--not-slow` deselects the learning tests marked slow) in a fresh process from the
-repository root with this interpreter, and appends a record (seconds, pytest's counts, the
-slowest tests, commit, machine, load, date) to `benchmarks/results/test_suite.jsonl`; README's
-line on how long the suite takes is generated from the newest record (`python -m
-benchmarks.pages`). Exits with pytest's status.
+Runs README's test command (read from README.md, e.g. `python -m pytest -q -n 2 --dist loadfile
+tests`, with `--durations=30` to record the slowest tests; `--not-slow` deselects the learning
+tests marked slow) in a fresh process from the repository root with this interpreter, and appends
+a record (the command, seconds, pytest's counts, the slowest tests, commit, machine, load, date)
+to `benchmarks/results/test_suite.jsonl`; README's line on how long the suite takes is generated
+from the newest records of README's command (`python -m benchmarks.pages`). Exits with pytest's
+status.
 
 Run: `python benchmarks/test_suite.py [--not-slow]`.
 """
@@ -23,6 +24,20 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RECORDS = os.path.join(HERE, "results", "test_suite.jsonl")
+README = os.path.join(ROOT, "README.md")
+OLD_COMMAND = "python -m pytest -q tests"  # What records without a `command` ran.
+
+
+def readme_command(readme: str = README) -> str:
+    """The test command of README's second shell block: what follows its last `&& `."""
+    with open(readme, encoding="utf-8") as file:
+        blocks = re.findall(r"```sh\n(.*?)\n```", file.read(), re.DOTALL)
+    return blocks[1].split("&& ")[-1].strip()
+
+
+def command_of(record: dict) -> str:
+    """The test command a record timed."""
+    return record.get("command", OLD_COMMAND)
 
 
 def counts(output: str) -> dict[str, int]:
@@ -46,7 +61,10 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, HERE)
     from speed_matrix import commit, machine
 
-    command = [sys.executable, "-m", "pytest", "-q", "tests", "--durations=30"]
+    readme = readme_command()
+    if not readme.startswith("python -m pytest "):
+        raise SystemExit(f"README's test command is not `python -m pytest ...`: {readme!r}")
+    command = [sys.executable, *readme.split()[1:], "--durations=30"]
     if args.not_slow:
         command += ["-m", "not slow"]
     started, revision, host = time.strftime("%Y-%m-%d %H:%M:%S"), commit(ROOT), machine()
@@ -62,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         commit=revision,
         machine=host,
         load=os.getloadavg()[0],
+        command=readme,
         selection="not slow" if args.not_slow else "all",
         seconds=seconds,
         returncode=result.returncode,

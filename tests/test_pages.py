@@ -29,3 +29,26 @@ def test_the_pages_command_covers_the_pages_that_say_they_are_generated():
             said.append(os.path.relpath(path, pages.ROOT))
     generated = [path for path in pages.pages() if path.startswith("docs/results/")]
     assert sorted(said) == sorted(generated)
+
+
+def test_ci_and_the_suite_benchmark_run_readmes_test_command(tmp_path):
+    import os
+
+    from benchmarks import test_suite
+
+    command = test_suite.readme_command()
+    assert command.startswith("python -m pytest ") and command.endswith(" tests")
+    with open(os.path.join(pages.ROOT, ".ci", "run"), encoding="utf-8") as file:
+        assert file.read().rstrip().splitlines()[-1] == command
+    # Records of another command are not README's figure: only this command's are shown.
+    records = [
+        {"selection": "all", "returncode": 0, "seconds": 900.0},  # The one-process command.
+        {"selection": "all", "returncode": 0, "seconds": 600.0, "command": command},
+        {"selection": "all", "returncode": 1, "seconds": 500.0, "command": command},
+    ]
+    from benchmarks import readme_numbers
+
+    assert [r["seconds"] for r in readme_numbers.recent_suites(records)] == [600.0]
+    readme = tmp_path / "README.md"
+    readme.write_text("# x\n\n```sh\npip install x && run\n```\n\n```sh\na && b && pytest t\n```\n")
+    assert test_suite.readme_command(str(readme)) == "pytest t"
