@@ -124,11 +124,6 @@ def shown(records: list[dict]) -> list[dict]:
     return found
 
 
-def discount(record: dict) -> float:
-    """The extrinsic discount a run trained with (records before it was recorded: the default)."""
-    return record.get("discount", 0.99)
-
-
 def solved(runs: list[dict], task: str, arm: str, level: float = 0.9) -> tuple[int, int]:
     """(seeds whose sampled success on minigrid's env is at least `level`, seeds) of an arm."""
     arm_runs = [r for r in runs if r["task"] == task and r["arm"] == arm]
@@ -199,7 +194,7 @@ def page(records: list[dict]) -> str:
         lines.append(
             f"| {mine[0]['env_id']} | {mine[0]['commit']} | {mine[0]['machine']} | "
             f"{dates[0]} to {dates[-1][11:]} | {min(loads):.1f}-{max(loads):.1f} | "
-            f"{discount(mine[0])} |"
+            f"{mine[0]['discount']} |"
         )
     lines += [
         "",
@@ -253,6 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--page", action="store_true", help="Rewrite the results page.")
     parser.add_argument("--page-only", action="store_true", help="Only rewrite the page.")
     args = parser.parse_args(argv)
+    from agents.config.schema import defaults
     from agents.config.values import apply_overrides
     from agents.scripts.configs import CONFIGS
 
@@ -268,7 +264,8 @@ def main(argv: list[str] | None = None) -> int:
                     env_id = CONFIGS[config_name(task, arm)]()["env"]
                     points = curve(run_dir)
                     scores = score_on_minigrid(run_dir, env_id, args.episodes)
-                    settings = apply_overrides(CONFIGS[config_name(task, arm)](), args.set)
+                    named = {**defaults(), **CONFIGS[config_name(task, arm)]()}
+                    settings = apply_overrides(named, args.set)
                     append_record(
                         RECORDS,
                         started,
@@ -279,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
                         config=config_name(task, arm),
                         overrides=args.set,
                         episodes=args.episodes,
-                        discount=settings.get("discount", 0.99),
+                        discount=settings["discount"],
                         train_steps=points[-1][0] if points else 0,
                         wall_seconds=seconds,
                         curve=points,

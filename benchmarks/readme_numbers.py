@@ -11,7 +11,7 @@ import statistics
 import textwrap
 
 from common import sitting
-from test_suite import command_of, readme_command
+from test_suite import readme_command
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 README = os.path.join(os.path.dirname(HERE), "README.md")
@@ -129,7 +129,7 @@ def exploration() -> str:
         rnd, control = bench.solved(runs, task, "rnd"), bench.solved(runs, task, "control")
         tasks.append(
             f"{env_id} at {first['train_steps'] / 1e6:.1f}M env steps, extrinsic discount "
-            f"{bench.discount(first)}: RND {rnd[0]} of {rnd[1]}, control {control[0]} of "
+            f"{first['discount']}: RND {rnd[0]} of {rnd[1]}, control {control[0]} of "
             f"{control[1]}"
         )
     return (
@@ -260,7 +260,7 @@ def recent_suites(records: list[dict]) -> list[dict]:
     return [
         r
         for r in records
-        if r["selection"] == "all" and r["returncode"] == 0 and command_of(r) == command
+        if r["selection"] == "all" and r["returncode"] == 0 and r.get("command") == command
     ][-3:]
 
 

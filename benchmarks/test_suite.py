@@ -25,7 +25,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RECORDS = os.path.join(HERE, "results", "test_suite.jsonl")
 README = os.path.join(ROOT, "README.md")
-OLD_COMMAND = "python -m pytest -q tests"  # What records without a `command` ran.
 
 
 def readme_command(readme: str = README) -> str:
@@ -33,11 +32,6 @@ def readme_command(readme: str = README) -> str:
     with open(readme, encoding="utf-8") as file:
         blocks = re.findall(r"```sh\n(.*?)\n```", file.read(), re.DOTALL)
     return blocks[1].split("&& ")[-1].strip()
-
-
-def command_of(record: dict) -> str:
-    """The test command a record timed."""
-    return record.get("command", OLD_COMMAND)
 
 
 def counts(output: str) -> dict[str, int]:
