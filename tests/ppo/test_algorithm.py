@@ -249,3 +249,57 @@ def test_nonfinite_loss_skips_update_and_is_reported():
         FloatingPointError, match="Non-finite loss in the PPO update at env step 16"
     ):
         ppo.raise_if_nonfinite()
+
+
+def _gather_with(other: dict, names: list[str]):
+    """A fake `all_gather` of rank 0 of two: stacks this rank's tensors over `other`'s, which
+    are rank 1's rollout fields (by sorted name), next observation, state and epoch keys."""
+    theirs = [other[name] for name in names] + [other["next_observ"], other["state_now"]]
+
+    def all_gather(tensors):
+        mine, keys = tensors[:-1], tensors[-1]
+        stacked = [tf.stack([a, tf.cast(b, a.dtype)]) for a, b in zip(mine, theirs)]
+        return stacked + [tf.stack([keys, 1.0 - keys])]  # Rank 1 orders differently.
+
+    all_gather.rank = 0
+    return all_gather
+
+
+@pytest.mark.parametrize("recurrent", [False, True])
+def test_two_ranks_gathered_update_is_one_process_update_of_all_envs(recurrent):
+    # `mpi_batch=global`: a rank of two with half the envs, gathering the other half's rollout,
+    # must make the update one process makes on all envs (weights, advantages, rate, metrics).
+    extra = dict(network="recurrent_gaussian", chunk_length=4, recurrent_units=8)
+    extra = extra if recurrent else {}
+    config = _config(
+        learning_rate_schedule="linear", train_steps=64, normalize_observ=False, **extra
+    )
+    keras.utils.set_random_seed(0)
+    one_env = _env(count=4)
+    one = PPO(one_env, config, seed=0)
+    with one.deferred_updates():  # Fill the rollout; the update is called below.
+        tf.function(lambda: tools.simulate_steps(one_env, one, config.rollout_length))()
+    data = one._buffer.data()
+    next_observ, state = one_env.observ, one._recurrent.state.read_value()
+    keys = one._epoch_keys()
+    names = sorted(data)
+    half = {name: value[:, :2] for name, value in data.items()}
+    other = {name: value[:, 2:] for name, value in data.items()}
+    other.update(next_observ=next_observ[2:], state_now=state[2:])
+    keras.utils.set_random_seed(0)
+    rank = PPO(_env(count=2), config, seed=0, ranks=Ranks(2, None, _gather_with(other, names)))
+    rank.env_steps.assign(config.rollout_length * 2)  # As after its own rollout.
+    for a, b in zip(one.network.trainable_variables, rank.network.trainable_variables):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+    one._update_rollout(next_observ, keys)
+    advantage = rank._replicated_update(half, next_observ[:2], state[:2], keys)
+
+    for a, b in zip(one.network.trainable_variables, rank.network.trainable_variables):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(
+        advantage.numpy(), one._buffer.data()["advantage"][:, :2].numpy(), rtol=1e-5, atol=1e-6
+    )
+    for key in ("learning_rate", "policy_loss", "value_loss", "approx_kl", "explained_variance"):
+        assert float(rank.metrics[key]) == pytest.approx(float(one.metrics[key]), rel=1e-4), key
+    assert int(one.optimizer.iterations) == int(rank.optimizer.iterations) == 4
