@@ -192,6 +192,19 @@ def newest(records: list[dict]) -> dict[str, dict[int, dict]]:
     return found
 
 
+def shown(records: list[dict]) -> list[dict]:
+    """The records the page shows: each task's newest sitting."""
+    return [run for by_seed in newest(records).values() for run in by_seed.values()]
+
+
+def figures(records: list[dict]) -> list[str]:
+    """Draws the page's plots (docs/results/mujoco_<task>.png) from the records it shows."""
+    return [
+        save_curves(task, by_seed, os.path.dirname(PAGE))
+        for task, by_seed in newest(records).items()
+    ]
+
+
 _INTRO = """# MuJoCo
 
 Each (task, seed) trains its named config in a fresh process to the last whole rollout within
@@ -222,9 +235,9 @@ def page(records: list[dict]) -> str:
         "| --- |" + " ---: |" * (seeds + 4),
     ]
     for task, by_seed in results.items():
-        digits = _digits(task)
+        places = digits(task)
         cells = [
-            f"{by_seed[s]['eval_mean']:,.{digits}f} ± {by_seed[s]['eval_std']:,.{digits}f}"
+            f"{by_seed[s]['eval_mean']:,.{places}f} ± {by_seed[s]['eval_std']:,.{places}f}"
             if s in by_seed
             else ""
             for s in range(seeds)
@@ -233,7 +246,7 @@ def page(records: list[dict]) -> str:
         first = next(iter(by_seed.values()))
         label = f"{REFERENCES[task].env} (`{task}`, {first['env_steps']:,} env steps)"
         lines.append(
-            f"| {label} | {' | '.join(cells)} | **{mean:,.{digits}f}** | "
+            f"| {label} | {' | '.join(cells)} | **{mean:,.{places}f}** | "
             f"{' | '.join(PUBLISHED[task])} |"
         )
     lines.append("")
@@ -266,7 +279,8 @@ def page(records: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def _digits(task: str) -> int:
+def digits(task: str) -> int:
+    """Decimals of a task's returns on the page (Reacher's are a few units)."""
     return 2 if task == "reacher" else 0
 
 

@@ -6,6 +6,7 @@ import importlib
 from benchmarks import pages  # noqa: F401
 
 # After `pages`, which puts the benchmarks' folder on sys.path for their helpers' imports.
+exploration = importlib.import_module("benchmarks.exploration")
 mujoco_scores = importlib.import_module("benchmarks.mujoco_scores")
 native_page = importlib.import_module("benchmarks.native_page")
 test_suite = importlib.import_module("benchmarks.test_suite")
@@ -55,6 +56,22 @@ def test_mujoco_page_shows_the_newest_sitting_of_each_task_with_its_mean_and_che
 
 def test_mujoco_page_without_records_says_so():
     assert "No records yet." in mujoco_scores.page([])
+
+
+def test_mujoco_records_kept_are_the_newest_sitting_of_each_task():
+    old = [_mujoco("2026-01-01 10:00:00", seed, 100.0) for seed in range(3)]
+    ant = [_mujoco("2026-01-01 10:00:00", 0, 900.0, task="ant")]  # Not run since: kept.
+    new = [_mujoco("2026-02-01 10:00:00", seed, 200.0) for seed in range(2)]
+    assert mujoco_scores.shown(old + ant + new) == new + ant
+
+
+def test_exploration_return_level_counts_from_where_it_holds_to_the_end():
+    # One early report of a few lucky episodes is not learning: the level must hold.
+    lucky = [[1, 0.0], [2, 0.7], [3, 0.0], [4, 0.0]]
+    assert exploration.held_from(lucky) is None
+    learned = [[1, 0.0], [2, 0.6], [3, 0.4], [4, 0.5], [5, 0.8]]
+    assert exploration.held_from(learned) == 4
+    assert exploration.held_from([[7, 0.5]]) == 7 and exploration.held_from([]) is None
 
 
 def _native(kind, started, config, seed, seconds, native=True):
