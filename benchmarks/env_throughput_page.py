@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from common import sitting
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PAGE = os.path.join(os.path.dirname(HERE), "docs", "results", "env_throughput.md")
 RECORDS = os.path.join(HERE, "results", "env_throughput.jsonl")
@@ -33,8 +35,6 @@ dispatch of the last row.
 def page(records: list[dict]) -> str:
     if not records:
         return _INTRO + "\nNo sitting recorded yet.\n"
-    from benchmarks.common import sitting
-
     rows = sitting(records)
     first, loads = rows[0], [row["load"] for row in rows]
     header = (
