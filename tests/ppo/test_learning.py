@@ -21,16 +21,23 @@ def _train_within(session: Run, config: dict, budget: int) -> None:
 
 
 @pytest.mark.slow
-def test_cartpole_reaches_450_within_60k_env_steps(tmp_path):
-    config = configs.cartpole()
-    config.update(train_steps=60_000, train_every=60_000)
-    session = Run(config, str(tmp_path), seed=0)
-    try:
-        _train_within(session, config, 60_000)
-        scores = session.evaluate(episodes=16)
-    finally:
-        session.close()
-    assert np.mean(scores) >= 450, scores
+def test_cartpole_reaches_450_within_60k_env_steps_in_two_of_three_seeds(tmp_path):
+    # What the config promises is the median over seeds (benchmarks/learning.py): one seed's
+    # run follows the CPU's float rounding, and a seed that solves CartPole on one CPU can end
+    # near 340 on another.
+    scores = {}
+    for seed in range(3):
+        config = configs.cartpole()
+        config.update(train_steps=60_000, train_every=60_000)
+        session = Run(config, str(tmp_path / f"seed{seed}"), seed=seed)
+        try:
+            _train_within(session, config, 60_000)
+            scores[seed] = float(np.mean(session.evaluate(episodes=16)))
+        finally:
+            session.close()
+        if sum(score >= 450 for score in scores.values()) == 2:
+            break
+    assert sum(score >= 450 for score in scores.values()) >= 2, scores
 
 
 @pytest.mark.slow
