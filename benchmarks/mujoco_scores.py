@@ -217,7 +217,7 @@ from `benchmarks/results/mujoco.jsonl` by:
 
 ```sh
 pip install -e ".[mujoco]"
-python benchmarks/mujoco_scores.py --tasks cheetah hopper walker ant reacher --seeds 3 --page
+python benchmarks/mujoco_scores.py --seeds 3 --parallel 2 --page
 ```
 """
 

@@ -31,6 +31,7 @@ def pages() -> dict[str, Callable[[], str]]:
         learning_page,
         minigrid_native,
         mpi_scaling_page,
+        mujoco_scores,
         native_page,
         readme_numbers,
         rnd,
@@ -58,6 +59,9 @@ def pages() -> dict[str, Callable[[], str]]:
         "docs/results/mpi_scaling.md": lambda: mpi_scaling_page.page(
             speed_matrix.read_records(os.path.join(HERE, "results", "mpi_scaling.jsonl"))
         ),
+        "docs/results/mujoco.md": lambda: mujoco_scores.page(
+            speed_matrix.read_records(mujoco_scores.RECORDS)
+        ),
         "docs/results/native.md": lambda: native_page.page(
             speed_matrix.read_records(native_page.RECORDS)
         ),
@@ -80,6 +84,7 @@ def shown() -> dict[str, Callable[[list[dict]], list[dict]]]:
         env_backends,
         exploration,
         learning_page,
+        mujoco_scores,
         native_page,
         readme_numbers,
     )
@@ -99,6 +104,7 @@ def shown() -> dict[str, Callable[[list[dict]], list[dict]]]:
         "learning": per("task", learning_page.newest),
         "minigrid_native": sitting,
         "mpi_scaling": sitting,
+        "mujoco": mujoco_scores.shown,
         "native": per("kind", native_page.newest),
         "rnd": sitting,
         "speed_matrix": sitting,
@@ -164,9 +170,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {path}")
     prune()
     if args.figures:
-        from benchmarks import exploration
+        from benchmarks import exploration, mujoco_scores, speed_matrix
 
         exploration.figures(exploration.read_records())
+        mujoco_scores.figures(speed_matrix.read_records(mujoco_scores.RECORDS))
     return 0
 
 

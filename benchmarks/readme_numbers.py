@@ -1,7 +1,6 @@
 """The bullets of README's "The numbers" that benchmarks' records make, between two markers.
 
-`python -m benchmarks.pages` rewrites them with the results pages; the other bullets quote pages
-whose benchmarks keep no records yet.
+`python -m benchmarks.pages` rewrites them with the results pages.
 """
 
 from __future__ import annotations
@@ -29,6 +28,34 @@ def _read(name: str) -> list[dict]:
 
 def _where(record: dict) -> str:
     return f"{record['date'][:10]}, {record['machine'].split(',')[0]}"
+
+
+def mujoco() -> str:
+    from benchmarks import mujoco_scores as bench
+
+    results = bench.newest(_read("mujoco"))
+    seeds = max(len(by_seed) for by_seed in results.values())
+    parts, judged, missed = [], 0, []
+    for task, by_seed in results.items():
+        runs = list(by_seed.values())
+        mean = statistics.fmean(run["eval_mean"] for run in runs)
+        name = bench.REFERENCES[task].env.removesuffix("-v5")
+        budget = f"{max(run['env_steps'] for run in runs) / 1e6:.2f}M"
+        if len(runs) < seeds:
+            budget += f", {len(runs)} seed{'s' if len(runs) > 1 else ''}"
+        parts.append(f"{name} {mean:,.{bench.digits(task)}f} ({budget})")
+        checks = bench.checks(task, bench.summarize(runs))
+        judged += bool(checks)
+        if not all(ok for ok, _ in checks):
+            missed.append(name)
+    first = next(iter(next(iter(results.values())).values()))
+    short = f"; {', '.join(missed)} {'does' if len(missed) == 1 else 'do'} not" if missed else ""
+    return (
+        f"- **MuJoCo** ({_where(first)}), mean deterministic eval over {seeds} seeds at the "
+        f"configs' budgets (env steps): {', '.join(parts)}; {judged - len(missed)} of {judged} "
+        "tasks reach the published PPO score (TF-Agents', RL-Zoo's for Ant) with no seed below "
+        f"half of it{short} ([MuJoCo](docs/results/mujoco.md))."
+    )
 
 
 def speed() -> str:
@@ -267,6 +294,7 @@ def recent_suites(records: list[dict]) -> list[dict]:
 def block() -> str:
     """The generated bullets, markers included, wrapped as the README's text is."""
     bullets = [
+        mujoco(),
         speed(),
         learning(),
         throughput(),
