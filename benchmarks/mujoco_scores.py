@@ -197,12 +197,9 @@ def shown(records: list[dict]) -> list[dict]:
     return [run for by_seed in newest(records).values() for run in by_seed.values()]
 
 
-def figures(records: list[dict]) -> list[str]:
-    """Draws the page's plots (docs/results/mujoco_<task>.png) from the records it shows."""
-    return [
-        save_curves(task, by_seed, os.path.dirname(PAGE))
-        for task, by_seed in newest(records).items()
-    ]
+def figures(records: list[dict], out: str = os.path.dirname(PAGE)) -> list[str]:
+    """Draws the page's plots (`<out>/mujoco_<task>.png`) from the records it shows."""
+    return [save_curves(task, by_seed, out) for task, by_seed in newest(records).items()]
 
 
 _INTRO = """# MuJoCo
@@ -375,9 +372,8 @@ def main(argv: list[str] | None = None) -> int:
     text, passed = report(results, time.perf_counter() - start, args.parallel)
     print(text)
     out = os.path.dirname(PAGE) if args.page else args.out
-    for task, by_seed in newest(read_records(RECORDS)).items():
-        if task in results:
-            print(f"saved {save_curves(task, by_seed, out)}", file=sys.stderr)
+    for path in figures(read_records(RECORDS), out):
+        print(f"saved {path}", file=sys.stderr)
     with open(PAGE if args.page else os.path.join(args.out, "mujoco.md"), "w") as handle:
         handle.write(page(read_records(RECORDS)))
     return 0 if passed else 1
