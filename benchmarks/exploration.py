@@ -14,16 +14,18 @@ ran it: one figure per task with both arms' training score (mean and range over 
 env steps.
 
 Run: `python benchmarks/exploration.py [--tasks doorkey16 keycorridor multiroom] [--seeds 3]
-[--episodes 100] [--page]`.
+[--episodes 100] [--jobs 2] [--page]`.
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import os
 import re
 import sys
+import threading
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -254,6 +256,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--arms", nargs="+", default=list(ARMS), choices=ARMS)
     parser.add_argument("--episodes", type=int, default=100)
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="Runs trained at once (at most the machine's cores)."
+    )
     parser.add_argument("--set", nargs="*", default=[], help="Overrides for every run (tests).")
     parser.add_argument("--out", default=os.path.join(HERE, "out", "exploration"))
     parser.add_argument("--page", action="store_true", help="Rewrite the results page.")
@@ -268,36 +273,44 @@ def main(argv: list[str] | None = None) -> int:
         seeds = range(args.first_seed, args.first_seed + args.seeds)
         # Seed by seed, arms alternating: a sitting cut short holds whole seeds, and load
         # affects both arms alike.
-        for seed in seeds:
-            for task in args.tasks:
-                for arm in args.arms:
-                    run_dir, seconds = train(task, arm, seed, args.out, args.set)
-                    env_id = CONFIGS[config_name(task, arm)]()["env"]
-                    points = curve(run_dir)
-                    scores = score_on_minigrid(run_dir, env_id, args.episodes)
-                    named = {**defaults(), **CONFIGS[config_name(task, arm)]()}
-                    settings = apply_overrides(named, args.set)
-                    append_record(
-                        RECORDS,
-                        started,
-                        task=task,
-                        arm=arm,
-                        seed=seed,
-                        env_id=env_id,
-                        config=config_name(task, arm),
-                        overrides=args.set,
-                        episodes=args.episodes,
-                        discount=settings["discount"],
-                        train_steps=points[-1][0] if points else 0,
-                        wall_seconds=seconds,
-                        curve=points,
-                        **scores,
-                    )
-                    print(
-                        f"{task} {arm} seed {seed}: success {scores['success_stochastic']:.2f} "
-                        f"(mode {scores['success_mode']:.2f}) in {seconds:.0f} s",
-                        flush=True,
-                    )
+        runs = [(task, arm, seed) for seed in seeds for task in args.tasks for arm in args.arms]
+        scoring = threading.Lock()
+
+        def run(task: str, arm: str, seed: int) -> None:
+            run_dir, seconds = train(task, arm, seed, args.out, args.set)
+            with scoring:  # Training runs in child processes; scoring, in this one, in turn.
+                env_id = CONFIGS[config_name(task, arm)]()["env"]
+                points = curve(run_dir)
+                scores = score_on_minigrid(run_dir, env_id, args.episodes)
+                named = {**defaults(), **CONFIGS[config_name(task, arm)]()}
+                settings = apply_overrides(named, args.set)
+                append_record(
+                    RECORDS,
+                    started,
+                    task=task,
+                    arm=arm,
+                    seed=seed,
+                    env_id=env_id,
+                    config=config_name(task, arm),
+                    overrides=args.set,
+                    network=settings["network"],
+                    episodes=args.episodes,
+                    discount=settings["discount"],
+                    train_steps=points[-1][0] if points else 0,
+                    wall_seconds=seconds,
+                    concurrent=args.jobs,
+                    curve=points,
+                    **scores,
+                )
+                print(
+                    f"{task} {arm} seed {seed}: success {scores['success_stochastic']:.2f} "
+                    f"(mode {scores['success_mode']:.2f}) in {seconds:.0f} s",
+                    flush=True,
+                )
+
+        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+            for done in [pool.submit(run, *key) for key in runs]:
+                done.result()
     if args.page or args.page_only:
         with open(PAGE, "w", encoding="utf-8") as file:
             file.write(page(read_records()) + "\n")

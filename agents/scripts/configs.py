@@ -425,10 +425,15 @@ def doorkey16() -> dict[str, Any]:
 
 @_task()
 def keycorridor_rnd() -> dict[str, Any]:
-    """MiniGrid-KeyCorridorS3R3 with RND: fetch a key from a side room to reach the ball."""
+    """MiniGrid-KeyCorridorS3R3 with RND: fetch a key from a side room to reach the ball.
+
+    A GRU after the MLP torso: with the key in hand the locked door is often out of view,
+    and a policy without memory walks in circles (the MLP policy's mode succeeded in 60-83%
+    of episodes, sampling in 84-92%)."""
     return dict(
         _MINIGRID_RND,
         env="MiniGrid-KeyCorridorS3R3-v0",
+        network="recurrent_categorical",
         train_steps=19_922_944,  # 19 phases of 16 calls, within 20M.
         train_every=1_048_576,
     )
