@@ -149,6 +149,14 @@ def held_from(points: list[list[float]], level: float = 0.5) -> int | None:
     return first
 
 
+def policy(record: dict) -> str:
+    """The policy network of a record in words (records before the key ran `network=auto`:
+    the MLP, on the symbolic view)."""
+    network = record.get("network", "auto")
+    names = {"auto": "MLP", "recurrent_categorical": "MLP + GRU"}
+    return names.get(network, network)
+
+
 def figure(task: str, runs: list[dict], path: str) -> None:
     """Both arms' training score against env steps: mean line, range over seeds shaded."""
     import matplotlib
@@ -182,8 +190,10 @@ def page(records: list[dict]) -> str:
         "# Exploration on native MiniGrid",
         "",
         "RND (`<task>_rnd`) against its control (`<task>`: the same agent, `int_coef=0`) on",
-        "MiniGrid as TensorFlow ops, symbolic 7x7 view, MLP policy and RND torso, the whole",
-        "training call one XLA program. Scores are **minigrid's own env** (gymnasium's id with",
+        "MiniGrid as TensorFlow ops, symbolic 7x7 view, an MLP torso (a GRU after it where the",
+        "policy column says so) and RND's MLP, the whole training call one XLA program; runs",
+        "trained *at once* share the machine's cores (- where not recorded). Scores are",
+        "**minigrid's own env** (gymnasium's id with",
         "minigrid's `ImgObsWrapper`), 100 episodes per seed after training, reset with seeds the",
         "layout bank was not made from; a success reaches the goal. *Return 0.5 held from*: the",
         "first training report from which the mean training return stays at 0.5 or more (a",
@@ -197,8 +207,8 @@ def page(records: list[dict]) -> str:
         "python benchmarks/exploration.py --seeds 3 --page",
         "```",
         "",
-        "| task | commit | machine | dates | load | extrinsic discount |",
-        "|---|---|---|---|---:|---:|",
+        "| task | commit | machine | dates | load | at once | policy | extrinsic discount |",
+        "|---|---|---|---|---:|---:|---|---:|",
     ]
     for task in dict.fromkeys(r["task"] for r in runs):
         mine = [r for r in runs if r["task"] == task]
@@ -207,7 +217,7 @@ def page(records: list[dict]) -> str:
         lines.append(
             f"| {mine[0]['env_id']} | {mine[0]['commit']} | {mine[0]['machine']} | "
             f"{dates[0]} to {dates[-1][11:]} | {min(loads):.1f}-{max(loads):.1f} | "
-            f"{mine[0]['discount']} |"
+            f"{mine[0].get('concurrent', '-')} | {policy(mine[0])} | {mine[0]['discount']} |"
         )
     lines += [
         "",

@@ -74,6 +74,27 @@ def test_exploration_return_level_counts_from_where_it_holds_to_the_end():
     assert exploration.held_from([[7, 0.5]]) == 7 and exploration.held_from([]) is None
 
 
+def _explored(task, arm, seed, success, **keys):
+    record = dict(_sitting("2026-11-27 03:30:00"), task=task, arm=arm, seed=seed, env_id=task)
+    record.update(train_steps=10, wall_seconds=1.0, curve=[[10, success]], discount=0.999)
+    return dict(record, success_stochastic=success, success_mode=0.0, return_stochastic=0.5, **keys)
+
+
+def test_exploration_page_names_each_tasks_policy_and_how_many_runs_shared_the_machine():
+    old = dict(_explored("doorkey16", "rnd", 0, 0.95), started="2026-11-26 19:50:14")
+    new = [
+        _explored("keycorridor", arm, seed, success, network="recurrent_categorical", concurrent=2)
+        for arm, seed, success in [("rnd", 0, 0.95), ("rnd", 1, 0.5), ("control", 0, 0.1)]
+    ]
+    lines = exploration.page([old, *new]).splitlines()
+    rows = {line.split(" | ")[0]: line for line in lines if " to " in line}  # Sittings' rows.
+    # Records from before the network was recorded ran network=auto: the MLP; concurrency unknown.
+    assert "| - | MLP | 0.999 |" in rows["| doorkey16"]
+    assert "| 2 | MLP + GRU | 0.999 |" in rows["| keycorridor"]
+    assert exploration.solved(new, "keycorridor", "rnd") == (1, 2)
+    assert exploration.solved(new, "keycorridor", "control") == (0, 1)
+
+
 def _native(kind, started, config, seed, seconds, native=True):
     return dict(
         **_sitting(started),
