@@ -26,6 +26,21 @@ def _read(name: str) -> list[dict]:
     return read_records(os.path.join(HERE, "results", f"{name}.jsonl"))
 
 
+class NoRecordsError(LookupError):
+    """A bullet's benchmark has no records to make it from."""
+
+    def __init__(self, records: str, title: str):
+        super().__init__(records)
+        self.records, self.title = records, title
+
+
+def _need(rows, records: str, title: str):
+    """`rows`, or NoRecordsError when there are none."""
+    if not rows:
+        raise NoRecordsError(records, title)
+    return rows
+
+
 def _where(record: dict) -> str:
     return f"{record['date'][:10]}, {record['machine'].split(',')[0]}"
 
@@ -33,7 +48,7 @@ def _where(record: dict) -> str:
 def mujoco() -> str:
     from benchmarks import mujoco_scores as bench
 
-    results = bench.newest(_read("mujoco"))
+    results = _need(bench.newest(_read("mujoco")), "mujoco", "MuJoCo")
     seeds = max(len(by_seed) for by_seed in results.values())
     parts, judged, missed = [], 0, []
     for task, by_seed in results.items():
@@ -61,7 +76,7 @@ def mujoco() -> str:
 def speed() -> str:
     from benchmarks import speed_page
 
-    rows = sitting(_read("vs_sb3"))
+    rows = _need(sitting(_read("vs_sb3")), "vs_sb3", "Speed")
     ratios = speed_page.ratios(rows)
     budget = rows[0]["budget"]
     from benchmarks import learning_page
@@ -89,6 +104,7 @@ def learning() -> str:
                 f"{len(runs)} seeds at {max(r['env_steps'] for r in runs):,} env steps "
                 f"({_where(runs[0])})"
             )
+    _need(parts, "learning", "Learning")
     return (
         f"- **Learning**: {'; '.join(parts)}, the deterministic policy over 20 episodes "
         "([learning curves](docs/results/learning.md))."
@@ -97,7 +113,7 @@ def learning() -> str:
 
 def throughput() -> str:
     rows = {r["family"]: r for r in sitting(_read("speed_matrix")) if not r["against"]}
-    pendulum = rows["pendulum"]
+    pendulum = _need(rows.get("pendulum"), "speed_matrix", "Throughput")
     return (
         f"- **Throughput** ({_where(pendulum)}): {pendulum['steps_per_second']:,.0f} env steps/s "
         f"in Pendulum's training calls ({pendulum['seconds']:g} s of calls), rollout and update "
@@ -107,7 +123,11 @@ def throughput() -> str:
 
 def native_minigrid() -> str:
     rows = sitting(_read("minigrid_native"))
-    doorkey = next(r for r in rows if r["env_id"] == "MiniGrid-DoorKey-8x8-v0")
+    doorkey = _need(
+        [r for r in rows if r["env_id"] == "MiniGrid-DoorKey-8x8-v0"],
+        "minigrid_native",
+        "Native MiniGrid",
+    )[0]
     python = [r["minigrid_python_steps_per_second"] for r in rows]
     matrix = {r["family"]: r for r in sitting(_read("speed_matrix")) if not r["against"]}
     rnd = matrix.get("minigrid_native_rnd")
@@ -131,6 +151,7 @@ def rnd() -> str:
     from benchmarks import rnd as rnd_benchmark
 
     results = rnd_benchmark.sitting_results(_read("rnd"))
+    _need(results.get("RND"), "rnd", "Exploration from pixels")
     counts = {
         agent: sum(run["train_success"] >= rnd_benchmark.REACH_SUCCESS for run in by_seed.values())
         for agent, by_seed in results.items()
@@ -148,7 +169,7 @@ def rnd() -> str:
 def exploration() -> str:
     from benchmarks import exploration as bench
 
-    runs = bench.shown(_read("exploration"))
+    runs = _need(bench.shown(_read("exploration")), "exploration", "Exploration on native MiniGrid")
     tasks = []
     for task in dict.fromkeys(r["task"] for r in runs):
         first = next(r for r in runs if r["task"] == task)
@@ -182,7 +203,7 @@ def native() -> str:
     def median(config: str) -> str:
         return f"{statistics.median(run['mean'] for run in by_config[config]):.1f}"
 
-    cartpole = by_config["cartpole_native"]
+    cartpole = _need(by_config.get("cartpole_native"), "native", "Native environments")
     solved = sum(run["mean"] >= 475 for run in cartpole)
     others = [
         f"{by_config[config][0]['env'].removesuffix('-v0').removesuffix('-v1')} {median(config)}"
@@ -216,6 +237,7 @@ def scaling() -> str:
     groups: dict[str, list[dict]] = {}
     for row in rows:
         groups.setdefault(row["mpi_batch"], []).append(row)
+    _need(groups.get("one process"), "mpi_scaling", "Scaling")
     base = statistics.median(r["steps_per_second"] for r in groups["one process"])
 
     def figures(mode: str) -> str:
@@ -234,7 +256,7 @@ def scaling() -> str:
 
 
 def memory() -> str:
-    records = _read("api_memory")
+    records = _need(_read("api_memory"), "api_memory", "Memory")
     newest = records[-1]["commit"]
     rows = [r for r in records if r["commit"] == newest]
 
@@ -292,19 +314,28 @@ def recent_suites(records: list[dict]) -> list[dict]:
 
 
 def block() -> str:
-    """The generated bullets, markers included, wrapped as the README's text is."""
-    bullets = [
-        mujoco(),
-        speed(),
-        learning(),
-        throughput(),
-        native(),
-        native_minigrid(),
-        rnd(),
-        exploration(),
-        scaling(),
-        memory(),
-    ]
+    """The generated bullets, markers included, wrapped as the README's text is; a benchmark
+    without records says so in its bullet's place."""
+    bullets = []
+    for make in (
+        mujoco,
+        speed,
+        learning,
+        throughput,
+        native,
+        native_minigrid,
+        rnd,
+        exploration,
+        scaling,
+        memory,
+    ):
+        try:
+            bullets.append(make())
+        except NoRecordsError as missing:
+            bullets.append(
+                f"- **{missing.title}**: not measured (no records in "
+                f"`benchmarks/results/{missing.records}.jsonl`)."
+            )
     wrapped = [
         textwrap.fill(bullet, 100, subsequent_indent="  ", break_on_hyphens=False)
         for bullet in bullets

@@ -138,3 +138,16 @@ def test_the_suite_record_reads_pytests_counts_and_slowest_tests():
         [61.23, "call", "tests/ppo/test_learning.py::test_pendulum_learns"],
         [3.01, "setup", "tests/x.py::test_y[a-b]"],
     ]
+
+
+def test_readme_numbers_say_which_benchmark_has_no_records_and_keep_the_others(monkeypatch):
+    readme_numbers = importlib.import_module("benchmarks.readme_numbers")
+    real = readme_numbers._read
+    monkeypatch.setattr(
+        readme_numbers, "_read", lambda name: [] if name == "exploration" else real(name)
+    )
+    bullets = readme_numbers.block()
+    assert "- **Exploration on native MiniGrid**: not measured (no records in" in bullets
+    assert "- **MuJoCo** (" in bullets and "- **Exploration from pixels** (" in bullets
+    monkeypatch.setattr(readme_numbers, "_read", lambda name: [])
+    assert readme_numbers.block().count(": not measured (no records in") == 10
