@@ -176,12 +176,16 @@ def exploration() -> str:
         env_id = first["env_id"].removeprefix("MiniGrid-").removesuffix("-v0")
         rnd, control = bench.solved(runs, task, "rnd"), bench.solved(runs, task, "control")
         tasks.append(
-            f"{env_id} at {first['train_steps'] / 1e6:.1f}M env steps, extrinsic discount "
+            f"{env_id} ({bench.policy(first)}) at {first['train_steps'] / 1e6:.1f}M env steps, "
+            "extrinsic discount "
             f"{first['discount']}: RND {rnd[0]} of {rnd[1]}, control {control[0]} of "
             f"{control[1]}"
         )
+    dates = sorted(r["date"][:10] for r in runs)
+    days = dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
     return (
-        f"- **Exploration on native MiniGrid** ({_where(runs[-1])}): seeds whose policy succeeds "
+        f"- **Exploration on native MiniGrid** ({days}, {runs[-1]['machine'].split(',')[0]}): "
+        "seeds whose policy succeeds "
         f"in at least 90% of minigrid's own episodes, RND against its control (the same agent "
         f"without the bonus): {'; '.join(tasks)} ([exploration](docs/results/exploration.md))."
     )
