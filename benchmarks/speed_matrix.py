@@ -141,17 +141,26 @@ def child_result(command: list[str], label: str, timeout: float, checkout: str) 
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def machine() -> str:
-    """The CPU model and core count, which records of the same machine share."""
+def machine(cpuinfo: str = "/proc/cpuinfo") -> str:
+    """The CPU model and core count, which records of the same machine share.
+
+    A virtual machine may name its CPU only by brand ("AMD EPYC"); CPUs that differ by half in
+    speed then share that name, so it gets the CPU's family and model from /proc/cpuinfo.
+    """
     model = platform.processor() or platform.machine()
+    fields = {}
     try:
-        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
+        with open(cpuinfo, encoding="utf-8") as file:
+            for line in file:
+                key, _, value = line.partition(":")
+                if not key.strip():
+                    break  # The first processor's block ends here.
+                fields.setdefault(key.strip(), value.strip())
     except OSError:
         pass
+    model = fields.get("model name", model)
+    if not any(c.isdigit() for c in model) and "cpu family" in fields and "model" in fields:
+        model += f" (family {fields['cpu family']} model {fields['model']})"
     return f"{model}, {os.cpu_count()} cores"
 
 

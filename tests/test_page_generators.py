@@ -151,3 +151,13 @@ def test_readme_numbers_say_which_benchmark_has_no_records_and_keep_the_others(m
     assert "- **MuJoCo** (" in bullets and "- **Exploration from pixels** (" in bullets
     monkeypatch.setattr(readme_numbers, "_read", lambda name: [])
     assert readme_numbers.block().count(": not measured (no records in") == 10
+
+
+def test_a_cpu_named_by_brand_only_is_told_apart_by_family_and_model(tmp_path):
+    speed_matrix = importlib.import_module("benchmarks.speed_matrix")
+    block = "processor\t: {n}\ncpu family\t: 25\nmodel\t\t: {m}\nmodel name\t: {name}\n\n"
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(block.format(n=0, m=1, name="AMD EPYC") + block.format(n=1, m=9, name="x"))
+    assert speed_matrix.machine(str(cpuinfo)).startswith("AMD EPYC (family 25 model 1), ")
+    cpuinfo.write_text(block.format(n=0, m=106, name="Intel(R) Xeon(R) Platinum 8375C CPU"))
+    assert speed_matrix.machine(str(cpuinfo)).startswith("Intel(R) Xeon(R) Platinum 8375C CPU, ")
