@@ -41,8 +41,11 @@ def _need(rows, records: str, title: str):
     return rows
 
 
-def _where(record: dict) -> str:
-    return f"{record['date'][:10]}, {record['machine'].split(',')[0]}"
+def _where(*records: dict) -> str:
+    """The day (or days) the records were made, and the machine of the last."""
+    days = sorted(record["date"][:10] for record in records)
+    span = days[0] if days[0] == days[-1] else f"{days[0]} to {days[-1]}"
+    return f"{span}, {records[-1]['machine'].split(',')[0]}"
 
 
 def mujoco() -> str:
@@ -181,11 +184,8 @@ def exploration() -> str:
             f"{first['discount']}: RND {rnd[0]} of {rnd[1]}, control {control[0]} of "
             f"{control[1]}"
         )
-    dates = sorted(r["date"][:10] for r in runs)
-    days = dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
     return (
-        f"- **Exploration on native MiniGrid** ({days}, {runs[-1]['machine'].split(',')[0]}): "
-        "seeds whose policy succeeds "
+        f"- **Exploration on native MiniGrid** ({_where(*runs)}): seeds whose policy succeeds "
         f"in at least 90% of minigrid's own episodes, RND against its control (the same agent "
         f"without the bonus): {'; '.join(tasks)} ([exploration](docs/results/exploration.md))."
     )
