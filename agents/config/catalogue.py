@@ -28,6 +28,8 @@ class AgentEntry:
         doc: One line for `--help` and the docs.
         xla_update: Whether its update compiles with XLA by default (`update_compiler: auto`);
             else graph mode.
+        graph_conv_stacks: Conv stacks (`conv_stack`) for which `auto` means graph mode even
+            where `xla_update` is set: XLA's CPU convolutions are slower on them.
         onednn: Whether TensorFlow's oneDNN kernels are on for it (set before TensorFlow loads).
         native_envs: Whether it trains environments written as TensorFlow ops.
     """
@@ -35,6 +37,7 @@ class AgentEntry:
     builder: str
     doc: str
     xla_update: bool = True
+    graph_conv_stacks: tuple[str, ...] = ()
     onednn: bool = False
     native_envs: bool = True
 
@@ -62,8 +65,9 @@ AGENTS: dict[str, AgentEntry] = {
     "rnd_ppo": AgentEntry(
         "agents.ppo.rnd_agent:RNDPPO",
         "the CNN+GRU pixel agent with random network distillation.",
-        # XLA's CPU convolution gradients are slower than TensorFlow's (see ppo.compilation).
-        xla_update=False,
+        # XLA's CPU convolutions of the Atari stack are slower than oneDNN's in graph mode;
+        # "tiles8"'s run as matrix products under XLA, faster (see ppo.compilation).
+        graph_conv_stacks=("dqn",),
         onednn=True,
     ),
 }

@@ -243,7 +243,8 @@ GROUPS: dict[str, tuple[Key, ...]] = {
         Key(
             "update_compiler",
             "auto",
-            "auto: XLA for ppo, graph mode for rnd_ppo (faster for its convolutions on a CPU).",
+            "auto: XLA, but graph mode for rnd_ppo with conv_stack dqn (faster for those "
+            "convolutions on a CPU).",
             choices=COMPILERS,
         ),
     ),

@@ -72,6 +72,12 @@ class PPO(tf.Module):
         self._update_sum = None if replicated else cross_replica_sum
         observ_space, action_space = batch_env.observation_space, batch_env.action_space
         self.observation_space, self.action_space = observ_space, action_space
+        # XLA fuses the whole update (targets, epochs, minibatches, optimizer) into few kernels:
+        # 5x faster per gradient step on a CPU for dense networks (see `compilation`). MPI's
+        # collectives are Python calls, which XLA cannot compile, so under MPI the update runs in
+        # graph mode (two XLA programs per minibatch around the collective were slower still).
+        # Networks read it before they are built (convolutions take the form XLA runs fastest).
+        self._xla_update = compilation.xla_update(config) and self._update_sum is None
         self.network = self._make_network(observ_space, action_space, config)
         # Parts that learn beside the network (e.g. RND's predictor), by name.
         self.components = self._make_components(observ_space, config)
@@ -119,11 +125,7 @@ class PPO(tf.Module):
                 specs["final_value" + stream.key] = tf.TensorSpec([], tf.float32)
         self._buffer = RolloutBuffer(specs, config.rollout_length, size)
         self.optimizer.build(self._trainable_variables())
-        # XLA fuses the whole update (targets, epochs, minibatches, optimizer) into few kernels:
-        # 5x faster per gradient step on a CPU for dense networks (see `compilation`). MPI's
-        # collectives are Python calls, which XLA cannot compile, so under MPI the update runs in
-        # graph mode (two XLA programs per minibatch around the collective were slower still).
-        xla = compilation.xla_update(config) and self._update_sum is None
+        xla = self._xla_update
         # One process reads the rollout inside the compiled update; ranks pass the gathered one.
         self._update_rollout = tf.function(self._update_rollout, jit_compile=xla, autograph=False)
         self._update_gathered = tf.function(self._update, jit_compile=xla, autograph=False)

@@ -13,6 +13,7 @@ import tensorflow_probability as tfp
 from agents.ppo import conv, recurrent_unroll
 from agents.ppo.distributions import make_policy_head, orthogonal, orthogonal_dense, unflatten
 from agents.ppo.network import Network, NetworkOutput
+from agents.ppo.patch_conv import PatchConv2D
 
 tfd = tfp.distributions
 
@@ -53,6 +54,7 @@ class CnnGruPolicy(Network):
         extrahid: bool = True,
         rec_gate_init: float = 0.0,
         conv_stack: str = "dqn",
+        conv_matmul: bool = False,
         **kwargs,
     ):
         """Creates the model with all its variables.
@@ -68,6 +70,8 @@ class CnnGruPolicy(Network):
             extrahid: Whether to add the residual hidden layers on the policy and value paths.
             rec_gate_init: Initial bias of the GRU gates.
             conv_stack: The convolutions, a name in `agents.ppo.conv.POLICY_STACKS`.
+            conv_matmul: Whether the convolutions run as matrix products over their patches
+                (`PatchConv2D`: the same layers, faster under XLA on a CPU).
             **kwargs: Passed on to `keras.Model` (e.g. `name`).
 
         Raises:
@@ -98,8 +102,9 @@ class CnnGruPolicy(Network):
             conv.output_size(height, stack) * conv.output_size(width, stack) * stack[-1][0]
         )
 
+        layer = PatchConv2D if conv_matmul else keras.layers.Conv2D
         self._convs = [
-            keras.layers.Conv2D(
+            layer(
                 filters,
                 kernel,
                 strides=stride,
@@ -204,11 +209,13 @@ class CnnGruPolicy(Network):
         return keep * state + (1.0 - keep) * candidate
 
 
-def cnn_gru(observation_space, action_space, config, value_streams=("", "_int")) -> CnnGruPolicy:
+def cnn_gru(
+    observation_space, action_space, config, value_streams=("", "_int"), conv_matmul=False
+) -> CnnGruPolicy:
     """The CNN+GRU of `config` (`policy_size`, `hidsize`, `memsize`, `extrahid`,
     `rec_gate_init`, `conv_stack`): the `rnd_ppo` agent's network, and `ppo`'s with
     `network: cnn_gru`. It has the value heads "" and "_int" whichever `value_streams` the
-    agent asks for."""
+    agent asks for; `conv_matmul` as `CnnGruPolicy`'s."""
     del value_streams
     return CnnGruPolicy(
         observation_space.shape,
@@ -219,4 +226,5 @@ def cnn_gru(observation_space, action_space, config, value_streams=("", "_int"))
         extrahid=config["extrahid"],
         rec_gate_init=config["rec_gate_init"],
         conv_stack=config["conv_stack"],
+        conv_matmul=conv_matmul,
     )

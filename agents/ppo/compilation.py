@@ -6,9 +6,15 @@ it loads). Chosen by measurement on CPUs (`benchmarks/speed_matrix.py`):
 - `ppo` (dense networks on small batches): XLA fuses the whole update into few kernels, several
   times faster per gradient step than graph mode; oneDNN's custom ops cost more per call than
   TensorFlow's own kernels on the rollout step's small tensors, so they are off.
-- `rnd_ppo` (convolutions and a GRU unroll): XLA's CPU convolution gradients are slower than
-  TensorFlow's kernels, and its first compile takes tens of seconds, so the update runs in graph
-  mode; oneDNN's convolutions are faster than the default ones, so they are on.
+- `rnd_ppo` (convolutions and a GRU unroll): XLA's CPU backend runs some convolution gradients
+  as naive loops (the 8x8/8 and 3x3/2 filter gradients of the "tiles8" stack among them), so the
+  update compiles with XLA only where its convolutions run as matrix products over their patches
+  (`PatchConv2D`, which the networks choose whenever the update is XLA's). For MiniGrid's 56x56
+  frames and the "tiles8" stack that is ~2x faster than graph mode (the first 8x8/8 layer is a
+  reshape, the rest few patches), and with native envs the whole call is one XLA program. The
+  Atari stack ("dqn": overlapping 8x8/4 windows of 84x84 frames) stays in graph mode: as patch
+  products under XLA it ran 1.8x slower and took 80 s to compile. oneDNN's convolutions are
+  faster than the default ones in graph mode, so they are on.
 """
 
 from __future__ import annotations
@@ -24,7 +30,9 @@ def xla_update(config: Mapping[str, Any]) -> bool:
     choice = config.get("update_compiler", "auto")
     if choice == "auto":
         entry = catalogue.AGENTS.get(config.get("agent", "ppo"))
-        return entry is None or entry.xla_update
+        if entry is None:
+            return True
+        return entry.xla_update and config.get("conv_stack", "dqn") not in entry.graph_conv_stacks
     return choice == "xla"
 
 

@@ -11,6 +11,7 @@ import tensorflow as tf
 
 from agents.ppo import conv
 from agents.ppo.distributions import orthogonal
+from agents.ppo.patch_conv import PatchConv2D
 from agents.ppo.weights import Weights
 from agents.tools.mpi import CrossReplicaSum
 from agents.tools.running_mean_std import RunningMeanStd
@@ -28,6 +29,7 @@ def _network(
     seeds: Sequence[int],
     name: str,
     stack: conv.ConvStack = conv.RND_STACKS["dqn"],
+    conv_layer: type[keras.layers.Conv2D] = keras.layers.Conv2D,
 ) -> keras.Sequential:
     """Leaky-ReLU torso (the conv `stack` on frames, or two dense layers of `torso_width` on the
     flattened observation), then ReLU dense layers; the last dense layer is linear."""
@@ -37,7 +39,7 @@ def _network(
         for (filters, kernel, stride), seed in zip(stack, torso_seeds, strict=True):
             init = orthogonal(math.sqrt(2.0), seed)
             layers.append(
-                keras.layers.Conv2D(
+                conv_layer(
                     filters, kernel, stride, activation="leaky_relu", kernel_initializer=init
                 )
             )
@@ -104,6 +106,7 @@ class RND(tf.Module):
         torso: str = "conv",
         torso_width: int = 512,
         conv_stack: str = "dqn",
+        conv_matmul: bool = False,
     ):
         """Creates the networks, the observation statistics and the mask generator.
 
@@ -124,6 +127,8 @@ class RND(tf.Module):
             observation, normalized per element (small symbolic observations).
           torso_width: Width of the MLP torso's layers (and of the predictor's layers after it).
           conv_stack: The conv torso's stack, a name in `agents.ppo.conv.RND_STACKS`.
+          conv_matmul: Whether the conv torso's convolutions run as matrix products over their
+            patches (`PatchConv2D`: the same layers, faster under XLA on a CPU).
 
         Raises:
           ValueError: For an unknown conv stack, a frame shape it cannot process, or a
@@ -162,8 +167,9 @@ class RND(tf.Module):
                 self._frame_shape, cross_replica_sum=cross_replica_sum, name="observation_stats"
             )
             shape, width = self._frame_shape, int(torso_width)
+            layer = PatchConv2D if conv_matmul else keras.layers.Conv2D
             self.target = _network(
-                shape, torso, width, [feature_size], seeds[:4], "rnd_target", stack
+                shape, torso, width, [feature_size], seeds[:4], "rnd_target", stack, layer
             )
             self.target.trainable = False
             self.predictor = _network(
@@ -174,6 +180,7 @@ class RND(tf.Module):
                 seeds[4:],
                 "rnd_predictor",
                 stack,
+                layer,
             )
             self.rng = tf.random.Generator.from_seed(seed)
 

@@ -71,6 +71,7 @@ class RNDPPO(PPO):
             torso=choose_torso(shape, config.rnd_network, config.conv_stack),
             torso_width=config.rnd_hidden,
             conv_stack=config.conv_stack,
+            conv_matmul=self._xla_update,
             feature_size=config.rnd_feature_size,
             cross_replica_sum=self._sum,
             proportion_of_exp_used_for_predictor_update=config.rnd_predictor_proportion,
@@ -85,7 +86,7 @@ class RNDPPO(PPO):
             config.network == "auto"
             and choose_torso(observ_space.shape, "auto", config.conv_stack) == "conv"
         ):
-            return cnn_gru(observ_space, action_space, config)
+            return cnn_gru(observ_space, action_space, config, conv_matmul=self._xla_update)
         return make_network(observ_space, action_space, config, value_streams=("", "_int"))
 
     def _value_streams(self, config):

@@ -10,6 +10,9 @@ from agents.ppo import compilation
     [
         ({"agent": "ppo"}, True),
         ({"agent": "rnd_ppo"}, False),
+        ({"agent": "rnd_ppo", "conv_stack": "dqn"}, False),
+        ({"agent": "rnd_ppo", "conv_stack": "tiles8"}, True),
+        ({"agent": "rnd_ppo", "conv_stack": "tiles8", "update_compiler": "graph"}, False),
         ({"agent": "ppo", "update_compiler": "auto"}, True),
         ({"agent": "ppo", "update_compiler": "graph"}, False),
         ({"agent": "rnd_ppo", "update_compiler": "xla"}, True),

@@ -1,6 +1,7 @@
 """Tests for RNDPPO through tools.simulate on a small pixel MockEnvironment."""
 
 import gymnasium as gym
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -88,3 +89,32 @@ def test_checkpoint_restores_rnd_networks_and_intrinsic_statistics(trained, tmp_
         np.testing.assert_array_equal(a.numpy(), b.numpy())
     run_fresh()
     assert np.isfinite(float(fresh.metrics["policy_loss"]))
+
+
+@pytest.mark.parametrize(
+    "conv_stack, size, compiler, patches",
+    [("tiles8", 56, "auto", True), ("tiles8", 56, "graph", False), ("dqn", 44, "auto", False)],
+)
+def test_convolutions_run_as_patch_products_exactly_where_xla_compiles_the_update(
+    conv_stack, size, compiler, patches
+):
+    from agents.ppo.patch_conv import PatchConv2D
+
+    envs = [
+        tools.MockEnvironment(
+            (size, size, 1),
+            3,
+            7,
+            seed=0,
+            action_space=gym.spaces.Discrete(3),
+            observ_dtype=np.uint8,
+        )
+    ]
+    batch_env = tools.InGraphBatchEnv(tools.BatchEnv(envs, blocking=True))
+    config = dict(configs.debug_rnd(), conv_stack=conv_stack, update_compiler=compiler)
+    agent = RNDPPO(batch_env, tools.AttrDict(config), seed=0)
+    layers = [*agent.network._convs, *agent.rnd.target.layers, *agent.rnd.predictor.layers]
+    convs = [layer for layer in layers if isinstance(layer, keras.layers.Conv2D)]
+    assert len(convs) == 9
+    assert all(isinstance(layer, PatchConv2D) is patches for layer in convs)
+    assert agent._update_rollout._jit_compile is patches
