@@ -133,7 +133,7 @@ def native_minigrid() -> str:
     )[0]
     python = [r["minigrid_python_steps_per_second"] for r in rows]
     matrix = {r["family"]: r for r in sitting(_read("speed_matrix")) if not r["against"]}
-    rnd = matrix.get("minigrid_native_rnd")
+    rnd, pixels = matrix.get("minigrid_native_rnd"), matrix.get("minigrid_native_pixels")
     text = (
         f"- **Native MiniGrid** ({_where(doorkey)}): minigrid's envs as TensorFlow ops, "
         f"{doorkey['envs']:,} DoorKey-8x8 envs at {doorkey['steps_per_second'] / 1e6:.2f}M env "
@@ -146,6 +146,11 @@ def native_minigrid() -> str:
             f" RND on the symbolic view trains at {rnd['steps_per_second'] / 1e3:.0f}k env "
             f"steps/s in its training calls ({_where(rnd)}; one XLA program, [speed "
             "matrix](docs/results/speed_matrix.md))."
+        )
+    if pixels is not None:
+        text += (
+            f" The CNN+GRU pixel agent with RND on its 56x56 frames: "
+            f"{pixels['steps_per_second']:,.0f} env steps/s ({_where(pixels)})."
         )
     return text
 

@@ -33,8 +33,10 @@ rollouts of 16 steps on 64 envs with their updates, one XLA program. `minigrid_n
 `doorkey16_rnd`: RND on native MiniGrid's symbolic view, 4 rollouts of 128 steps on 128 envs,
 intrinsic rewards, the predictor's and PPO's updates, one XLA program.
 `minigrid_native_pixels` is `minigrid_rnd` with `native_env=True`: the same CNN+GRU pixel agent
-on MiniGrid frames rendered as ops, whose update runs in graph mode and takes most of the call;
-in `minigrid_rnd` MiniGrid's own Python step and partial-view rendering take much of it.
+on MiniGrid frames rendered as ops, 128 steps of 16 envs and the update, one XLA program (the
+`tiles8` convolutions as matrix products over their patches); in `minigrid_rnd` MiniGrid's own
+Python step and partial-view rendering take much of the call. `montezuma_rnd`'s update runs in
+graph mode (oneDNN's convolutions of the Atari stack are faster than XLA's on a CPU).
 A family missing from the table could not run on the machine (e.g. `cheetah` without the
 `mujoco` extra).
 """
