@@ -171,8 +171,10 @@ def main(argv: list[str] | None = None) -> int:
     prune()
     if args.figures:
         from benchmarks import exploration, mujoco_scores, speed_matrix
+        from benchmarks import rnd as rnd_benchmark
 
         exploration.figures(exploration.read_records())
+        rnd_benchmark.figures(speed_matrix.read_records(rnd_benchmark.RECORDS))
         mujoco_scores.figures(speed_matrix.read_records(mujoco_scores.RECORDS))
     return 0
 

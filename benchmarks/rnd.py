@@ -291,9 +291,17 @@ def main(argv: list[str] | None = None) -> int:
     with open(PAGE if args.page else os.path.join(args.out, "rnd.md"), "w") as handle:
         handle.write(text)
     print(text)
-    title = f"{args.config} (RND) vs {CONTROL} (control), {args.seeds} seed(s)"
-    print(f"saved {save_plot(results, os.path.join(directory, 'rnd.png'), title)}", file=sys.stderr)
+    print(f"saved {figures(records, directory)}", file=sys.stderr)
     return 0 if passed else 1
+
+
+def figures(records: list[dict], directory: str = os.path.dirname(PAGE)) -> str:
+    """Draws rnd.png in `directory` from the newest sitting of `records`; returns its path."""
+    results = sitting_results(records)
+    config = next(iter(results["RND"].values()))["config"]
+    seeds = len(results["RND"])
+    title = f"{config} (RND) vs {CONTROL} (control), {seeds} seed(s)"
+    return save_plot(results, os.path.join(directory, "rnd.png"), title)
 
 
 if __name__ == "__main__":
