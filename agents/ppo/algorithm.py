@@ -125,8 +125,8 @@ class PPO(tf.Module):
                 specs["final_value" + stream.key] = tf.TensorSpec([], tf.float32)
         self._buffer = RolloutBuffer(specs, config.rollout_length, size)
         self.optimizer.build(self._trainable_variables())
-        xla = self._xla_update
         # One process reads the rollout inside the compiled update; ranks pass the gathered one.
+        xla = self._xla_update
         self._update_rollout = tf.function(self._update_rollout, jit_compile=xla, autograph=False)
         self._update_gathered = tf.function(self._update, jit_compile=xla, autograph=False)
         self._deferred = False  # Set while `deferred_updates` traces steps.

@@ -13,7 +13,7 @@ import tensorflow_probability as tfp
 from agents.ppo import conv, recurrent_unroll
 from agents.ppo.distributions import make_policy_head, orthogonal, orthogonal_dense, unflatten
 from agents.ppo.network import Network, NetworkOutput
-from agents.ppo.patch_conv import PatchConv2D
+from agents.ppo.patch_conv import conv2d_layer
 
 tfd = tfp.distributions
 
@@ -102,7 +102,7 @@ class CnnGruPolicy(Network):
             conv.output_size(height, stack) * conv.output_size(width, stack) * stack[-1][0]
         )
 
-        layer = PatchConv2D if conv_matmul else keras.layers.Conv2D
+        layer = conv2d_layer(conv_matmul)
         self._convs = [
             layer(
                 filters,

@@ -11,7 +11,7 @@ import tensorflow as tf
 
 from agents.ppo import conv
 from agents.ppo.distributions import orthogonal
-from agents.ppo.patch_conv import PatchConv2D
+from agents.ppo.patch_conv import conv2d_layer
 from agents.ppo.weights import Weights
 from agents.tools.mpi import CrossReplicaSum
 from agents.tools.running_mean_std import RunningMeanStd
@@ -167,7 +167,7 @@ class RND(tf.Module):
                 self._frame_shape, cross_replica_sum=cross_replica_sum, name="observation_stats"
             )
             shape, width = self._frame_shape, int(torso_width)
-            layer = PatchConv2D if conv_matmul else keras.layers.Conv2D
+            layer = conv2d_layer(conv_matmul)
             self.target = _network(
                 shape, torso, width, [feature_size], seeds[:4], "rnd_target", stack, layer
             )

@@ -80,6 +80,16 @@ def test_patches_by_hand():
     assert patches[0, 1, 1].tolist() == [4, 5, 7, 8]
 
 
+@pytest.mark.parametrize("filters, kernel, stride, size, channels", GEOMETRIES)
+def test_patches_equal_tensorflows_extract_patches(filters, kernel, stride, size, channels):
+    del filters
+    images = tf.random.stateless_uniform([2, size, size, channels], seed=[4, size])
+    expected = tf.image.extract_patches(
+        images, [1, kernel, kernel, 1], [1, stride, stride, 1], [1, 1, 1, 1], "VALID"
+    )
+    np.testing.assert_array_equal(image_patches(images, kernel, stride), expected)
+
+
 def test_refuses_what_it_does_not_compute():
     with pytest.raises(ValueError, match="padding='same'"):
         PatchConv2D(4, 3, 1, padding="same")
