@@ -88,6 +88,8 @@ def run_loop(run, world: mpi.World, guard, progress, count, callbacks, outcome: 
             f"{metrics.path}.damaged"
         )
     outcome.started, outcome.start_steps = time.monotonic(), run.env_steps
+    if world.is_root:
+        run.on_eval_call = EvalProgress(progress.write, run, outcome, world.size)
     tensorboard = None
     with metrics:
         try:
@@ -96,6 +98,8 @@ def run_loop(run, world: mpi.World, guard, progress, count, callbacks, outcome: 
                 _add_rates(report.metrics, outcome, run.env_steps)
                 new_best = False
                 if report.phase == "eval":
+                    if world.is_root:
+                        run.on_eval_call.restart()
                     new_best = _count_eval(outcome, float(report.score))
                     if new_best:
                         outcome.best_step = run.env_steps
@@ -135,6 +139,37 @@ def run_loop(run, world: mpi.World, guard, progress, count, callbacks, outcome: 
             if tensorboard is not None:
                 tensorboard.close()
     outcome.signum = guard.signum
+
+
+class EvalProgress:
+    """Lines that say how a long evaluation goes (an Atari episode can take 27,000 steps): after
+    each `every` seconds of one, the episodes of rank 0's share finished so far.
+
+    Called after each compiled call of an evaluation (`Run.on_eval_call`); `restart` after its
+    report.
+    """
+
+    def __init__(self, write, run, outcome: LoopOutcome, ranks: int, every: float = 60.0):
+        self._write, self._run, self._outcome, self._ranks = write, run, outcome, ranks
+        self._every = every
+        self._next: float | None = None
+
+    def restart(self) -> None:
+        """The next call starts a new evaluation."""
+        self._next = None
+
+    def __call__(self, finished: int, share: int) -> None:
+        now = time.monotonic()
+        if self._next is None:
+            self._next = now + self._every
+        if now < self._next:
+            return
+        self._next = now + self._every
+        whose = " (rank 0's share)" if self._ranks > 1 else ""
+        self._write(
+            f" eval  env step {self._run.env_steps:>9}  playing: {finished} of {share} "
+            f"episodes finished{whose}  {clock(now - self._outcome.started)}"
+        )
 
 
 def _uncompilable(error: BaseException, config) -> str | None:
@@ -216,6 +251,8 @@ def report_line(report, new_best: bool = False) -> str:
     if "end_to_end_steps_per_second" in metrics:
         line += f"  {metrics['end_to_end_steps_per_second']:7.0f} steps/s"
         line += f" (calls {metrics['env_steps_per_second']:.0f})"
+    if metrics.get("interrupted"):
+        line += "  interrupted by the stop"
     if "wall_time" in metrics:
         line += f"  {clock(metrics['wall_time'])}"
     if new_best:

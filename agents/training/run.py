@@ -58,6 +58,10 @@ class Run:
         # Called with the returns of the training episodes that end in each training call (all
         # ranks'), e.g. for a success rate; the reports give their mean only.
         self.on_train_episodes: Callable[[list[float]], None] | None = None
+        # Called after each compiled call of an evaluation with this rank's finished episodes
+        # and its share, e.g. to show a long evaluation's progress.
+        self.on_eval_call: Callable[[int, int], None] | None = None
+        self._stop_requested: Callable[[], bool] | None = None  # `loop`'s, during evaluations.
         # Envs and action sampling differ per rank; rank 0 draws as a single process would.
         self._rank_seed = seed + RANK_SEED_STRIDE * self.world.rank
         error = None
@@ -216,6 +220,7 @@ class Run:
         # An evaluation is one call of the phase, counted in episodes (see `_eval_step`).
         episodes = config.eval_episodes
         self._loop.add_phase("eval", self._eval_step, episodes)
+        self._stop_requested = should_stop  # This rank's: an evaluation ends early on it.
         if should_stop is not None and world.size > 1:
             local_stop = should_stop
             should_stop = lambda: world.any(local_stop())  # noqa: E731
@@ -245,7 +250,9 @@ class Run:
         eval envs (see `play_episodes`)."""
         return self.play_episodes(episodes)[0]
 
-    def play_episodes(self, episodes: int) -> tuple[list[float], list[int]]:
+    def play_episodes(
+        self, episodes: int, stop: Callable[[], bool] | None = None
+    ) -> tuple[list[float], list[int]]:
         """Returns and lengths of `episodes` whole episodes of the deterministic policy.
 
         The eval envs restart, and each plays its quota (the episodes spread evenly over the
@@ -253,6 +260,11 @@ class Run:
         favoured (as Stable-Baselines3's `evaluate_policy` counts them). Each episode runs to its
         end or time limit. Under MPI each rank plays its share, and every rank returns all of
         them (rank 0's first).
+
+        Args:
+            episodes: Episodes to play, over all ranks.
+            stop: Asked after each compiled call (`EVAL_CALL_STEPS` steps); True ends this
+                rank's share there, with the episodes finished so far.
         """
         world, count = self.world, self.config.eval_agents
         share = episodes // world.size + (world.rank < episodes % world.size)
@@ -270,6 +282,10 @@ class Run:
                 for step, index in zip(*np.nonzero(done)):
                     if len(played[index]) < quota[index]:
                         played[index].append((float(score[step, index]), int(length[step, index])))
+                if self.on_eval_call is not None:
+                    self.on_eval_call(sum(map(len, played)), share)
+                if stop is not None and stop():
+                    break
         mine = [episode for env_episodes in played for episode in env_episodes]
         every = [episode for rank in world.allgather(mine) for episode in rank]
         return [score for score, _ in every], [length for _, length in every]
@@ -336,13 +352,29 @@ class Run:
         return found[0].numpy() if found else None
 
     def _eval_step(self, reset: bool):
-        """One evaluation, as one call of the loop's eval phase: an item per episode."""
+        """One evaluation, as one call of the loop's eval phase: an item per episode.
+
+        A stop request (a signal) during the evaluation ends it after the current compiled
+        call, and it scores nothing (`interrupted` 1.0): a few episodes are not the score of
+        `eval_episodes`, and a long evaluation (Atari's, up to 27,000 steps) must not hold a
+        stopping run.
+        """
         del reset  # Every evaluation restarts the eval envs.
-        scores, lengths = self.play_episodes(self.config.eval_episodes)
+        asked, stopped = self._stop_requested, False
+
+        def stop() -> bool:
+            nonlocal stopped
+            stopped = asked is not None and bool(asked())
+            return stopped
+
+        scores, lengths = self.play_episodes(self.config.eval_episodes, stop)
         self.eval_env.raise_if_nonfinite()  # A native env's, recorded inside its calls.
+        metrics = {"env_steps": float(self.env_steps)}
+        if stopped:
+            scores, lengths, metrics["interrupted"] = [], [], 1.0
         missing = self.config.eval_episodes - len(scores)  # Only an env past its own limit.
         done = np.array([True] * len(scores) + [False] * missing)
-        metrics = {"env_steps": float(self.env_steps), "length": np.array(lengths + [0] * missing)}
+        metrics["length"] = np.array(lengths + [0] * missing)
         if scores:
             metrics.update(
                 score_std=float(np.std(scores)),

@@ -37,6 +37,51 @@ def test_an_eval_line_gives_the_spread_and_marks_a_new_best():
     )
     line = reporting.report_line(Report("eval", 20480, math.nan, 0, {"env_steps": 20480.0}))
     assert line == " eval  env step     20480  score n/a (  0 episodes)"
+    stopped = {"env_steps": 20480.0, "interrupted": 1.0, "wall_time": 6.0}
+    line = reporting.report_line(Report("eval", 20480, math.nan, 0, stopped))
+    assert (
+        line
+        == " eval  env step     20480  score n/a (  0 episodes)  interrupted by the stop  0:00:06"
+    )
+
+
+class _Clock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+class _Run:
+    env_steps = 8192
+
+
+def test_a_long_evaluation_says_how_it_goes_once_a_minute(monkeypatch):
+    clock, lines = _Clock(), []
+    monkeypatch.setattr(reporting.time, "monotonic", clock)
+    outcome = reporting.LoopOutcome(started=40.0)
+    progress = reporting.EvalProgress(lines.append, _Run(), outcome, ranks=1)
+    for seconds, finished in [(0, 0), (59, 0), (61, 1), (100, 1), (122, 2)]:
+        clock.now = 100.0 + seconds
+        progress(finished, 4)
+    assert lines == [
+        " eval  env step      8192  playing: 1 of 4 episodes finished  0:02:01",
+        " eval  env step      8192  playing: 2 of 4 episodes finished  0:03:02",
+    ]
+    progress.restart()  # The next evaluation counts its minute from its own first call.
+    lines.clear()
+    for seconds in (130, 189):
+        clock.now = 100.0 + seconds
+        progress(0, 4)
+    assert lines == []
+    under_mpi = reporting.EvalProgress(lines.append, _Run(), outcome, ranks=2)
+    under_mpi(0, 2)
+    clock.now += 60.0
+    under_mpi(1, 2)
+    assert lines == [
+        " eval  env step      8192  playing: 1 of 2 episodes finished (rank 0's share)  0:05:09"
+    ]
 
 
 def test_the_summary_names_final_and_best_evaluations_and_the_rate():
