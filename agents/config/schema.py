@@ -94,7 +94,14 @@ GROUPS: dict[str, tuple[Key, ...]] = {
             False,
             "Step the env id's TensorFlow implementation (agents.envs) in the compiled call.",
         ),
-        Key("max_episode_steps", None, "Time limit; None keeps the registered one.", int, True, 1),
+        Key(
+            "max_episode_steps",
+            None,
+            "Time limit in agent steps (an Atari step is 4 frames); None keeps the registered one.",
+            int,
+            True,
+            1,
+        ),
         _positive(
             "layout_bank",
             4096,

@@ -155,7 +155,9 @@ def debug_rnd() -> dict[str, Any]:
 def montezuma_rnd() -> dict[str, Any]:
     """Montezuma's Revenge in the spirit of the RND paper (`pip install -e .[atari]`).
 
-    84x84 grayscale, 4 stacked frames, frame skip 4, sticky actions (ALE v5). Real runs need far
+    84x84 grayscale, 4 stacked frames, frame skip 4, sticky actions (ALE v5), episodes cut at
+    4,500 steps as the paper's code cuts them (ALE's own cap is 27,000 steps, and a deterministic
+    policy that stands still plays all of them in each evaluation). Real runs need far
     more than a laptop: the paper used 128 envs x 128 steps per update, 4 epochs, 4
     minibatches, lr 1e-4, gamma_ext 0.999, gamma_int 0.99, policy_size "normal" (hidsize and
     memsize 256 after scaling), rnd_init_steps 128 x 50, and about 2 billion frames; scale
@@ -168,6 +170,7 @@ def montezuma_rnd() -> dict[str, Any]:
         num_agents=32,
         eval_agents=4,
         eval_episodes=4,
+        max_episode_steps=4500,
         train_steps=10_000_000,
         train_every=100_000,
         log_every=10_000,

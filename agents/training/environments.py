@@ -40,8 +40,12 @@ def make_env(
     _check_wrapper(wrapper)
     _register(env_id)
     env_warnings.quiet_mujoco(env_id)
+    # Atari's limit counts agent steps (4 frames each), as EnvPool's does: it wraps the
+    # preprocessing, since beneath it the emulator's frames would be counted.
+    agent_steps_limit = max_episode_steps if wrapper == "atari" else None
     if wrapper == "atari":
         kwargs.setdefault("frameskip", 1)  # AtariPreprocessing skips frames itself.
+        max_episode_steps = None
     try:
         env = gym.make(env_id, max_episode_steps=max_episode_steps, **kwargs)
     except (gym.error.Error, ImportError) as error:  # ImportError: an id's `module:` part.
@@ -58,6 +62,8 @@ def make_env(
         env = gym.wrappers.FilterObservation(env, ["direction", "image"])
     elif wrapper == "atari":
         env = _atari(env)
+        if agent_steps_limit is not None:
+            env = gym.wrappers.TimeLimit(env, agent_steps_limit)
     elif wrapper == "info_action_mask":
         env = InfoActionMask(env)
     if isinstance(env.observation_space, gym.spaces.Dict):

@@ -86,3 +86,21 @@ def test_montezuma_config_runs_a_few_thousand_steps(tmp_path, backend):
         run.close()
     assert run.env_steps == 2048
     assert np.isfinite(reports[-1].metrics["intrinsic_reward"])
+
+
+def test_montezuma_episodes_end_at_the_rnd_papers_4500_steps():
+    pytest.importorskip("ale_py")
+    pytest.importorskip("cv2")
+    from agents.config.config import Config
+    from agents.training import environments
+
+    config = Config.build(configs.montezuma_rnd())
+    env = environments.make_env(config.env, config.max_episode_steps, config.env_wrapper)
+    try:
+        assert environments.episode_limit(env) == 4500  # ALE's own cap: 108,000 frames.
+        env.reset(seed=0)
+        for step in range(1, 4501):  # NOOP: the agent stands still, losing no life.
+            _, _, terminated, truncated, _ = env.step(0)
+            assert not terminated and truncated == (step == 4500)
+    finally:
+        env.close()
