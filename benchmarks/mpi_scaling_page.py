@@ -21,18 +21,24 @@ the 16 envs are split over the ranks, so every update and the number of updates 
 are one process's. Throughput counts the env steps of all ranks over the train phases after the
 first; the return is the deterministic policy's over 20 episodes after training, as mean and
 spread over seeds. Generated from `benchmarks/results/mpi_scaling.jsonl` by:
-
-```sh
-python benchmarks/mpi_scaling.py --seeds 0 1 2 --mpi_batch per_rank global --page
-```
 """
+
+
+def _command(seeds: list[int]) -> str:
+    """The command that measures a sitting of `seeds` and writes this page."""
+    listed = " ".join(str(seed) for seed in seeds)
+    return (
+        f"\n```sh\npython benchmarks/mpi_scaling.py --seeds {listed} --mpi_batch per_rank global "
+        "--page\n```\n"
+    )
 
 
 def page(records: list[dict]) -> str:
     """The page's Markdown: one row per (ranks, batch mode), over the sitting's seeds."""
     rows = sitting(records)
     if not rows:
-        return _INTRO + "\nNo sitting recorded yet.\n"
+        return _INTRO + _command([0, 1, 2]) + "\nNo sitting recorded yet.\n"
+    seeds = sorted({record["seed"] for record in rows})
     groups: dict[tuple[int, str], list[dict]] = {}
     for record in rows:
         groups.setdefault((record["ranks"], record["mpi_batch"]), []).append(record)
@@ -58,4 +64,4 @@ def page(records: list[dict]) -> str:
             f"{', '.join(f'{value:.0f}' for value in returns)} | "
             f"{statistics.median(r['wall'] for r in group):.1f} |"
         )
-    return "\n".join([_INTRO, header, "", *lines, ""])
+    return "\n".join([_INTRO + _command(seeds), header, "", *lines, ""])
