@@ -263,8 +263,8 @@ class Run:
 
         Args:
             episodes: Episodes to play, over all ranks.
-            stop: Asked after each compiled call (`EVAL_CALL_STEPS` steps); True ends this
-                rank's share there, with the episodes finished so far.
+            stop: Asked after each compiled call (`EVAL_CALL_STEPS` steps) that left episodes
+                to play; True ends this rank's share there, with the episodes finished so far.
         """
         world, count = self.world, self.config.eval_agents
         share = episodes // world.size + (world.rank < episodes % world.size)
@@ -276,6 +276,8 @@ class Run:
         with self._python_errors():
             for _ in range(calls):
                 if all(len(done) >= want for done, want in zip(played, quota)):
+                    break  # Complete: a stop asked now keeps this evaluation.
+                if stop is not None and not reset and stop():
                     break
                 done, score, length = (np.asarray(x) for x in self.eval_call(reset))
                 reset = False
@@ -284,8 +286,6 @@ class Run:
                         played[index].append((float(score[step, index]), int(length[step, index])))
                 if self.on_eval_call is not None:
                     self.on_eval_call(sum(map(len, played)), share)
-                if stop is not None and stop():
-                    break
         mine = [episode for env_episodes in played for episode in env_episodes]
         every = [episode for rank in world.allgather(mine) for episode in rank]
         return [score for score, _ in every], [length for _, length in every]

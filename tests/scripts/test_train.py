@@ -288,26 +288,31 @@ def test_sigterm_stops_at_a_step_and_saves(signum, tmp_path, monkeypatch):
     assert "warning: Learning curve not written: No mean_score summaries" in stderr
 
 
-def test_a_signal_during_an_evaluation_ends_it_after_that_call_and_saves(tmp_path, monkeypatch):
+# Each eval env plays one 200-step episode: the evaluation's second call of 100 steps ends them.
+@pytest.mark.parametrize("signalled_call, eval_calls, episodes", [(1, 1, 0), (2, 2, 2)])
+def test_a_signal_during_an_evaluation_ends_it_after_that_call_and_saves(
+    signalled_call, eval_calls, episodes, tmp_path, monkeypatch
+):
     from agents.training.run import Run
 
     calls = []
     eval_call = Run.eval_call
 
-    def eval_and_terminate(self, reset):  # A long evaluation, signalled in its first call.
+    def eval_and_terminate(self, reset):
         calls.append(reset)
-        if len(calls) == 1:
+        if len(calls) == signalled_call:
             signal.raise_signal(signal.SIGTERM)
         return eval_call(self, reset)
 
     monkeypatch.setattr(Run, "eval_call", eval_and_terminate)
     code, stdout, stderr = _run(["--config=debug", f"--logdir={tmp_path}"])
     assert code == 128 + signal.SIGTERM
-    # Its 200-step episodes need 3 calls of 100 steps; the evaluation ended after the first.
-    assert calls == [True]
+    assert len(calls) == eval_calls  # A signal in the first call cuts the evaluation there.
     (eval_line,) = [line for line in stdout.splitlines() if line.startswith(" eval")]
-    assert eval_line.startswith(" eval  env step       128  score n/a (  0 episodes)")
-    assert "interrupted by the stop" in eval_line
+    assert eval_line.startswith(" eval  env step       128  score ")
+    assert f"({episodes:3d} episodes)" in eval_line
+    # An evaluation that its last call completed keeps its score.
+    assert ("interrupted by the stop" in eval_line) == (episodes == 0)
     assert "Interrupted at env step 128; checkpoint saved. Resume with: " in stderr
     (run_dir,) = glob.glob(os.path.join(tmp_path, "*-debug*"))
     assert os.path.isfile(os.path.join(run_dir, "checkpoints", "ckpt-128.index"))
