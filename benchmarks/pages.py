@@ -4,7 +4,9 @@
 drops from each records file the records no page shows (older sittings: git keeps them);
 `python -m benchmarks.pages --check` only says which committed page differs from what its records
 give, or which records file holds records no page shows (tests/test_pages.py runs the same
-checks). Each benchmark's own `--page` writes its page in the same way after a run.
+checks); `--sittings` says at which commits, on which machines and when the records the pages
+show were measured, so that a page left from another commit or machine is seen. Each
+benchmark's own `--page` writes its page in the same way after a run.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Callable
 
@@ -136,6 +139,47 @@ def prune() -> None:
         print(f"kept {len(kept)} of {len(records)} records in {path}")
 
 
+def sittings(shown_records: dict[str, list[dict]]) -> list[str]:
+    """Lines naming, per records file, the commits, machines and dates of its `shown_records`,
+    then how many commits and machines they span in all."""
+    lines, commits, machines = [], set(), set()
+    for path, records in shown_records.items():
+        if not records:
+            lines.append(f"{path}: no records")
+            continue
+        mine = sorted({str(r.get("commit")) for r in records})
+        where = sorted({_machine(record) for record in records})
+        dates = sorted(str(r.get("date", "?")) for r in records)
+        commits.update(mine)
+        machines.update(where)
+        span = dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
+        lines.append(
+            f"{path}: {len(records)} records, commit {', '.join(mine)}; {' | '.join(where)}; {span}"
+        )
+    lines.append(f"In all: {len(commits)} commit(s), {len(machines)} machine line(s).")
+    return lines
+
+
+def _machine(record: dict) -> str:
+    """A record's machine: its `machine`, or the CPU part of an older `machine_line`
+    ("2026-11-26 06:22 | 2 CPUs (AMD EPYC), load 0.6, 1.2, 1.4 | Python 3.11.7")."""
+    if record.get("machine"):
+        return str(record["machine"])
+    found = re.search(r"\d+ CPUs \([^)]*\)", str(record.get("machine_line", "")))
+    return found.group(0) if found else "not recorded"
+
+
+def shown_records() -> dict[str, list[dict]]:
+    """Records file -> the records of it that pages and README show."""
+    from benchmarks import speed_matrix
+
+    found = {}
+    for path, view in shown().items():
+        records = speed_matrix.read_records(os.path.join(ROOT, path))
+        found[path] = view(records) if records else []
+    return found
+
+
 def stale() -> list[str]:
     """The pages whose committed text differs from what their records give."""
     found = []
@@ -154,7 +198,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if stale")
     parser.add_argument("--figures", action="store_true", help="redraw the pages' plots too")
+    parser.add_argument(
+        "--sittings",
+        action="store_true",
+        help="write nothing; say where the shown records come from",
+    )
     args = parser.parse_args(argv)
+    if args.sittings:
+        print("\n".join(sittings(shown_records())))
+        return 0
     if args.check:
         found = stale()
         for path in found:

@@ -161,3 +161,24 @@ def test_a_cpu_named_by_brand_only_is_told_apart_by_family_and_model(tmp_path):
     assert speed_matrix.machine(str(cpuinfo)).startswith("AMD EPYC (family 25 model 1), ")
     cpuinfo.write_text(block.format(n=0, m=106, name="Intel(R) Xeon(R) Platinum 8375C CPU"))
     assert speed_matrix.machine(str(cpuinfo)).startswith("Intel(R) Xeon(R) Platinum 8375C CPU, ")
+
+
+def test_sittings_name_each_files_commits_machines_and_dates_and_count_them_all():
+    one = dict(_sitting("2026-11-27 07:00:00"), commit="aaa1111")
+    later = dict(_sitting("2026-11-27 09:30:00"), commit="bbb2222")
+    older = dict(
+        commit="ccc3333",
+        date="2026-11-26 06:22",
+        machine_line="2026-11-26 06:22 | 2 CPUs (AMD EPYC), load 0.6, 1.2, 1.4 | Python 3.11",
+    )
+    lines = pages.sittings(
+        {"a.jsonl": [one, later], "b.jsonl": [older], "c.jsonl": [], "d.jsonl": [dict(one)]}
+    )
+    assert lines == [
+        "a.jsonl: 2 records, commit aaa1111, bbb2222; CPU, 2 cores; "
+        "2026-11-27 07:00 to 2026-11-27 09:30",
+        "b.jsonl: 1 records, commit ccc3333; 2 CPUs (AMD EPYC); 2026-11-26 06:22",
+        "c.jsonl: no records",
+        "d.jsonl: 1 records, commit aaa1111; CPU, 2 cores; 2026-11-27 07:00",
+        "In all: 3 commit(s), 2 machine line(s).",
+    ]
