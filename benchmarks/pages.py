@@ -117,17 +117,24 @@ def shown() -> dict[str, Callable[[list[dict]], list[dict]]]:
     return {f"benchmarks/results/{name}.jsonl": view for name, view in views.items()}
 
 
-def unshown() -> dict[str, list[dict]]:
-    """Records file -> (all its records, those shown), for files holding records not shown."""
+def records_and_shown() -> dict[str, tuple[list[dict], list[dict]]]:
+    """Records file -> (all its records, those pages and README show)."""
     from benchmarks import speed_matrix
 
     found = {}
     for path, view in shown().items():
         records = speed_matrix.read_records(os.path.join(ROOT, path))
-        kept = view(records) if records else []
-        if len(kept) < len(records):
-            found[path] = (records, kept)
+        found[path] = (records, view(records) if records else [])
     return found
+
+
+def unshown() -> dict[str, tuple[list[dict], list[dict]]]:
+    """Records file -> (all its records, those shown), for files holding records not shown."""
+    return {
+        path: (records, kept)
+        for path, (records, kept) in records_and_shown().items()
+        if len(kept) < len(records)
+    }
 
 
 def prune() -> None:
@@ -169,17 +176,6 @@ def _machine(record: dict) -> str:
     return found.group(0) if found else "not recorded"
 
 
-def shown_records() -> dict[str, list[dict]]:
-    """Records file -> the records of it that pages and README show."""
-    from benchmarks import speed_matrix
-
-    found = {}
-    for path, view in shown().items():
-        records = speed_matrix.read_records(os.path.join(ROOT, path))
-        found[path] = view(records) if records else []
-    return found
-
-
 def stale() -> list[str]:
     """The pages whose committed text differs from what their records give."""
     found = []
@@ -205,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.sittings:
-        print("\n".join(sittings(shown_records())))
+        print("\n".join(sittings({p: kept for p, (_, kept) in records_and_shown().items()})))
         return 0
     if args.check:
         found = stale()
