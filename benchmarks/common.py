@@ -17,12 +17,20 @@ import typing
 from collections.abc import Callable
 
 
+def cores() -> int:
+    """The CPUs this process may run on: its affinity (`taskset`, a scheduler's binding), not
+    every CPU of the host, which `os.cpu_count()` counts."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def machine_line(seconds: float | None = None) -> str:
     """Date, CPUs, load and Python of this machine (and the benchmark's total time), one line."""
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     cpu = _cpu_model()
     line = (
-        f"{time.strftime('%Y-%m-%d %H:%M')} | {os.cpu_count()} CPUs{f' ({cpu})' if cpu else ''}, "
+        f"{time.strftime('%Y-%m-%d %H:%M')} | {cores()} CPUs{f' ({cpu})' if cpu else ''}, "
         f"load {load} | Python {platform.python_version()}"
     )
     return line if seconds is None else f"{line} | {seconds:.0f} s in all"

@@ -145,10 +145,11 @@ def _rate(run: Runner, steps: int, envs: int, repeats: int) -> float:
 
 def _machine_info() -> str:
     import tensorflow as tf
+    from common import cores
 
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     return (
-        f"{datetime.datetime.now():%Y-%m-%d %H:%M} | {os.cpu_count()} CPUs (load {load}) | "
+        f"{datetime.datetime.now():%Y-%m-%d %H:%M} | {cores()} CPUs (load {load}) | "
         f"Python {platform.python_version()} | TF {tf.__version__} | "
         f"gymnasium {gymnasium.__version__}"
     )

@@ -38,7 +38,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import learning_page  # noqa: E402
-from common import run_script  # noqa: E402
+from common import cores, run_script  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -218,7 +218,7 @@ def report(results: dict[str, dict[int, dict[str, float]]], seconds: float) -> t
         lines += checks(task, summary)
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     info = (
-        f"{time.strftime('%Y-%m-%d %H:%M')} | {os.cpu_count()} CPUs (load {load}) | "
+        f"{time.strftime('%Y-%m-%d %H:%M')} | {cores()} CPUs (load {load}) | "
         f"Python {platform.python_version()} | {seconds:.0f} s in all"
     )
     text = "\n\n".join(

@@ -39,7 +39,7 @@ from typing import NamedTuple
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import append_record, machine_line, new_sitting, run_script  # noqa: E402
+from common import append_record, cores, machine_line, new_sitting, run_script  # noqa: E402
 from learning import (  # noqa: E402
     DEFAULT_OUT,
     RUN_COLUMNS,
@@ -316,8 +316,7 @@ def record(args: argparse.Namespace, task: str, seed: int, run: dict) -> None:
 
 def run_all(args: argparse.Namespace) -> dict[str, dict[int, dict]]:
     """Runs every (task, seed), `args.parallel` at a time; saves each task's PNG."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    threads = max(1, (cores or 1) // args.parallel) if args.parallel > 1 else 0
+    threads = max(1, cores() // args.parallel) if args.parallel > 1 else 0
     jobs = {
         (task, seed): os.path.join(args.out, "runs", f"mujoco-{task}-seed{seed}")
         for task in args.tasks

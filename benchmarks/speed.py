@@ -39,7 +39,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import run_script  # noqa: E402
+from common import cores, run_script  # noqa: E402
 from learning import table  # noqa: E402
 
 COLUMNS = (
@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{task}: {measured}", file=sys.stderr)
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     print(
-        f"{time.strftime('%Y-%m-%d %H:%M')} | {os.cpu_count()} CPUs (load {load}) | "
+        f"{time.strftime('%Y-%m-%d %H:%M')} | {cores()} CPUs (load {load}) | "
         f"Python {platform.python_version()} | XLA cache {'on' if args.xla_cache else 'off'}\n"
     )
     print(table(["task"] + [name for name, _ in COLUMNS], rows))

@@ -43,7 +43,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import run_script  # noqa: E402
+from common import cores, run_script  # noqa: E402
 from learning import table  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -161,12 +161,16 @@ def machine(cpuinfo: str = "/proc/cpuinfo") -> str:
     model = fields.get("model name", model)
     if not any(c.isdigit() for c in model) and "cpu family" in fields and "model" in fields:
         model += f" (family {fields['cpu family']} model {fields['model']})"
-    return f"{model}, {os.cpu_count()} cores"
+    return f"{model}, {cores()} cores"
 
 
 def commit(checkout: str) -> str:
     """The checkout's commit, `-dirty` when its code differs from it (results and docs aside:
     a benchmark's own records and pages change as it runs)."""
+    if not os.path.exists(os.path.join(checkout, ".git")):
+        # A copy without its history (an exported tree, a copy sent to another machine) can only
+        # be told its commit: the copying side sets BENCHMARK_COMMIT.
+        return os.environ.get("BENCHMARK_COMMIT", "unknown")
     result = subprocess.run(
         ["git", "-C", checkout, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     )
