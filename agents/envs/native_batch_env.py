@@ -86,10 +86,12 @@ class NativeBatchEnv(Transitions):
             truncated = self.length + 1 >= self._limit
         # What a Python env's step is refused for (`env_checks.observ_problem`), checked here in
         # the call: non-finite values, and observations far outside the declared bounds.
-        lowest, highest = self._far_limits
-        finite = tf.reduce_all(tf.math.is_finite(observ)) & tf.reduce_all(tf.math.is_finite(reward))
-        inside = tf.reduce_all((observ >= lowest) & (observ <= highest))
-        first = tf.logical_not(finite & inside) & (self.nonfinite_step < 0)
+        valid = tf.reduce_all(tf.math.is_finite(reward))
+        if not self.env.observations_bounded:
+            lowest, highest = self._far_limits
+            valid &= tf.reduce_all(tf.math.is_finite(observ))
+            valid &= tf.reduce_all((observ >= lowest) & (observ <= highest))
+        first = tf.logical_not(valid) & (self.nonfinite_step < 0)
         self.nonfinite_step.assign(tf.where(first, self.steps, self.nonfinite_step))
         self.steps.assign_add(1)
         tf.nest.map_structure(lambda var, value: var.assign(value), self.state, state)

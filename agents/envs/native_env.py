@@ -28,6 +28,10 @@ class NativeEnv(abc.ABC):
         state_shape: Shape of one environment's state (a structure of shapes for a nested state).
         state_dtype: Its dtype (float64 computes as gymnasium's NumPy code does; a structure of
             dtypes for a nested state).
+        observations_bounded: True only where `observe` cannot give a non-finite value or one
+            outside `observation_space` (observations cast from bytes, say): `NativeBatchEnv`
+            then skips its check of every step's observations, a reduction over all of them
+            that can cost a cheap env as much as its step. Rewards are checked still.
 
     An env may also define `render(state) -> np.ndarray`, the [H, W, 3] uint8 frame of a batch
     of one state (eager, not traced), which `visualize` and `NativeGymEnv` use.
@@ -38,6 +42,7 @@ class NativeEnv(abc.ABC):
     max_episode_steps: int | None = None
     state_shape: tuple[int, ...] = ()
     state_dtype: tf.DType = tf.float64
+    observations_bounded: bool = False
 
     @abc.abstractmethod
     def initial_state(self, count: int, seed: tf.Tensor) -> tf.Tensor:

@@ -37,6 +37,8 @@ class Drift(NativeEnv):
         return state, reward, state[:, 0] > 100.0
 
     def observe(self, state):
+        if self.broken == "nan_observ":
+            return tf.where(state > 2.5, np.nan, state)
         return tf.cast(state, tf.float64) if self.broken == "observ_dtype" else state
 
 
@@ -124,3 +126,20 @@ def test_episodes_truncate_at_the_limit_and_restart_on_reset():
     observ = batch.reset(tf.constant([0])).numpy()
     assert batch.length.numpy().tolist() == [0, 4]
     np.testing.assert_array_equal(batch.observ.numpy()[0], observ[0])
+
+
+@pytest.mark.parametrize("broken", ["nan", "nan_observ"])
+@pytest.mark.parametrize("bounded", [False, True])
+def test_an_env_with_bounded_observations_skips_their_check_but_not_the_rewards(broken, bounded):
+    env = Drift(broken)
+    env.observations_bounded = bounded
+    batch = NativeBatchEnv(env, 2, seed=0)
+    batch.reset()
+    for _ in range(3):  # Env 0 passes 2.5 at its third step.
+        batch.simulate(tf.constant([[1.0], [0.0]]))
+    if bounded and broken == "nan_observ":
+        batch.raise_if_nonfinite()  # The env promised; the batch no longer looks.
+        assert np.isnan(batch.observ.numpy()[0, 0])
+    else:
+        with pytest.raises(FloatingPointError, match="Native env Drift .* step 2"):
+            batch.raise_if_nonfinite()

@@ -40,6 +40,8 @@ class MiniGridEnv(NativeEnv):
         ValueError: For another `wrapper`.
     """
 
+    observations_bounded = True  # Views of byte cells, or frames of byte tiles, as float32.
+
     def __init__(
         self,
         env_id: str,

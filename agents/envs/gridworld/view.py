@@ -63,12 +63,14 @@ def _row_sweep(incoming: int, see_behind: int) -> tuple[int, int]:
 
 
 def _sweep_table() -> np.ndarray:
-    """[2**V * 2**V, 2] uint8: `_row_sweep` of every (incoming, see_behind) pair."""
+    """[2**V * 2**V] int32: `_row_sweep` of every (incoming, see_behind) pair, the row's visible
+    cells in bits 0-7 and the next row's incoming light in bits 8-15 (one lookup, one word)."""
     count = 1 << VIEW_SIZE
-    table = np.zeros([count * count, 2], np.uint8)
+    table = np.zeros([count * count], np.int32)
     for incoming in range(count):
         for see_behind in range(count):
-            table[incoming * count + see_behind] = _row_sweep(incoming, see_behind)
+            visible, below = _row_sweep(incoming, see_behind)
+            table[incoming * count + see_behind] = visible | below << 8
     return table
 
 
@@ -87,14 +89,16 @@ def visibility(cells: tf.Tensor) -> tf.Tensor:
     see_behind = tf.logical_not((obj == WALL) | ((obj == DOOR) & (door_state >= CLOSED)))
     weights = tf.constant([1 << x for x in range(VIEW_SIZE)], tf.int32)[None, :, None]
     row_bits = tf.reduce_sum(tf.cast(see_behind, tf.int32) * weights, axis=1)  # [B, y]
-    table = tf.constant(_SWEEPS.astype(np.int32))
+    table = tf.constant(_SWEEPS)
     incoming = tf.fill(tf.shape(row_bits)[:1], 1 << _AGENT[0])
     rows = [None] * VIEW_SIZE
     for y in reversed(range(VIEW_SIZE)):
         swept = tf.gather(table, incoming * (1 << VIEW_SIZE) + row_bits[:, y])
-        rows[y], incoming = swept[:, 0], swept[:, 1]
+        rows[y] = tf.bitwise.bitwise_and(swept, 0xFF)
+        incoming = tf.bitwise.right_shift(swept, 8)
     rows = tf.stack(rows, axis=1)  # [B, y] bits of x.
-    return tf.bitwise.bitwise_and(rows[:, None, :] // weights, 1) > 0
+    shifts = tf.range(VIEW_SIZE)[None, :, None]
+    return tf.bitwise.bitwise_and(tf.bitwise.right_shift(rows[:, None, :], shifts), 1) > 0
 
 
 def observe(state: GridState, see_through_walls: bool) -> tf.Tensor:
