@@ -167,10 +167,14 @@ def machine(cpuinfo: str = "/proc/cpuinfo") -> str:
 def commit(checkout: str) -> str:
     """The checkout's commit, `-dirty` when its code differs from it (results and docs aside:
     a benchmark's own records and pages change as it runs)."""
-    if os.environ.get("BENCHMARK_COMMIT") or not os.path.exists(os.path.join(checkout, ".git")):
+    own = os.path.realpath(checkout) == os.path.realpath(os.path.dirname(HERE))
+    if (own and os.environ.get("BENCHMARK_COMMIT")) or not os.path.exists(
+        os.path.join(checkout, ".git")
+    ):
         # A copy whose history is missing or not its own (an exported tree, a copy sent to another
-        # machine) can only be told its commit: the copying side sets BENCHMARK_COMMIT.
-        return os.environ.get("BENCHMARK_COMMIT", "unknown")
+        # machine) can only be told its commit: the copying side sets BENCHMARK_COMMIT, which
+        # names this checkout's commit, never that of a checkout measured `--against` it.
+        return os.environ.get("BENCHMARK_COMMIT", "unknown") if own else "unknown"
     result = subprocess.run(
         ["git", "-C", checkout, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     )
