@@ -97,7 +97,8 @@ class RNDPPO(PPO):
 
     def _stream_rewards(self, data, next_observ):
         """The intrinsic reward: RND's error on the next frames, scaled by its return's std."""
-        next_frames = tf.concat([data["observ"][1:], next_observ[None]], 0)
+        # As stored: normalized where the agent normalizes observations.
+        next_frames = tf.concat([data["observ"][1:], self.normalize(next_observ)[None]], 0)
         next_frames = self._rnd_view(next_frames)
         self.rnd.update_observation_stats(next_frames)
         reward_int = self.rnd.intrinsic_reward(next_frames)

@@ -11,7 +11,7 @@ from agents.ppo.rnd_agent import RNDPPO
 from agents.scripts import configs
 
 
-def _setup(int_coef=1.0, count=2):
+def _setup(int_coef=1.0, count=2, **overrides):
     envs = [
         tools.MockEnvironment(
             (44, 44, 1),
@@ -39,6 +39,7 @@ def _setup(int_coef=1.0, count=2):
         discount=0.999,
         int_coef=int_coef,
     )
+    config.update(overrides)
     agent = RNDPPO(batch_env, tools.AttrDict(config), seed=0)
     run = tf.function(lambda: tools.simulate_steps(batch_env, agent, 8))
     return batch_env, agent, run
@@ -68,6 +69,26 @@ def test_rnd_ppo_trains_through_simulate(trained):
     assert float(agent.rnd.observation_stats.count) > 0
     assert run.experimental_get_tracing_count() == 1
     assert all(batch_env.action_space.contains(int(a)) for a in batch_env.action.numpy())
+
+
+def test_rnd_scores_the_frame_after_the_rollout_normalized_as_the_stored_ones():
+    """The rollout stores observations as the network sees them (here normalized); the one
+    after its last step comes from the env and is normalized the same way before RND reads it."""
+    _, agent, run = _setup(normalize_observ=True)
+    run()  # The normalizer's statistics move away from their start.
+    steps, count = 8, 2
+    rng = np.random.default_rng(0)
+    observ = rng.integers(0, 256, (steps + 1, count, 44, 44, 1)).astype(np.float32)
+    data = {
+        "observ": agent.normalize(observ[:-1]),
+        "reward": tf.zeros([steps, count]),
+        "value": tf.zeros([steps, count]),
+        "value_int": tf.zeros([steps, count]),
+    }
+    agent._stream_rewards(data, tf.constant(observ[-1]))
+    expected = agent.normalize(observ[1:])
+    np.testing.assert_allclose(data["next_observ"].numpy(), expected.numpy(), rtol=1e-6)
+    assert np.abs(observ[-1] - expected[-1].numpy()).max() > 1.0  # Normalizing changes it.
 
 
 def test_checkpoint_restores_rnd_networks_and_intrinsic_statistics(trained, tmp_path):
