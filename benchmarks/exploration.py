@@ -1,7 +1,8 @@
 """Exploration on native MiniGrid: RND against its control on tasks a random walk does not solve.
 
 Per task (DoorKey-16x16, KeyCorridorS3R3, MultiRoom-N4-S5-v1: v1 has four rooms, v0 six), arm
-(`<task>_rnd`, and the control `<task>`: the same agent with `int_coef=0`) and seed, `python -m
+(`<task>_rnd`; the control `<task>`: the same agent with `int_coef=0`; and `<task>_noveld`: the
+same agent with NovelD's episodic bonus in place of RND's) and seed, `python -m
 agents.scripts.train --config=<config> --seed=<seed>` runs in a fresh process, timed from spawn
 to exit. Then, untimed, the exported policy plays `--episodes` episodes of **minigrid's own env**
 (gymnasium's id through minigrid's `ImgObsWrapper`, not the native ops) with the stochastic
@@ -10,7 +11,7 @@ policy as trained and with its mode; a success is an episode that reaches the go
 Every run appends one JSON line to `benchmarks/results/exploration.jsonl` (date, commit,
 machine, load, the extrinsic discount, wall time, successes, the training curve). `--page`
 rewrites `docs/results/exploration.md` and its figures from, per task, the newest sitting that
-ran it: one figure per task with both arms' training score (mean and range over seeds) against
+ran it: one figure per task with each arm's training score (mean and range over seeds) against
 env steps.
 
 Run: `python benchmarks/exploration.py [--tasks doorkey16 keycorridor multiroom] [--seeds 3]
@@ -41,11 +42,11 @@ ROOT = os.path.dirname(HERE)
 RECORDS = os.path.join(HERE, "results", "exploration.jsonl")
 PAGE = os.path.join(ROOT, "docs", "results", "exploration.md")
 TASKS = ("doorkey16", "keycorridor", "multiroom")
-ARMS = ("rnd", "control")
+ARMS = ("rnd", "control", "noveld")
 
 
 def config_name(task: str, arm: str) -> str:
-    return f"{task}_rnd" if arm == "rnd" else task
+    return task if arm == "control" else f"{task}_{arm}"
 
 
 def train(task: str, arm: str, seed: int, out: str, overrides: list[str]) -> tuple[str, float]:
@@ -158,7 +159,7 @@ def policy(record: dict) -> str:
 
 
 def figure(task: str, runs: list[dict], path: str) -> None:
-    """Both arms' training score against env steps: mean line, range over seeds shaded."""
+    """Each arm's training score against env steps: mean line, range over seeds shaded."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -166,7 +167,7 @@ def figure(task: str, runs: list[dict], path: str) -> None:
     import numpy as np
 
     fig, axis = plt.subplots(figsize=(6, 3.6))
-    for arm, color in zip(ARMS, ("tab:blue", "tab:gray"), strict=True):
+    for arm, color in zip(ARMS, ("tab:blue", "tab:gray", "tab:orange"), strict=True):
         curves = [np.asarray(run["curve"]) for run in runs if run["arm"] == arm and run["curve"]]
         if not curves:
             continue
@@ -189,7 +190,9 @@ def page(records: list[dict]) -> str:
     lines = [
         "# Exploration on native MiniGrid",
         "",
-        "RND (`<task>_rnd`) against its control (`<task>`: the same agent, `int_coef=0`) on",
+        "RND (`<task>_rnd`) against its control (`<task>`: the same agent, `int_coef=0`) and,",
+        "where the arm is listed, NovelD (`<task>_noveld`: the same agent with `bonus: noveld`,",
+        "RND's error growth paid on first visits within an episode) on",
         "MiniGrid as TensorFlow ops, symbolic 7x7 view, an MLP torso (a GRU after it where the",
         "policy column says so) and RND's MLP, the whole training call one XLA program; runs",
         "trained *at once* share the machine's cores (- where not recorded). Scores are",
@@ -225,7 +228,7 @@ def page(records: list[dict]) -> str:
         "| success (mode) | return (sampled) |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for run in sorted(runs, key=lambda r: (r["task"], r["arm"] != "rnd", r["seed"])):
+    for run in sorted(runs, key=lambda r: (r["task"], ARMS.index(r["arm"]), r["seed"])):
         first = held_from(run["curve"])
         lines.append(
             f"| {run['env_id']} | {run['arm']} | {run['seed']} | {run['train_steps']:,} | "
@@ -242,7 +245,8 @@ def page(records: list[dict]) -> str:
                 lines.append(f"| {env_id} | {arm} | {count} of {total} |")
     lines.append("")
     for _, task_runs, name in _figured(runs):
-        lines += [f"![{task_runs[0]['env_id']}: RND and control]({name})", ""]
+        arms = " and ".join(dict.fromkeys(r["arm"] for r in task_runs))
+        lines += [f"![{task_runs[0]['env_id']}: {arms}]({name})", ""]
     return "\n".join(lines)
 
 
@@ -282,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
         started = new_sitting(ROOT)
         seeds = range(args.first_seed, args.first_seed + args.seeds)
         # Seed by seed, arms alternating: a sitting cut short holds whole seeds, and load
-        # affects both arms alike.
+        # affects the arms alike.
         runs = [(task, arm, seed) for seed in seeds for task in args.tasks for arm in args.arms]
         scoring = threading.Lock()
 
@@ -304,6 +308,7 @@ def main(argv: list[str] | None = None) -> int:
                     config=config_name(task, arm),
                     overrides=args.set,
                     network=settings["network"],
+                    bonus=settings["bonus"] if settings["int_coef"] else None,
                     episodes=args.episodes,
                     discount=settings["discount"],
                     train_steps=points[-1][0] if points else 0,

@@ -354,6 +354,28 @@ GROUPS: dict[str, tuple[Key, ...]] = {
             agents=_PIXEL,
         ),
         Key(
+            "bonus",
+            "rnd",
+            "The intrinsic reward: rnd (RND's error on the next observation), or noveld "
+            "(NovelD: the growth of that error from one observation to the next, on first "
+            "visits within the episode).",
+            choices=("rnd", "noveld"),
+            agents=_PIXEL,
+        ),
+        Key(
+            "noveld_alpha",
+            0.5,
+            "NovelD's weight of the current observation's error (bonus: noveld).",
+            low=0.0,
+            agents=_PIXEL,
+        ),
+        _positive(
+            "episodic_buckets",
+            16384,
+            "Hash buckets per env for NovelD's first visits within an episode (bonus: noveld).",
+            agents=_PIXEL,
+        ),
+        Key(
             "rnd_init_steps",
             0,
             "Random-agent steps that start RND's observation statistics.",

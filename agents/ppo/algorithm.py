@@ -123,6 +123,7 @@ class PPO(tf.Module):
             specs["value" + stream.key] = tf.TensorSpec([], tf.float32)
             if stream.episodic:
                 specs["final_value" + stream.key] = tf.TensorSpec([], tf.float32)
+        specs.update(self._observation_specs())
         self._buffer = RolloutBuffer(specs, config.rollout_length, size)
         self.optimizer.build(self._trainable_variables())
         # One process reads the rollout inside the compiled update; ranks pass the gathered one.
@@ -152,6 +153,16 @@ class PPO(tf.Module):
         """Rewards of each stream for a [T, B] rollout, and diagnostics of them."""
         del next_observ
         return {"": data["reward"]}, {}
+
+    def _observation_specs(self) -> dict[str, tf.TensorSpec]:
+        """Specs of per-step fields that `_observation_fields` stores."""
+        return {}
+
+    def _observation_fields(self, observ: tf.Tensor) -> dict[str, tf.Tensor]:
+        """Fields stored each step from the observation as the env gave it (before the
+        normalizer, whose statistics move every step)."""
+        del observ
+        return {}
 
     def _extra_losses(self, batch: dict) -> dict[str, tf.Tensor]:
         """Losses beyond policy, value and entropy, each added with weight 1."""
@@ -251,7 +262,7 @@ class PPO(tf.Module):
         del agent_indices
         if self.observ_normalizer is not None:
             self.observ_normalizer.accumulate(observ)  # Shared over MPI ranks by `_train`.
-        observ = self.normalize(observ)
+        raw, observ = observ, self.normalize(observ)
         seed = tf.cast(self.rng.make_seeds(1)[:, 0], tf.int32)  # tfp wants int32 seeds.
         action, fields, state = self._act(observ, seed)
         self._buffer.write(
@@ -261,6 +272,7 @@ class PPO(tf.Module):
                 reset=self._recurrent.reset.read_value(),
                 state=self._recurrent.state.read_value(),
                 **fields,
+                **self._observation_fields(raw),
             )
         )
         self._recurrent.advance(state)

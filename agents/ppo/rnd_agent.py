@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 import tensorflow as tf
 
 from agents.ppo import streams
 from agents.ppo.algorithm import PPO
 from agents.ppo.cnn_gru import cnn_gru
+from agents.ppo.episodic import EpisodicVisits
 from agents.ppo.networks import make_network
 from agents.ppo.normalize import RewardScaler
 from agents.ppo.rnd import RND, choose_torso
@@ -26,9 +28,14 @@ class RNDPPO(PPO):
     `int_coef * A_int + ext_coef * A_ext`; the loss adds both value heads' errors and the RND
     predictor's loss. With `int_coef=0` the same agent is the no-exploration control.
 
+    With `bonus: noveld` the intrinsic reward is NovelD's (Zhang et al., 2021) instead: the
+    growth of RND's error from an observation to the next, `max(e(s') - alpha * e(s), 0)`, paid
+    only where `s'` is a first visit within its episode (`EpisodicVisits`, keyed by a hash of
+    the observation RND reads), then scaled the same way.
+
     Args: as `PPO`; the config also needs `policy_size`, `hidsize`, `memsize`, `extrahid`,
     `rec_gate_init`, `gamma_int`, `int_coef`, `ext_coef`, `rnd_feature_size` and
-    `rnd_predictor_proportion`.
+    `rnd_predictor_proportion`, and `bonus`, `noveld_alpha`, `episodic_buckets`.
     """
 
     LOSS_METRICS = PPO.LOSS_METRICS + ("predictor_loss",)
@@ -47,6 +54,11 @@ class RNDPPO(PPO):
         seed: int = 0,
         ranks: Ranks = ONE_PROCESS,
     ):
+        self.episodic = None
+        if config.bonus == "noveld":
+            self.METRICS = self.METRICS + ("first_visits",)  # The share of steps that were.
+            size = int(np.prod(rnd_view(batch_env.observation_space).shape))
+            self.episodic = EpisodicVisits(len(batch_env), size, config.episodic_buckets, seed)
         # RND's update averages over ranks (see `compilation.replicated_update`): no gather.
         super().__init__(batch_env, config, seed, ranks._replace(all_gather=None))
         self.intrinsic_scaler = RewardScaler(  # Unclipped, as in RND.
@@ -95,23 +107,49 @@ class RNDPPO(PPO):
             streams.ValueStream("_int", config.gamma_int, episodic=False, coef=config.int_coef),
         )
 
+    def _observation_specs(self):
+        if self.episodic is None:
+            return {}
+        return {"episodic_key": tf.TensorSpec([], tf.int32)}
+
+    def _observation_fields(self, observ):
+        if self.episodic is None:
+            return {}
+        return {"episodic_key": self.episodic.keys(self._rnd_view(observ))}
+
     def _stream_rewards(self, data, next_observ):
-        """The intrinsic reward: RND's error on the next frames, scaled by its return's std."""
+        """The intrinsic reward (RND's error on the next frames, or NovelD's bonus), scaled by
+        its return's std."""
         # As stored: normalized where the agent normalizes observations.
         next_frames = tf.concat([data["observ"][1:], self.normalize(next_observ)[None]], 0)
         next_frames = self._rnd_view(next_frames)
         self.rnd.update_observation_stats(next_frames)
-        reward_int = self.rnd.intrinsic_reward(next_frames)
+        if self.episodic is None:
+            reward_int = self.rnd.intrinsic_reward(next_frames)
+        else:
+            reward_int, first = self._noveld_reward(data, next_observ, next_frames)
         data["next_observ"] = next_frames  # The predictor trains on them.
         metrics = {
             "intrinsic_reward": tf.reduce_mean(reward_int),
             "value_int": tf.reduce_mean(data["value_int"]),
             "value_ext": tf.reduce_mean(data["value"]),
         }
+        if self.episodic is not None:
+            metrics["first_visits"] = tf.reduce_mean(tf.cast(first, tf.float32))
         return {
             "": data["reward"],
             "_int": self.intrinsic_scaler.scale_rollout(reward_int),
         }, metrics
+
+    def _noveld_reward(self, data, next_observ, next_frames):
+        """NovelD's bonus of each step of a [T, N] rollout, and its first-visit flags."""
+        frames = tf.concat([self._rnd_view(data["observ"][:1]), next_frames], 0)
+        error = self.rnd.intrinsic_reward(frames)  # e(s_0), e(s_1), ..., e(s_T)
+        growth = tf.nn.relu(error[1:] - self._config.noveld_alpha * error[:-1])
+        last = self.episodic.keys(self._rnd_view(next_observ))
+        keys = tf.concat([data["episodic_key"][1:], last[None]], 0)
+        first = self.episodic.first_visits(keys, data["terminated"] | data["truncated"])
+        return growth * tf.cast(first, tf.float32), first
 
     def _extra_losses(self, batch):
         return {"predictor": self.rnd.predictor_loss(batch["next_observ"])}

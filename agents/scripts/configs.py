@@ -426,6 +426,12 @@ def doorkey16() -> dict[str, Any]:
     return dict(int_coef=0.0)
 
 
+@_task(doorkey16_rnd)
+def doorkey16_noveld() -> dict[str, Any]:
+    """`doorkey16_rnd` with NovelD's episodic bonus in place of RND's."""
+    return dict(bonus="noveld")
+
+
 @_task()
 def keycorridor_rnd() -> dict[str, Any]:
     """MiniGrid-KeyCorridorS3R3 with RND: fetch a key from a side room to reach the ball.
@@ -448,6 +454,12 @@ def keycorridor() -> dict[str, Any]:
     return dict(int_coef=0.0)
 
 
+@_task(keycorridor_rnd)
+def keycorridor_noveld() -> dict[str, Any]:
+    """`keycorridor_rnd` with NovelD's episodic bonus in place of RND's."""
+    return dict(bonus="noveld")
+
+
 @_task()
 def multiroom_rnd() -> dict[str, Any]:
     """MiniGrid-MultiRoom-N4-S5-v1 (four rooms, minigrid 3.1's fix of v0's six) with RND."""
@@ -458,6 +470,12 @@ def multiroom_rnd() -> dict[str, Any]:
 def multiroom() -> dict[str, Any]:
     """The control of `multiroom_rnd`."""
     return dict(int_coef=0.0)
+
+
+@_task(multiroom_rnd)
+def multiroom_noveld() -> dict[str, Any]:
+    """`multiroom_rnd` with NovelD's episodic bonus in place of RND's."""
+    return dict(bonus="noveld")
 
 
 CONFIGS = {
@@ -486,9 +504,12 @@ CONFIGS = {
         doorkey_native,
         doorkey16_rnd,
         doorkey16,
+        doorkey16_noveld,
         keycorridor_rnd,
         keycorridor,
+        keycorridor_noveld,
         multiroom_rnd,
         multiroom,
+        multiroom_noveld,
     )
 }

@@ -139,3 +139,36 @@ def test_convolutions_run_as_patch_products_exactly_where_xla_compiles_the_updat
     assert len(convs) == 9
     assert all(isinstance(layer, PatchConv2D) is patches for layer in convs)
     assert agent._update_rollout._jit_compile is patches
+
+
+def test_noveld_pays_the_growth_of_rnd_error_on_first_visits_only():
+    batch_env, agent, run = _setup(bonus="noveld", noveld_alpha=0.5)
+    run()
+    run()
+    first = float(agent.metrics["first_visits"])
+    assert 0.0 < first <= 1.0 and np.isfinite(float(agent.metrics["intrinsic_reward"]))
+    # A hand-made rollout of one env per column: env 0 sees frames a, b, a, b, then a; env 1
+    # a, a, a, a, then c, with an episode ending after its second step. The flags are those of
+    # the next frames s_1..s_4 (s_0 followed the previous rollout, which a fresh agent lacks).
+    fresh = RNDPPO(batch_env, agent._config, seed=1)
+    rng = np.random.default_rng(0)
+    a, b, c = (rng.integers(0, 256, (44, 44, 1)).astype(np.uint8) for _ in range(3))
+    frames = np.stack([np.stack(pair) for pair in [(a, a), (b, a), (a, a), (b, a)]])
+    next_observ = np.stack([a, c])
+    raw = np.concatenate([frames, next_observ[None]])  # s_0 .. s_4 of each env
+    terminated = np.zeros([4, 2], bool)
+    terminated[1, 1] = True  # s_2 of env 1 starts a new episode.
+    data = {
+        "observ": tf.constant(frames),
+        "terminated": tf.constant(terminated),
+        "truncated": tf.zeros([4, 2], tf.bool),
+        "episodic_key": fresh.episodic.keys(tf.constant(frames)),
+    }
+    reward, flags = fresh._noveld_reward(data, tf.constant(next_observ), tf.constant(raw[1:]))
+    np.testing.assert_array_equal(
+        flags.numpy(), [[True, True], [True, True], [False, False], [False, True]]
+    )
+    error = fresh.rnd.intrinsic_reward(tf.constant(raw)).numpy()
+    growth = np.maximum(error[1:] - 0.5 * error[:-1], 0.0)
+    np.testing.assert_allclose(reward.numpy(), growth * flags.numpy(), rtol=1e-6)
+    assert reward.numpy()[flags.numpy()].min() >= 0 and growth.max() > 0

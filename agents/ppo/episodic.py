@@ -1,0 +1,115 @@
+"""First visits within an episode: the episodic gate of NovelD (Zhang et al., 2021).
+
+An observation is keyed by a hash of its values into one of `buckets` per env; a table holds,
+for each env and bucket, the episode in which it was last seen. An observation is a first
+visit where its bucket was not seen earlier in the same episode: earlier in the rollout
+(compared pairwise) or in an earlier rollout (the table). Episodes are numbered per env, so
+nothing is cleared when one ends. Two observations that share a bucket count as one (with
+16,384 buckets and a few hundred distinct views per episode, a new view is taken for a seen
+one about 2% of the time).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import tensorflow as tf
+
+TensorLike = tf.types.experimental.TensorLike
+
+# Coefficients below 2**16 times 32-bit words sum without overflowing int64 for observations
+# of up to 2**15 values (a 56x56 frame has 3,136).
+_COEFFICIENT_BITS = 16
+_PRIME = 2**31 - 1
+
+
+def observation_keys(observ: tf.Tensor, coefficients: tf.Tensor, buckets: int) -> tf.Tensor:
+    """Hash bucket of each observation: the bits of its float32 values, dotted with
+    `coefficients` (int64 [size], each in [1, 2**16)), modulo the prime 2**31 - 1, then
+    modulo `buckets` (a universal hash).
+
+    Args:
+      observ: [..., *shape] observations of `size` values each (any real dtype); the leading
+        dimensions are those whose product of trailing sizes exceeds `size`.
+      coefficients: int64 [size].
+      buckets: Number of buckets.
+
+    Returns:
+      int32 [...] bucket indices in [0, buckets).
+    """
+    size = int(coefficients.shape[0])
+    rank, trailing = observ.shape.rank, 1
+    while trailing < size:
+        rank -= 1
+        trailing *= int(observ.shape[rank])
+    if trailing != size:
+        raise ValueError(f"observations {observ.shape} do not end in {size} values")
+    flat = tf.reshape(tf.cast(observ, tf.float32), [-1, size])
+    words = tf.bitwise.bitwise_and(tf.cast(tf.bitcast(flat, tf.int32), tf.int64), 0xFFFFFFFF)
+    # Modulo a prime first: float32 words of small integers end in many zero bits.
+    hashed = tf.math.floormod(tf.reduce_sum(words * coefficients, -1), _PRIME) % buckets
+    return tf.reshape(tf.cast(hashed, tf.int32), tf.shape(observ)[:rank])
+
+
+def first_in_episode(keys: tf.Tensor, episodes: tf.Tensor) -> tf.Tensor:
+    """Whether each key [T, N] is the first of its value in its episode within the rollout:
+    no earlier step of the same env has the same key and the same episode number."""
+    same = (keys[:, None] == keys[None]) & (episodes[:, None] == episodes[None])  # [t', t, N]
+    steps = keys.shape[0] or tf.shape(keys)[0]
+    earlier = tf.linalg.band_part(tf.ones([steps, steps], tf.bool), 0, -1)  # t' <= t
+    earlier &= ~tf.eye(steps, dtype=tf.bool)  # t' < t
+    return ~tf.reduce_any(same & earlier[:, :, None], axis=0)
+
+
+class EpisodicVisits(tf.Module):
+    """Per-env memory of the observation buckets seen in the current episode.
+
+    Args:
+      num_envs: Envs of the batch (the rollout's second dimension).
+      observation_size: Values in one observation.
+      buckets: Hash buckets per env.
+      seed: Seed of the hash's coefficients.
+    """
+
+    def __init__(self, num_envs: int, observation_size: int, buckets: int, seed: int = 0):
+        super().__init__(name="episodic_visits")
+        if observation_size >= 2 ** (63 - 32 - _COEFFICIENT_BITS):
+            raise ValueError(
+                f"episodic visits hash observations of fewer than 2**15 values; got "
+                f"{observation_size}"
+            )
+        rng = np.random.default_rng(seed)
+        self.buckets = buckets
+        self.coefficients = tf.constant(
+            rng.integers(1, 2**_COEFFICIENT_BITS, size=observation_size), tf.int64
+        )
+        self.last_seen = tf.Variable(
+            tf.fill([num_envs, buckets], -1), trainable=False, name="last_seen"
+        )
+        self.episode = tf.Variable(tf.zeros([num_envs], tf.int32), trainable=False, name="episode")
+
+    def keys(self, observ: tf.Tensor) -> tf.Tensor:
+        """Bucket of each observation [..., *shape] of the env (not normalized), int32 [...]."""
+        return observation_keys(observ, self.coefficients, self.buckets)
+
+    def first_visits(self, keys: tf.Tensor, starts: tf.Tensor) -> tf.Tensor:
+        """Marks first visits in a rollout and remembers its observations.
+
+        Args:
+          keys: int32 [T, N]: `keys()` of the observations, in the order the envs made them.
+          starts: bool [T, N]: observation t is the first of a new episode (the step before it
+            ended one).
+
+        Returns:
+          bool [T, N]: whether observation t is the first of its bucket in its episode.
+        """
+        episodes = self.episode[None] + tf.cumsum(tf.cast(starts, tf.int32), axis=0)
+        seen = tf.gather(self.last_seen, tf.transpose(keys), batch_dims=1)  # [N, T]
+        first = first_in_episode(keys, episodes) & (tf.transpose(seen) != episodes)
+        envs = tf.broadcast_to(tf.range(tf.shape(keys)[1])[None], tf.shape(keys))
+        indices = tf.reshape(tf.stack([envs, keys], -1), [-1, 2])
+        # Episode numbers only grow: the largest written to a bucket is its latest visit.
+        self.last_seen.assign(
+            tf.tensor_scatter_nd_max(self.last_seen, indices, tf.reshape(episodes, [-1]))
+        )
+        self.episode.assign(episodes[-1])
+        return first
