@@ -183,16 +183,18 @@ def exploration() -> str:
         first = next(r for r in runs if r["task"] == task)
         env_id = first["env_id"].removeprefix("MiniGrid-").removesuffix("-v0")
         rnd, control = bench.solved(runs, task, "rnd"), bench.solved(runs, task, "control")
+        noveld = bench.solved(runs, task, "noveld")
         tasks.append(
             f"{env_id} ({bench.policy(first)}) at {first['train_steps'] / 1e6:.1f}M env steps, "
             "extrinsic discount "
             f"{first['discount']}: RND {rnd[0]} of {rnd[1]}, control {control[0]} of "
-            f"{control[1]}"
+            f"{control[1]}" + (f", NovelD {noveld[0]} of {noveld[1]}" if noveld[1] else "")
         )
     return (
         f"- **Exploration on native MiniGrid** ({_where(*runs)}): seeds whose policy succeeds "
         f"in at least 90% of minigrid's own episodes, RND against its control (the same agent "
-        f"without the bonus): {'; '.join(tasks)} ([exploration](docs/results/exploration.md))."
+        f"without the bonus) and, where run, NovelD (the same agent with an episodic bonus): "
+        f"{'; '.join(tasks)} ([exploration](docs/results/exploration.md))."
     )
 
 

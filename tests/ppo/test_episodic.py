@@ -41,7 +41,10 @@ def test_first_visits_equal_a_set_per_episode_over_rollouts(compiled):
     rng = np.random.default_rng(3)
     steps, num_envs, buckets = 16, 5, 64
     rollouts = [
-        (rng.integers(0, 12, (steps, num_envs)).astype(np.int32), rng.random((steps, num_envs)) < 0.1)
+        (
+            rng.integers(0, 12, (steps, num_envs)).astype(np.int32),
+            rng.random((steps, num_envs)) < 0.1,
+        )
         for _ in range(4)
     ]
     visits = EpisodicVisits(num_envs, observation_size=1, buckets=buckets)
