@@ -21,7 +21,8 @@ Families:
 Every run appends one JSON line per family to `benchmarks/results/speed_matrix.jsonl` with the
 commit, the machine (CPU model and cores), the load and the date, and prints the change of each
 family against the latest earlier record of the same machine, or, with `--against CHECKOUT`,
-against that checkout's `agents` measured alternately in the same run (one child at a time).
+against that checkout's `agents` measured alternately in the same run (one child at a time;
+which of the two runs first alternates from family to family).
 `--quick` (calls timed for 4 s per family) runs the whole matrix in about five minutes on a 2-core
 CPU.
 
@@ -224,9 +225,12 @@ def main(argv: list[str] | None = None) -> int:
     history = read_records(args.records)
     started = time.strftime("%Y-%m-%d %H:%M:%S")  # The sitting whose records make the page.
     rows, records = [], []
-    for family in args.families:
+    for position, family in enumerate(args.families):
         measured = {}
-        for index, (checkout, revision) in enumerate(zip(checkouts, revisions)):
+        pairs = list(enumerate(zip(checkouts, revisions)))
+        # Which checkout runs first alternates: the first child of a pair has measured
+        # differently from the second (by as much as the changes this compares).
+        for index, (checkout, revision) in pairs[:: -1 if position % 2 else 1]:
             load = os.getloadavg()[0]
             result = measure(family, seconds, checkout, args.timeout)
             if result is None:

@@ -2,6 +2,8 @@
 from the records (synthetic records here; the committed pages are checked in test_pages.py)."""
 
 import importlib
+import json
+import os
 
 from benchmarks import pages  # noqa: F401
 
@@ -182,3 +184,27 @@ def test_sittings_name_each_files_commits_machines_and_dates_and_count_them_all(
         "d.jsonl: 1 records, commit aaa1111; CPU, 2 cores; 2026-11-27 07:00",
         "In all: 3 commit(s), 2 machine line(s).",
     ]
+
+
+def test_speed_matrix_against_another_checkout_alternates_which_runs_first(tmp_path, monkeypatch):
+    speed_matrix = importlib.import_module("benchmarks.speed_matrix")
+    calls = []
+
+    def measure(family, seconds, checkout, timeout):
+        calls.append((family, checkout))
+        fast = checkout == str(tmp_path)
+        return dict(steps_per_second=200.0 if fast else 100.0, calls=3, first_call_s=1.0)
+
+    monkeypatch.setattr(speed_matrix, "measure", measure)
+    records = tmp_path / "records.jsonl"
+    families = ["pendulum", "cartpole", "recurrent"]
+    argv = ["--families", *families, "--against", str(tmp_path), "--records", str(records)]
+    assert speed_matrix.main(argv) == 0
+    here = os.path.dirname(os.path.dirname(speed_matrix.__file__))
+    first = [checkout for _, checkout in calls[::2]]
+    assert first == [here, str(tmp_path), here]
+    assert [family for family, _ in calls] == [f for f in families for _ in range(2)]
+    written = [json.loads(line) for line in records.read_text().splitlines()]
+    # Each record still says which checkout it measured, whatever the order.
+    assert [r["against"] for r in written] == [False, True, True, False, False, True]
+    assert all((r["steps_per_second"] == 200.0) == r["against"] for r in written)
