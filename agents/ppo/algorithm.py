@@ -150,7 +150,8 @@ class PPO(tf.Module):
         return (streams.extrinsic(config.discount),)
 
     def _stream_rewards(self, data: dict, next_observ: tf.Tensor) -> tuple[dict, dict]:
-        """Rewards of each stream for a [T, B] rollout, and diagnostics of them."""
+        """Rewards of each stream for a [T, B] rollout, and diagnostics of them. The rollout
+        holds observations as the network sees them; `next_observ` is as the env gave it."""
         del next_observ
         return {"": data["reward"]}, {}
 

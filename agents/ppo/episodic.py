@@ -14,8 +14,6 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-TensorLike = tf.types.experimental.TensorLike
-
 # Coefficients below 2**16 times 32-bit words sum without overflowing int64 for observations
 # of up to 2**15 values (a 56x56 frame has 3,136).
 _COEFFICIENT_BITS = 16
@@ -24,30 +22,31 @@ _PRIME = 2**31 - 1
 
 def observation_keys(observ: tf.Tensor, coefficients: tf.Tensor, buckets: int) -> tf.Tensor:
     """Hash bucket of each observation: the bits of its float32 values, dotted with
-    `coefficients` (int64 [size], each in [1, 2**16)), modulo the prime 2**31 - 1, then
+    `coefficients` (int64 [*shape], each in [1, 2**16)), modulo the prime 2**31 - 1, then
     modulo `buckets` (a universal hash).
 
     Args:
-      observ: [..., *shape] observations of `size` values each (any real dtype); the leading
-        dimensions are those whose product of trailing sizes exceeds `size`.
-      coefficients: int64 [size].
+      observ: [..., *shape] observations (any real dtype).
+      coefficients: int64 [*shape].
       buckets: Number of buckets.
 
     Returns:
       int32 [...] bucket indices in [0, buckets).
+
+    Raises:
+      ValueError: For observations that do not end in `shape`.
     """
-    size = int(coefficients.shape[0])
-    rank, trailing = observ.shape.rank, 1
-    while trailing < size:
-        rank -= 1
-        trailing *= int(observ.shape[rank])
-    if trailing != size:
-        raise ValueError(f"observations {observ.shape} do not end in {size} values")
-    flat = tf.reshape(tf.cast(observ, tf.float32), [-1, size])
-    words = tf.bitwise.bitwise_and(tf.cast(tf.bitcast(flat, tf.int32), tf.int64), 0xFFFFFFFF)
+    rank = coefficients.shape.rank
+    if observ.shape[observ.shape.rank - rank :] != coefficients.shape:
+        raise ValueError(
+            f"observations {observ.shape} do not end in {coefficients.shape.num_elements()} "
+            f"values of shape {coefficients.shape}"
+        )
+    words = tf.bitcast(tf.cast(observ, tf.float32), tf.int32)
+    words = tf.bitwise.bitwise_and(tf.cast(words, tf.int64), 0xFFFFFFFF)
     # Modulo a prime first: float32 words of small integers end in many zero bits.
-    hashed = tf.math.floormod(tf.reduce_sum(words * coefficients, -1), _PRIME) % buckets
-    return tf.reshape(tf.cast(hashed, tf.int32), tf.shape(observ)[:rank])
+    hashed = tf.reduce_sum(words * coefficients, axis=list(range(-rank, 0)))
+    return tf.cast(tf.math.floormod(hashed, _PRIME) % buckets, tf.int32)
 
 
 def first_in_episode(keys: tf.Tensor, episodes: tf.Tensor) -> tf.Tensor:
@@ -65,22 +64,24 @@ class EpisodicVisits(tf.Module):
 
     Args:
       num_envs: Envs of the batch (the rollout's second dimension).
-      observation_size: Values in one observation.
+      observation_shape: Shape of one observation.
       buckets: Hash buckets per env.
       seed: Seed of the hash's coefficients.
     """
 
-    def __init__(self, num_envs: int, observation_size: int, buckets: int, seed: int = 0):
+    def __init__(
+        self, num_envs: int, observation_shape: tuple[int, ...], buckets: int, seed: int = 0
+    ):
         super().__init__(name="episodic_visits")
-        if observation_size >= 2 ** (63 - 32 - _COEFFICIENT_BITS):
+        if np.prod(observation_shape) >= 2 ** (63 - 32 - _COEFFICIENT_BITS):
             raise ValueError(
                 f"episodic visits hash observations of fewer than 2**15 values; got "
-                f"{observation_size}"
+                f"{observation_shape}"
             )
         rng = np.random.default_rng(seed)
         self.buckets = buckets
         self.coefficients = tf.constant(
-            rng.integers(1, 2**_COEFFICIENT_BITS, size=observation_size), tf.int64
+            rng.integers(1, 2**_COEFFICIENT_BITS, size=observation_shape), tf.int64
         )
         self.last_seen = tf.Variable(
             tf.fill([num_envs, buckets], -1), trainable=False, name="last_seen"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import tensorflow as tf
 
 from agents.ppo import streams
@@ -57,8 +56,8 @@ class RNDPPO(PPO):
         self.episodic = None
         if config.bonus == "noveld":
             self.METRICS = self.METRICS + ("first_visits",)  # The share of steps that were.
-            size = int(np.prod(rnd_view(batch_env.observation_space).shape))
-            self.episodic = EpisodicVisits(len(batch_env), size, config.episodic_buckets, seed)
+            shape = rnd_view(batch_env.observation_space).shape
+            self.episodic = EpisodicVisits(len(batch_env), shape, config.episodic_buckets, seed)
         # RND's update averages over ranks (see `compilation.replicated_update`): no gather.
         super().__init__(batch_env, config, seed, ranks._replace(all_gather=None))
         self.intrinsic_scaler = RewardScaler(  # Unclipped, as in RND.

@@ -24,7 +24,7 @@ def _reference(rollouts, num_envs):
 
 
 def test_first_visits_by_hand():
-    visits = EpisodicVisits(num_envs=2, observation_size=1, buckets=8)
+    visits = EpisodicVisits(num_envs=2, observation_shape=(1,), buckets=8)
     keys = tf.constant([[3, 0], [3, 1], [5, 0]], tf.int32)
     starts = tf.constant([[False, False], [False, False], [False, True]])
     first = visits.first_visits(keys, starts).numpy()
@@ -47,7 +47,7 @@ def test_first_visits_equal_a_set_per_episode_over_rollouts(compiled):
         )
         for _ in range(4)
     ]
-    visits = EpisodicVisits(num_envs, observation_size=1, buckets=buckets)
+    visits = EpisodicVisits(num_envs, observation_shape=(1,), buckets=buckets)
     call = tf.function(visits.first_visits, jit_compile=True) if compiled else visits.first_visits
     got = [call(tf.constant(k), tf.constant(s)).numpy() for k, s in rollouts]
     for mine, reference in zip(got, _reference(rollouts, num_envs), strict=True):
@@ -63,7 +63,7 @@ def test_first_in_episode_within_one_rollout():
 
 def test_observation_keys_equal_for_equal_observations_and_spread_otherwise():
     rng = np.random.default_rng(1)
-    coefficients = EpisodicVisits(1, 147, 16384, seed=0).coefficients
+    coefficients = EpisodicVisits(1, (7, 7, 3), 16384, seed=0).coefficients
     views = rng.integers(0, 11, (4000, 7, 7, 3)).astype(np.float32)  # MiniGrid-like cells.
     keys = observation_keys(tf.constant(views.reshape(40, 100, 7, 7, 3)), coefficients, 16384)
     assert keys.shape == (40, 100)
@@ -82,6 +82,6 @@ def test_observation_keys_equal_for_equal_observations_and_spread_otherwise():
 
 
 def test_observation_keys_reject_observations_of_another_size():
-    coefficients = EpisodicVisits(1, 147, 64).coefficients
+    coefficients = EpisodicVisits(1, (7, 7, 3), 64).coefficients
     with pytest.raises(ValueError, match="do not end in 147 values"):
         observation_keys(tf.zeros([4, 7, 7, 2]), coefficients, 64)
