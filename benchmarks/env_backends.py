@@ -22,9 +22,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import machine_line, run_script  # noqa: E402
+from common import machine_line, new_sitting, run_script  # noqa: E402
 from learning import table  # noqa: E402
-from speed_matrix import child_result, commit, read_records, time_calls  # noqa: E402
+from speed_matrix import child_result, read_records, time_calls  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -84,6 +84,8 @@ def page(records: list[dict]) -> str:
         loads = [r["load"] for r in mine]
         rounds = max(sum(1 for r in mine if r["backend"] == b) for b in BACKENDS)
         host = re.sub(r"^[^|]*\| |, load [^|]*?(?= \|)", "", mine[0]["machine_line"])  # Own load.
+        if mine[0].get("machine"):  # The CPU's family and model, where the record has them.
+            host = re.sub(r"^\d+ CPUs \([^)]*\)", mine[0]["machine"], host)
         lines.append(
             f"- `{config}`: {mine[0]['run']} | {host} | commit "
             f"{mine[0]['commit']} | {rounds} rounds of {mine[0]['seconds']:g} s per backend | "
@@ -124,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--records", default=RECORDS)
     parser.add_argument("--page", action="store_true", help=f"write {os.path.relpath(PAGE)}")
     args = parser.parse_args(argv)
-    run, revision, host = time.strftime("%Y-%m-%d %H:%M"), commit(ROOT), machine_line()
+    shared, host = new_sitting(ROOT), machine_line()
+    run = shared["started"][:16]  # Minutes, as the records before `started` named their run.
     os.makedirs(os.path.dirname(args.records), exist_ok=True)
     for config in args.configs:
         for round_ in range(args.rounds):
@@ -135,10 +138,10 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 record = dict(
                     result,
+                    **shared,
                     run=run,
                     round=round_,
                     seconds=args.seconds,
-                    commit=revision,
                     machine_line=host,
                     load=round(load, 2),
                     date=time.strftime("%Y-%m-%d %H:%M"),

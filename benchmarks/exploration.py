@@ -207,7 +207,7 @@ def page(records: list[dict]) -> str:
         "",
         "```sh",
         'pip install -e ".[minigrid]"',
-        "python benchmarks/exploration.py --seeds 3 --page",
+        "python benchmarks/exploration.py --seeds 3 --jobs 2 --page",
         "```",
         "",
         "| task | commit | machine | dates | load | at once | policy | extrinsic discount |",

@@ -208,3 +208,122 @@ def test_speed_matrix_against_another_checkout_alternates_which_runs_first(tmp_p
     # Each record still says which checkout it measured, whatever the order.
     assert [r["against"] for r in written] == [False, True, True, False, False, True]
     assert all((r["steps_per_second"] == 200.0) == r["against"] for r in written)
+
+
+def test_a_sitting_plans_the_steps_not_at_the_commit_and_machine_shortest_first():
+    sitting = importlib.import_module("benchmarks.sitting")
+    here = dict(_sitting("2026-11-27 07:00:00"), commit="aaa1111")
+    long = [dict(here, date="2026-11-27 07:30"), dict(here, commit="bbb2222")]
+    suites = [dict(here, seconds=1200.0, commit="old0000"), dict(here, seconds=1260.0)]
+    shown = {
+        "learning": [here, dict(here)],  # Done.
+        "mujoco": long,  # One record from another commit: measured again.
+        "rnd": [dict(here, machine="other CPU, 2 cores")],
+        "test_suite": suites,  # README's span: only the newest must be at the commit.
+        "api_memory": [dict(here, date="2026-11-27 07:04", commit="old0000")],
+    }
+    steps = sitting.plan(shown, "aaa1111", "CPU, 2 cores")
+    names = [step.records for step, _ in steps]
+    assert "learning" not in names and "test_suite" not in names
+    minutes = dict((step.records, took) for step, took in steps)
+    assert minutes["mujoco"] == 31 and minutes["api_memory"] == 5 and minutes["rnd"] == 1
+    assert minutes["env_throughput"] is None  # No records: how long it takes is unknown.
+    assert names.index("rnd") < names.index("api_memory") < names.index("mujoco")
+    assert names.index("mujoco") < names.index("env_throughput")
+    shown["test_suite"] = suites[::-1]
+    assert "test_suite" in [
+        step.records for step, _ in sitting.plan(shown, "aaa1111", "CPU, 2 cores")
+    ]
+
+
+def test_collecting_a_checkouts_sitting_adds_only_its_records_at_that_commit(tmp_path, monkeypatch):
+    sitting = importlib.import_module("benchmarks.sitting")
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    for root in (ours, theirs):
+        (root / "benchmarks" / "results").mkdir(parents=True)
+    kept = json.dumps(dict(_sitting("2026-11-27 07:00:00"), commit="aaa1111"))
+    pruned = json.dumps(dict(_sitting("2026-11-26 07:00:00"), commit="old0000"))
+    new = json.dumps(dict(_sitting("2026-11-27 09:00:00"), commit="aaa1111"))
+    (ours / "benchmarks" / "results" / "rnd.jsonl").write_text(kept + "\n")
+    (theirs / "benchmarks" / "results" / "rnd.jsonl").write_text(f"{pruned}\n{kept}\n{new}\n")
+    monkeypatch.setattr(sitting, "HERE", str(ours / "benchmarks"))
+    lines = sitting.collect(str(theirs), "aaa1111")
+    assert lines == [f"rnd.jsonl: 1 new records from {theirs}"]
+    assert (ours / "benchmarks" / "results" / "rnd.jsonl").read_text() == f"{kept}\n{new}\n"
+    assert sitting.collect(str(theirs), "aaa1111") == []  # Nothing twice.
+
+
+def test_each_sitting_step_runs_the_commands_its_page_shows():
+    sitting = importlib.import_module("benchmarks.sitting")
+    root = os.path.dirname(os.path.dirname(sitting.__file__))
+    for step in sitting.STEPS:
+        with open(os.path.join(root, step.page), encoding="utf-8") as file:
+            text = " ".join(file.read().replace("\\\n", " ").split())
+        for command in step.commands:
+            line = " ".join(["python", *command]).replace("{sb3}", "/path/to/sb3/bin/python")
+            assert line in text, (step.page, line)
+
+
+def test_env_backends_page_names_the_cpus_family_and_model_where_records_have_them():
+    env_backends = importlib.import_module("benchmarks.env_backends")
+    line = "2026-11-28 06:22 | 2 CPUs (AMD EPYC), load 0.6, 1.2, 1.4 | Python 3.11.7"
+    base = dict(config="cartpole", run="2026-11-28 06:22", round=0, seconds=6.0, commit="aaa1111")
+    records = [
+        dict(base, backend=backend, steps_per_second=speed, machine_line=line, load=0.5)
+        for backend, speed in (("python", 100.0), ("envpool", 150.0))
+    ]
+    old = env_backends.page(records)
+    assert "| 2 CPUs (AMD EPYC) | Python 3.11.7 | commit aaa1111 |" in old
+    new = env_backends.page(
+        [dict(r, machine="AMD EPYC (family 25 model 1), 2 cores") for r in records]
+    )
+    assert "| AMD EPYC (family 25 model 1), 2 cores | Python 3.11.7 | commit aaa1111 |" in new
+    assert "150 (1.50x)" in new
+
+
+def test_a_sitting_runs_each_step_in_the_checkout_reports_a_failure_and_goes_on(
+    tmp_path, monkeypatch, capsys
+):
+    import subprocess
+    import sys
+
+    sitting = importlib.import_module("benchmarks.sitting")
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    (ours / "benchmarks" / "results").mkdir(parents=True)
+    (theirs / "benchmarks" / "results").mkdir(parents=True)
+    (theirs / "benchmarks" / "bench.py").write_text(
+        "import json, sys\n"
+        "if sys.argv[1] == 'fail': sys.exit(3)\n"
+        "with open(f'benchmarks/results/{sys.argv[1]}.jsonl', 'a') as f:\n"
+        "    f.write(json.dumps(dict(commit=sys.argv[2], figure=1)) + '\\n')\n"
+    )
+    git = ["git", "-C", str(theirs), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "bench"], check=True)
+    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    head = head.stdout.strip()
+    steps = tuple(
+        sitting.Step(name, "page.md", (("benchmarks/bench.py", name, head),))
+        for name in ("rnd", "fail", "learning")
+    )
+    monkeypatch.setattr(sitting, "STEPS", steps)
+    monkeypatch.setattr(sitting, "HERE", str(ours / "benchmarks"))
+    monkeypatch.setattr(sitting, "_shown", lambda: {})
+    pages_ran = tmp_path / "pages_ran"
+    monkeypatch.setattr(sitting, "PAGES", [sys.executable, "-c", f"open({str(pages_ran)!r}, 'a')"])
+    assert sitting.main(["--checkout", str(theirs)]) == 1
+    out, err = capsys.readouterr()
+    assert f"3 step(s) left at {head}" in out
+    assert "[2/3]" in out and "fail failed (exit 3)" in out and "learning done" in out
+    assert err.strip().endswith("failed: fail")
+    for name in ("rnd", "learning"):
+        written = (ours / "benchmarks" / "results" / f"{name}.jsonl").read_text()
+        assert json.loads(written) == dict(commit=head, figure=1)
+    assert pages_ran.exists()
+    (theirs / "benchmarks" / "bench.py").write_text("changed = True\n")
+    try:
+        sitting.main(["--checkout", str(theirs), "--plan"])
+    except SystemExit as stop:
+        assert stop.code == 2
+    assert f"is at {head}-dirty: commit its code first" in capsys.readouterr().err

@@ -1,0 +1,313 @@
+"""Every results page measured again at one commit on one machine, one benchmark at a time.
+
+`python benchmarks/sitting.py` runs, shortest first, the benchmark behind each records file whose
+shown records are not all at the measured checkout's commit and on this machine, then rewrites
+the pages from the records (`python -m benchmarks.pages --figures`) after each. A whole sitting
+takes hours on 2 cores; what is done stays done (its records name the commit and machine), so the
+same command later resumes it. `--checkout DIR` measures another checkout, a worktree held at the
+commit being measured (`git worktree add --detach DIR COMMIT`), with its own benchmarks, and adds
+its new records to this checkout's; `--collect` only does that; `--plan` prints what would run.
+A failed step is reported and the next one runs. Each step's output goes to
+`benchmarks/out/sitting/<records>.log`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+sys.path.insert(0, ROOT)
+
+
+PAGES = [sys.executable, "-m", "benchmarks.pages", "--figures"]  # Run in this checkout.
+
+
+@dataclass(frozen=True)
+class Step:
+    """The benchmark commands (each after `python`) that write one records file's sitting."""
+
+    records: str
+    page: str
+    commands: tuple[tuple[str, ...], ...]
+    needs_sb3: bool = False
+    last_only: bool = False  # Done when the newest shown record is (README's suite span).
+    duration_key: str | None = None  # A record's own duration in seconds, where dates lack it.
+
+
+STEPS = (
+    Step(
+        "env_throughput",
+        "docs/results/env_throughput.md",
+        (("benchmarks/env_throughput.py", "--page"),),
+    ),
+    Step(
+        "api_memory",
+        "docs/results/api_memory.md",
+        (
+            ("benchmarks/api_memory.py", "--kept_agents", "4"),
+            ("benchmarks/api_memory.py", "--kept_agents", "0", "--page"),
+        ),
+    ),
+    Step(
+        "minigrid_native",
+        "docs/results/minigrid_native.md",
+        (("benchmarks/minigrid_native.py", "--page"),),
+    ),
+    Step(
+        "learning",
+        "docs/results/learning.md",
+        (
+            ("benchmarks/learning.py", "--tasks", "pendulum", "--seeds", "10", "--page"),
+            ("benchmarks/learning.py", "--tasks", "cartpole", "--seeds", "3", "--page"),
+        ),
+    ),
+    Step(
+        "vs_sb3",
+        "docs/results/speed.md",
+        (
+            ("benchmarks/vs_sb3.py", "--sb3-python", "{sb3}", "--tasks", "pendulum", "cartpole")
+            + ("--rounds", "2", "--page"),
+        ),
+        needs_sb3=True,
+    ),
+    Step(
+        "rnd",
+        "docs/results/rnd.md",
+        (("benchmarks/rnd.py", "--seeds", "3", "--set", "native_env=True", "--page"),),
+    ),
+    Step(
+        "speed_matrix",
+        "docs/results/speed_matrix.md",
+        (("benchmarks/speed_matrix.py", "--quick", "--page"),),
+    ),
+    Step(
+        "native",
+        "docs/results/native.md",
+        (
+            ("benchmarks/native.py", "--seeds", "3", "--page"),
+            ("benchmarks/native.py", "--seeds", "1", "--gym", "--page", "--configs")
+            + ("cartpole_native", "pendulum_native", "acrobot_native", "mountaincar_native")
+            + ("mountaincar_continuous_native",),
+            ("benchmarks/native.py", "--steady", "--page"),
+        ),
+    ),
+    Step(
+        "test_suite",
+        "README.md",
+        (("benchmarks/test_suite.py",),),
+        last_only=True,
+        duration_key="seconds",
+    ),
+    Step(
+        "mpi_scaling",
+        "docs/results/mpi_scaling.md",
+        (
+            ("benchmarks/mpi_scaling.py", "--seeds", *map(str, range(16)))
+            + ("--mpi_batch", "per_rank", "global", "--page"),
+        ),
+    ),
+    Step(
+        "env_backends",
+        "docs/results/env_backends.md",
+        (("benchmarks/env_backends.py", "--rounds", "3", "--seconds", "6", "--page"),),
+    ),
+    Step(
+        "mujoco",
+        "docs/results/mujoco.md",
+        (("benchmarks/mujoco_scores.py", "--seeds", "3", "--parallel", "2", "--page"),),
+    ),
+    Step(
+        "exploration",
+        "docs/results/exploration.md",
+        (("benchmarks/exploration.py", "--seeds", "3", "--jobs", "2", "--page"),),
+    ),
+)
+
+
+def _minute(text: str) -> datetime.datetime:
+    return datetime.datetime.strptime(text[:16], "%Y-%m-%d %H:%M")
+
+
+def last_minutes(step: Step, shown: list[dict]) -> float | None:
+    """How long the shown sitting took, in minutes: per run of the benchmark (records sharing
+    `started`, or `run`), from its start to its last record; None when the records cannot say."""
+    if step.duration_key:
+        found = [r[step.duration_key] for r in shown[-1:] if step.duration_key in r]
+        return found[0] / 60 if found else None
+    runs: dict[str, list[dict]] = {}
+    for record in shown:
+        start = record.get("started") or record.get("run")
+        if start and record.get("date"):
+            runs.setdefault(start, []).append(record)
+    if not runs:
+        return None
+    return sum(
+        (max(_minute(r["date"]) for r in rows) - _minute(start)).total_seconds() / 60 + 1
+        for start, rows in runs.items()
+    )
+
+
+def done(step: Step, shown: list[dict], commit: str, machine: str) -> bool:
+    """Whether the records `step`'s pages show were measured at `commit` on `machine`."""
+    from pages import _machine
+
+    mine = shown[-1:] if step.last_only else shown
+    return bool(mine) and all(r.get("commit") == commit and _machine(r) == machine for r in mine)
+
+
+def plan(
+    shown: dict[str, list[dict]], commit: str, machine: str
+) -> list[tuple[Step, float | None]]:
+    """The steps not yet done at `commit` on `machine`, shortest (by its last sitting) first."""
+    todo = [
+        (step, last_minutes(step, shown.get(step.records, [])))
+        for step in STEPS
+        if not done(step, shown.get(step.records, []), commit, machine)
+    ]
+    return sorted(todo, key=lambda item: float("inf") if item[1] is None else item[1])
+
+
+def collect(checkout: str, commit: str) -> list[str]:
+    """Adds to this checkout's records files the records of `checkout`'s measured at `commit`
+    that they lack (older ones this checkout's pages may have dropped); returns a line per file
+    that gained some."""
+    lines = []
+    for step in STEPS:
+        name = f"{step.records}.jsonl"
+        theirs = os.path.join(checkout, "benchmarks", "results", name)
+        ours = os.path.join(HERE, "results", name)
+        if os.path.realpath(theirs) == os.path.realpath(ours) or not os.path.exists(theirs):
+            continue
+        with open(theirs, encoding="utf-8") as file:
+            their_lines = [line for line in file.read().splitlines() if line.strip()]
+        known = set()
+        if os.path.exists(ours):
+            with open(ours, encoding="utf-8") as file:
+                known = {line.strip() for line in file}
+        new = [
+            line
+            for line in their_lines
+            if line.strip() not in known and json.loads(line).get("commit") == commit
+        ]
+        if new:
+            with open(ours, "a", encoding="utf-8") as file:
+                file.writelines(line + "\n" for line in new)
+            lines.append(f"{name}: {len(new)} new records from {checkout}")
+    return lines
+
+
+def _shown() -> dict[str, list[dict]]:
+    import pages
+
+    return {
+        os.path.basename(path)[: -len(".jsonl")]: kept
+        for path, (_, kept) in pages.records_and_shown().items()
+    }
+
+
+def _run(step: Step, checkout: str, sb3: str | None, log_path: str) -> int:
+    """Runs `step`'s commands in `checkout`, importing its own `agents`; the first failing
+    command's exit status, or 0."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([checkout, os.environ.get("PYTHONPATH", "")]))
+    with open(log_path, "a", encoding="utf-8") as log:
+        for command in step.commands:
+            argv = [sys.executable, *(sb3 if part == "{sb3}" else part for part in command)]
+            log.write(f"$ {' '.join(argv)}\n")
+            log.flush()
+            code = subprocess.run(argv, cwd=checkout, env=env, stdout=log, stderr=log).returncode
+            if code:
+                return code
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    from speed_matrix import commit, machine
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--checkout", default=ROOT, help="the checkout measured (default: this)")
+    parser.add_argument("--sb3-python", help="the Python of a venv with stable-baselines3")
+    parser.add_argument("--only", nargs="+", choices=[s.records for s in STEPS], default=None)
+    parser.add_argument("--skip", nargs="+", choices=[s.records for s in STEPS], default=[])
+    parser.add_argument("--plan", action="store_true", help="print the steps left; run nothing")
+    parser.add_argument("--collect", action="store_true", help="only add the checkout's records")
+    args = parser.parse_args(argv)
+    checkout = os.path.abspath(args.checkout)
+    if not os.path.isdir(os.path.join(checkout, "benchmarks")):
+        parser.error(
+            f"--checkout {args.checkout}: no benchmarks/ there; give a checkout of this repository"
+        )
+    target, here = commit(checkout), machine()
+    if target.endswith("-dirty") or target == "unknown":
+        parser.error(
+            f"--checkout {args.checkout} is at {target}: commit its code first, so records name it"
+        )
+    if args.collect:
+        print("\n".join(collect(checkout, target)) or "no new records")
+        return 0
+    steps = [
+        (step, minutes)
+        for step, minutes in plan(_shown(), target, here)
+        if (args.only is None or step.records in args.only) and step.records not in args.skip
+    ]
+    total = sum(minutes or 0 for _, minutes in steps)
+    print(
+        f"{len(steps)} step(s) left at {target} on {here}; their last sittings took {total:.0f} min"
+    )
+    for step, minutes in steps:
+        took = "?" if minutes is None else f"{minutes:.0f} min"
+        print(
+            f"  {step.records} (last: {took}): " + " && ".join(" ".join(c) for c in step.commands)
+        )
+    if args.plan or not steps:
+        return 0
+    if any(step.needs_sb3 for step, _ in steps) and not args.sb3_python:
+        parser.error(
+            "vs_sb3 needs --sb3-python PATH (a venv's python with stable-baselines3) "
+            "or --skip vs_sb3"
+        )
+    out = os.path.join(HERE, "out", "sitting")
+    os.makedirs(out, exist_ok=True)
+    failed = []
+    for index, (step, minutes) in enumerate(steps, 1):
+        log_path = os.path.join(out, f"{step.records}.log")
+        took = "?" if minutes is None else f"{minutes:.0f}"
+        print(
+            f"[{index}/{len(steps)}] {time.strftime('%H:%M')} {step.records} "
+            f"(last: {took} min), log {log_path}",
+            flush=True,
+        )
+        start = time.perf_counter()
+        code = _run(step, checkout, args.sb3_python, log_path)
+        spent = (time.perf_counter() - start) / 60
+        if code:
+            failed.append(step.records)
+            print(
+                f"    {step.records} failed (exit {code}) after {spent:.0f} min: see {log_path}",
+                flush=True,
+            )
+            continue
+        for line in collect(checkout, target):
+            print(f"    {line}")
+        subprocess.run(
+            PAGES,
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            check=False,
+        )
+        print(f"    {step.records} done in {spent:.0f} min; pages rewritten", flush=True)
+    if failed:
+        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
