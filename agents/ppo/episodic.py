@@ -83,10 +83,15 @@ class EpisodicVisits(tf.Module):
         self.coefficients = tf.constant(
             rng.integers(1, 2**_COEFFICIENT_BITS, size=observation_shape), tf.int64
         )
-        self.last_seen = tf.Variable(
-            tf.fill([num_envs, buckets], -1), trainable=False, name="last_seen"
-        )
-        self.episode = tf.Variable(tf.zeros([num_envs], tf.int32), trainable=False, name="episode")
+        # Transient, as the envs' episodes are: a resumed run restarts every env, and episodes
+        # counted from 0 against an empty table again.
+        with self.name_scope:
+            self.last_seen = tf.Variable(
+                tf.fill([num_envs, buckets], -1), trainable=False, name="last_seen"
+            )
+            self.episode = tf.Variable(
+                tf.zeros([num_envs], tf.int32), trainable=False, name="episode"
+            )
 
     def keys(self, observ: tf.Tensor) -> tf.Tensor:
         """Bucket of each observation [..., *shape] of the env (not normalized), int32 [...]."""

@@ -15,7 +15,8 @@ from agents.scripts import configs
 # Variables a resumed run rebuilds instead of restoring: the partial rollout, the recurrent state
 # and episode starts of running envs (every env restarts after a resume), the latest metrics and
 # the non-finite flag (both rewritten by every update), and gSDE's exploration matrices (redrawn at
-# the first step of every rollout).
+# the first step of every rollout), and NovelD's first visits within the envs' episodes (they
+# begin anew with the envs).
 TRANSIENT = (
     "rollout_buffer/",
     "recurrent_state",
@@ -23,6 +24,7 @@ TRANSIENT = (
     "metrics/",
     "nonfinite",
     "sde_matrices",
+    "episodic_visits/",
 )
 
 
@@ -74,6 +76,7 @@ def _created_and_saved(agent_name, observ_shape, **overrides):
         ("ppo", (3,), {"network": "recurrent_gaussian"}),
         ("ppo", (3,), {"sde_sample_freq": 4}),
         ("rnd_ppo", (44, 44, 1), {"normalize_observ": False}),
+        ("rnd_ppo", (44, 44, 1), {"normalize_observ": False, "bonus": "noveld"}),
     ],
 )
 def test_every_variable_is_saved_or_declared_transient(agent_name, observ_shape, overrides):
