@@ -2,13 +2,14 @@
 
 `python benchmarks/sitting.py` runs, shortest first, the benchmark behind each records file whose
 shown records are not all at the measured checkout's commit and on this machine, then rewrites
-the pages from the records (`python -m benchmarks.pages --figures`) after each. A whole sitting
-takes hours on 2 cores; what is done stays done (its records name the commit and machine), so the
-same command later resumes it. `--checkout DIR` measures another checkout, a worktree held at the
-commit being measured (`git worktree add --detach DIR COMMIT`), with its own benchmarks, and adds
-its new records to this checkout's; `--collect` only does that; `--plan` prints what would run.
-A failed step is reported and the next one runs. Each step's output goes to
-`benchmarks/out/sitting/<records>.log`.
+the pages from the records (`python -m benchmarks.pages`, its plots too where a page has them)
+after each. A whole sitting takes hours on 2 cores; what is done stays done (its records name
+the commit and machine), so the same command later resumes it. `--checkout DIR` measures another
+checkout, a worktree held at the commit being measured (`git worktree add --detach DIR COMMIT`),
+with its own benchmarks, and adds its new records to this checkout's; `--collect` only does
+that; `--plan` prints what would run. A step with a command that exits non-zero (a crash, or a
+benchmark's own checks failing after it wrote its records) is reported, its records kept, and
+the next step runs. Each step's output goes to `benchmarks/out/sitting/<records>.log`.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, ROOT)
 
 
-PAGES = [sys.executable, "-m", "benchmarks.pages", "--figures"]  # Run in this checkout.
+PAGES = [sys.executable, "-m", "benchmarks.pages"]  # Run in this checkout.
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class Step:
     needs_sb3: bool = False
     last_only: bool = False  # Done when the newest shown record is (README's suite span).
     duration_key: str | None = None  # A record's own duration in seconds, where dates lack it.
+    figures: bool = False  # Its page has plots (redrawn only then: each drawing differs in bytes).
 
 
 STEPS = (
@@ -83,6 +85,7 @@ STEPS = (
         "rnd",
         "docs/results/rnd.md",
         (("benchmarks/rnd.py", "--seeds", "3", "--set", "native_env=True", "--page"),),
+        figures=True,
     ),
     Step(
         "speed_matrix",
@@ -124,11 +127,13 @@ STEPS = (
         "mujoco",
         "docs/results/mujoco.md",
         (("benchmarks/mujoco_scores.py", "--seeds", "3", "--parallel", "2", "--page"),),
+        figures=True,
     ),
     Step(
         "exploration",
         "docs/results/exploration.md",
         (("benchmarks/exploration.py", "--seeds", "3", "--jobs", "2", "--page"),),
+        figures=True,
     ),
 )
 
@@ -215,18 +220,20 @@ def _shown() -> dict[str, list[dict]]:
 
 
 def _run(step: Step, checkout: str, sb3: str | None, log_path: str) -> int:
-    """Runs `step`'s commands in `checkout`, importing its own `agents`; the first failing
-    command's exit status, or 0."""
+    """Runs all of `step`'s commands in `checkout`, importing its own `agents`; the first
+    non-zero exit status, or 0 (a benchmark exits non-zero when its own checks fail too, after
+    writing its records)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([checkout, os.environ.get("PYTHONPATH", "")]))
+    codes = []
     with open(log_path, "a", encoding="utf-8") as log:
         for command in step.commands:
             argv = [sys.executable, *(sb3 if part == "{sb3}" else part for part in command)]
             log.write(f"$ {' '.join(argv)}\n")
             log.flush()
-            code = subprocess.run(argv, cwd=checkout, env=env, stdout=log, stderr=log).returncode
-            if code:
-                return code
-    return 0
+            codes.append(
+                subprocess.run(argv, cwd=checkout, env=env, stdout=log, stderr=log).returncode
+            )
+    return next((code for code in codes if code), 0)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -290,20 +297,16 @@ def main(argv: list[str] | None = None) -> int:
         spent = (time.perf_counter() - start) / 60
         if code:
             failed.append(step.records)
-            print(
-                f"    {step.records} failed (exit {code}) after {spent:.0f} min: see {log_path}",
-                flush=True,
-            )
-            continue
         for line in collect(checkout, target):
             print(f"    {line}")
         subprocess.run(
-            PAGES,
+            PAGES + ["--figures"] * step.figures,
             cwd=ROOT,
             stdout=subprocess.DEVNULL,
             check=False,
         )
-        print(f"    {step.records} done in {spent:.0f} min; pages rewritten", flush=True)
+        state = f"exit {code} (see {log_path})" if code else "done"
+        print(f"    {step.records} {state} after {spent:.0f} min; pages rewritten", flush=True)
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0
