@@ -155,7 +155,7 @@ def sittings(shown_records: dict[str, list[dict]]) -> list[str]:
             lines.append(f"{path}: no records")
             continue
         mine = sorted({str(r.get("commit")) for r in records})
-        where = sorted({_machine(record) for record in records})
+        where = sorted({record_machine(record) for record in records})
         dates = sorted(str(r.get("date", "?")) for r in records)
         commits.update(mine)
         machines.update(where)
@@ -167,7 +167,7 @@ def sittings(shown_records: dict[str, list[dict]]) -> list[str]:
     return lines
 
 
-def _machine(record: dict) -> str:
+def record_machine(record: dict) -> str:
     """A record's machine: its `machine`, or the CPU part of an older `machine_line`
     ("2026-11-26 06:22 | 2 CPUs (AMD EPYC), load 0.6, 1.2, 1.4 | Python 3.11.7")."""
     if record.get("machine"):

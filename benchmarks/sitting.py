@@ -163,10 +163,12 @@ def last_minutes(step: Step, shown: list[dict]) -> float | None:
 
 def done(step: Step, shown: list[dict], commit: str, machine: str) -> bool:
     """Whether the records `step`'s pages show were measured at `commit` on `machine`."""
-    from pages import _machine
+    from pages import record_machine
 
     mine = shown[-1:] if step.last_only else shown
-    return bool(mine) and all(r.get("commit") == commit and _machine(r) == machine for r in mine)
+    return bool(mine) and all(
+        r.get("commit") == commit and record_machine(r) == machine for r in mine
+    )
 
 
 def plan(
