@@ -36,6 +36,7 @@ from benchmarks.common import (  # noqa: E402
     new_sitting,
     timed_process,
 )
+from benchmarks.plots import Plot, save  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -158,7 +159,26 @@ def policy(record: dict) -> str:
     return names.get(network, network)
 
 
-def figure(task: str, runs: list[dict], path: str) -> None:
+def aligned(curves: list[list[list[float]]]) -> tuple[list[float], list[list[float]]]:
+    """Curves of (env steps, score) put on the env steps any of them reports, up to the last
+    step all of them reach; returns (steps, one row of scores per curve).
+
+    A report is skipped when no episode ended in its window, so seeds report at different steps:
+    each curve holds its last report until its next one (its first report before it).
+    """
+    import numpy as np
+
+    end = min(curve[-1][0] for curve in curves)
+    steps = sorted({point[0] for curve in curves for point in curve if point[0] <= end})
+    rows = []
+    for curve in curves:
+        at, score = np.asarray(curve, dtype=float).T
+        index = np.searchsorted(at, steps, side="right") - 1
+        rows.append(score[np.maximum(index, 0)].tolist())
+    return steps, rows
+
+
+def figure(runs: list[dict], path: str) -> str:
     """Each arm's training score against env steps: mean line, range over seeds shaded."""
     import matplotlib
 
@@ -168,20 +188,20 @@ def figure(task: str, runs: list[dict], path: str) -> None:
 
     fig, axis = plt.subplots(figsize=(6, 3.6))
     for arm, color in zip(ARMS, ("tab:blue", "tab:gray", "tab:orange"), strict=True):
-        curves = [np.asarray(run["curve"]) for run in runs if run["arm"] == arm and run["curve"]]
+        curves = [run["curve"] for run in runs if run["arm"] == arm and run["curve"]]
         if not curves:
             continue
-        length = min(len(c) for c in curves)
-        steps = curves[0][:length, 0]
-        scores = np.stack([c[:length, 1] for c in curves])
+        steps, rows = aligned(curves)
+        scores = np.asarray(rows)
         label = f"{arm} ({len(curves)} seeds)"
         axis.plot(steps, scores.mean(0), color=color, label=label)
         axis.fill_between(steps, scores.min(0), scores.max(0), color=color, alpha=0.2)
     axis.set(xlabel="env steps", ylabel="training return", title=runs[0]["env_id"], ylim=(0, 1))
     axis.legend(loc="upper left")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    save(fig, path, runs)
     plt.close(fig)
+    return path
 
 
 def page(records: list[dict]) -> str:
@@ -250,11 +270,13 @@ def page(records: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def figures(records: list[dict]) -> None:
+def plots(records: list[dict]) -> list[Plot]:
     """The page's plots (PNG beside it), one per task, from the newest sitting's records."""
-    runs = shown(records)
-    for task, task_runs, name in _figured(runs):
-        figure(task, task_runs, os.path.join(os.path.dirname(PAGE), name))
+    found = []
+    for _, task_runs, name in _figured(shown(records)):
+        path = os.path.join(os.path.dirname(PAGE), name)
+        found.append(Plot(path, task_runs, lambda r=task_runs, p=path: figure(r, p)))
+    return found
 
 
 def _figured(runs: list[dict]) -> list[tuple[str, list[dict], str]]:
@@ -329,7 +351,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.page or args.page_only:
         with open(PAGE, "w", encoding="utf-8") as file:
             file.write(page(read_records()) + "\n")
-        figures(read_records())
+        for plot in plots(read_records()):
+            plot.draw()
         print(f"{machine_line()}\nwrote {PAGE}")
     return 0
 

@@ -47,6 +47,7 @@ from learning import (  # noqa: E402
     table,
     train_and_evaluate,
 )
+from plots import Plot, save  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RECORDS = os.path.join(HERE, "results", "mujoco.jsonl")
@@ -177,9 +178,7 @@ def save_curves(task: str, runs: dict[int, dict], out: str) -> str:
     axes.set(title=title, xlabel="env steps", ylabel="eval return")
     axes.grid(alpha=0.3)
     axes.legend()
-    path = os.path.join(out, f"mujoco_{task}.png")
-    figure.savefig(path, dpi=100)
-    return path
+    return save(figure, os.path.join(out, f"mujoco_{task}.png"), runs)
 
 
 def newest(records: list[dict]) -> dict[str, dict[int, dict]]:
@@ -197,9 +196,16 @@ def shown(records: list[dict]) -> list[dict]:
     return [run for by_seed in newest(records).values() for run in by_seed.values()]
 
 
-def figures(records: list[dict], out: str = os.path.dirname(PAGE)) -> list[str]:
-    """Draws the page's plots (`<out>/mujoco_<task>.png`) from the records it shows."""
-    return [save_curves(task, by_seed, out) for task, by_seed in newest(records).items()]
+def plots(records: list[dict], out: str = os.path.dirname(PAGE)) -> list[Plot]:
+    """The page's plots (`<out>/mujoco_<task>.png`), drawn from the records it shows."""
+    return [
+        Plot(
+            os.path.join(out, f"mujoco_{task}.png"),
+            by_seed,
+            lambda t=task, b=by_seed: save_curves(t, b, out),
+        )
+        for task, by_seed in newest(records).items()
+    ]
 
 
 _INTRO = """# MuJoCo
@@ -371,8 +377,8 @@ def main(argv: list[str] | None = None) -> int:
     text, passed = report(results, time.perf_counter() - start, args.parallel)
     print(text)
     out = os.path.dirname(PAGE) if args.page else args.out
-    for path in figures(read_records(RECORDS), out):
-        print(f"saved {path}", file=sys.stderr)
+    for plot in plots(read_records(RECORDS), out):
+        print(f"saved {plot.draw()}", file=sys.stderr)
     with open(PAGE if args.page else os.path.join(args.out, "mujoco.md"), "w") as handle:
         handle.write(page(read_records(RECORDS)))
     return 0 if passed else 1

@@ -1,11 +1,12 @@
 """The results pages (and README's numbers) that benchmarks' records make, written again.
 
-`python -m benchmarks.pages` rewrites every such page (with `--figures`, their plots too) and
-drops from each records file the records no page shows (older sittings: git keeps them);
-`python -m benchmarks.pages --check` only says which committed page differs from what its records
-give, or which records file holds records no page shows (tests/test_pages.py runs the same
-checks); `--sittings` says at which commits, on which machines and when the records the pages
-show were measured, so that a page left from another commit or machine is seen. Each
+`python -m benchmarks.pages` rewrites every such page, redraws the plots that do not show their
+records (`plots.py`: each PNG is stamped with a digest of them; `--figures` redraws every plot)
+and drops from each records file the records no page shows (older sittings: git keeps them);
+`python -m benchmarks.pages --check` only says which committed page or plot differs from what
+its records give, or which records file holds records no page shows (tests/test_pages.py runs
+the same checks); `--sittings` says at which commits, on which machines and when the records the
+pages show were measured, so that a page left from another commit or machine is seen. Each
 benchmark's own `--page` writes its page in the same way after a run.
 """
 
@@ -176,6 +177,24 @@ def record_machine(record: dict) -> str:
     return found.group(0) if found else "not recorded"
 
 
+def figures() -> list:
+    """The results pages' plots (`plots.Plot`), each with the records it is drawn from."""
+    from benchmarks import exploration, mujoco_scores, rnd, speed_matrix
+
+    return [
+        *exploration.plots(exploration.read_records()),
+        *rnd.plots(speed_matrix.read_records(rnd.RECORDS)),
+        *mujoco_scores.plots(speed_matrix.read_records(mujoco_scores.RECORDS)),
+    ]
+
+
+def stale_figures() -> list[str]:
+    """The plots (relative to the repository) that do not show the records they are drawn from."""
+    from benchmarks import plots
+
+    return [os.path.relpath(plot.path, ROOT) for plot in plots.stale(figures())]
+
+
 def stale() -> list[str]:
     """The pages whose committed text differs from what their records give."""
     found = []
@@ -193,7 +212,9 @@ def stale() -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if stale")
-    parser.add_argument("--figures", action="store_true", help="redraw the pages' plots too")
+    parser.add_argument(
+        "--figures", action="store_true", help="redraw every plot, not only those out of date"
+    )
     parser.add_argument(
         "--sittings",
         action="store_true",
@@ -207,6 +228,9 @@ def main(argv: list[str] | None = None) -> int:
         found = stale()
         for path in found:
             print(f"{path} differs from what its records give", file=sys.stderr)
+        for path in stale_figures():
+            found.append(path)
+            print(f"{path} does not show its records", file=sys.stderr)
         for path, (records, kept) in unshown().items():
             found.append(path)
             print(f"{path}: {len(records) - len(kept)} records no page shows", file=sys.stderr)
@@ -217,13 +241,10 @@ def main(argv: list[str] | None = None) -> int:
             file.write(text)
         print(f"wrote {path}")
     prune()
-    if args.figures:
-        from benchmarks import exploration, mujoco_scores, speed_matrix
-        from benchmarks import rnd as rnd_benchmark
+    from benchmarks import plots
 
-        exploration.figures(exploration.read_records())
-        rnd_benchmark.figures(speed_matrix.read_records(rnd_benchmark.RECORDS))
-        mujoco_scores.figures(speed_matrix.read_records(mujoco_scores.RECORDS))
+    for plot in figures() if args.figures else plots.stale(figures()):
+        print(f"drew {os.path.relpath(plot.draw(), ROOT)}")
     return 0
 
 

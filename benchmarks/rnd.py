@@ -31,6 +31,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import append_record, new_sitting, run_script  # noqa: E402
 from learning import DEFAULT_OUT, EVAL_EPISODES, run_child, table  # noqa: E402
+from plots import Plot, save  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RECORDS = os.path.join(HERE, "results", "rnd.jsonl")
@@ -161,8 +162,7 @@ def save_plot(results: dict[str, dict[int, dict]], path: str, title: str) -> str
         axes.grid(alpha=0.3)
         axes.legend()
     figure.suptitle(title)
-    figure.savefig(path, dpi=100)
-    return path
+    return save(figure, path, results)
 
 
 def report(results: dict[str, dict[int, dict]], seeds: int, info: str) -> tuple[str, bool]:
@@ -291,17 +291,18 @@ def main(argv: list[str] | None = None) -> int:
     with open(PAGE if args.page else os.path.join(args.out, "rnd.md"), "w") as handle:
         handle.write(text)
     print(text)
-    print(f"saved {figures(records, directory)}", file=sys.stderr)
+    print(f"saved {plots(records, directory)[0].draw()}", file=sys.stderr)
     return 0 if passed else 1
 
 
-def figures(records: list[dict], directory: str = os.path.dirname(PAGE)) -> str:
-    """Draws rnd.png in `directory` from the newest sitting of `records`; returns its path."""
+def plots(records: list[dict], directory: str = os.path.dirname(PAGE)) -> list[Plot]:
+    """rnd.png in `directory`, drawn from the newest sitting of `records`."""
     results = sitting_results(records)
     config = next(iter(results["RND"].values()))["config"]
     seeds = len(results["RND"])
     title = f"{config} (RND) vs {CONTROL} (control), {seeds} seed(s)"
-    return save_plot(results, os.path.join(directory, "rnd.png"), title)
+    path = os.path.join(directory, "rnd.png")
+    return [Plot(path, results, lambda: save_plot(results, path, title))]
 
 
 if __name__ == "__main__":

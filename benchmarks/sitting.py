@@ -2,7 +2,7 @@
 
 `python benchmarks/sitting.py` runs, shortest first, the benchmark behind each records file whose
 shown records are not all at the measured checkout's commit and on this machine, then rewrites
-the pages from the records (`python -m benchmarks.pages`, its plots too where a page has them)
+the pages from the records (`python -m benchmarks.pages`, which redraws the plots they change)
 after each. A whole sitting takes hours on 2 cores; what is done stays done (its records name
 the commit and machine), so the same command later resumes it. `--checkout DIR` measures another
 checkout, a worktree held at the commit being measured (`git worktree add --detach DIR COMMIT`),
@@ -42,7 +42,6 @@ class Step:
     needs_sb3: bool = False
     last_only: bool = False  # Done when the newest shown record is (README's suite span).
     duration_key: str | None = None  # A record's own duration in seconds, where dates lack it.
-    figures: bool = False  # Its page has plots (redrawn only then: each drawing differs in bytes).
 
 
 STEPS = (
@@ -85,7 +84,6 @@ STEPS = (
         "rnd",
         "docs/results/rnd.md",
         (("benchmarks/rnd.py", "--seeds", "3", "--set", "native_env=True", "--page"),),
-        figures=True,
     ),
     Step(
         "speed_matrix",
@@ -127,13 +125,11 @@ STEPS = (
         "mujoco",
         "docs/results/mujoco.md",
         (("benchmarks/mujoco_scores.py", "--seeds", "3", "--parallel", "2", "--page"),),
-        figures=True,
     ),
     Step(
         "exploration",
         "docs/results/exploration.md",
         (("benchmarks/exploration.py", "--seeds", "3", "--jobs", "2", "--page"),),
-        figures=True,
     ),
 )
 
@@ -302,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
         for line in collect(checkout, target):
             print(f"    {line}")
         subprocess.run(
-            PAGES + ["--figures"] * step.figures,
+            PAGES,
             cwd=ROOT,
             stdout=subprocess.DEVNULL,
             check=False,

@@ -9,6 +9,12 @@ def test_every_generated_results_page_equals_what_its_records_give():
     assert pages.stale() == []
 
 
+def test_every_plot_of_the_pages_shows_the_records_it_is_drawn_from():
+    # Records re-measured and their PNG left from the sitting before fail here:
+    # `python -m benchmarks.pages` redraws the plots whose stamp is not their records' digest.
+    assert pages.stale_figures() == []
+
+
 def test_records_files_hold_only_what_the_pages_show():
     # Older sittings are git's history: `python -m benchmarks.pages` drops them.
     assert {

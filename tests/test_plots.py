@@ -1,0 +1,77 @@
+"""The results pages' plots: stamped with their records' digest, and seeds' curves aligned."""
+
+import importlib
+
+from benchmarks import pages  # noqa: F401
+
+# After `pages`, which puts the benchmarks' folder on sys.path for their helpers' imports.
+exploration = importlib.import_module("benchmarks.exploration")
+plots = importlib.import_module("benchmarks.plots")
+
+
+def _draw(path, data):
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(2, 2))
+    figure.add_subplot().plot([0, 1], [0, 1])
+    return plots.save(figure, str(path), data)
+
+
+def test_a_plot_is_stale_until_drawn_from_its_records_and_again_when_they_change(tmp_path):
+    path = tmp_path / "curve.png"
+    records = [{"seed": 0, "curve": [[1, 0.5]]}]
+    plot = plots.Plot(str(path), records, lambda: _draw(path, records))
+    assert plots.stale([plot]) == [plot]  # No file yet.
+    plot.draw()
+    assert plots.stamp(str(path)) == plots.digest(records)
+    assert plots.stale([plot]) == []
+    changed = [{"seed": 0, "curve": [[1, 0.6]]}]
+    assert plots.stale([plot._replace(data=changed)]) != []
+
+
+def test_a_png_without_a_stamp_is_stale(tmp_path):
+    from matplotlib.figure import Figure
+
+    path = tmp_path / "plain.png"
+    Figure(figsize=(2, 2)).savefig(path)
+    assert plots.stamp(str(path)) is None
+    plot = plots.Plot(str(path), [], lambda: str(path))
+    assert plots.stale([plot]) == [plot]
+
+
+def test_the_digest_ignores_key_order_and_tells_values_apart():
+    assert plots.digest({"a": 1, "b": [1.5, 2]}) == plots.digest({"b": [1.5, 2], "a": 1})
+    assert plots.digest({"a": 1}) != plots.digest({"a": 2})
+    assert len(plots.digest([])) == 16
+
+
+def test_seeds_reporting_at_different_steps_are_aligned_on_the_steps_any_reports():
+    # Seed b skips the report at 20 (no episode ended in that window) and runs past seed a's end.
+    a = [[10, 0.1], [20, 0.2], [30, 0.3]]
+    b = [[10, 0.5], [30, 0.7], [40, 0.9]]
+    steps, rows = exploration.aligned([a, b])
+    assert steps == [10, 20, 30]  # Up to 30, the last step both reach.
+    assert rows == [[0.1, 0.2, 0.3], [0.5, 0.5, 0.7]]  # b holds 0.5 through 20.
+
+
+def test_a_curve_starting_late_holds_its_first_report_before_it():
+    steps, rows = exploration.aligned([[[5, 0.0], [10, 1.0]], [[10, 0.4]]])
+    assert steps == [5, 10]
+    assert rows == [[0.0, 1.0], [0.4, 0.4]]
+
+
+def test_aligned_scores_equal_a_slow_reference_on_random_curves():
+    import numpy as np
+
+    generator = np.random.default_rng(0)
+    curves = []
+    for _ in range(3):
+        at = np.sort(generator.choice(np.arange(1, 100), size=20, replace=False))
+        curves.append([[int(s), float(generator.random())] for s in at])
+    steps, rows = exploration.aligned(curves)
+    end = min(c[-1][0] for c in curves)
+    assert steps == sorted({s for c in curves for s, _ in c if s <= end})
+    for curve, row in zip(curves, rows, strict=True):
+        for step, value in zip(steps, row, strict=True):
+            before = [score for at, score in curve if at <= step]
+            assert value == (before[-1] if before else curve[0][1])
