@@ -14,8 +14,8 @@ Prints a table per run, a summary per task and a PASS/FAIL line per target; writ
 under `<out>/runs`. Exits with 1 if a target fails.
 
 Every run also appends a record per (task, seed) to `benchmarks/results/learning.jsonl` (figures,
-targets met, commit, machine, load, date); `--page` rewrites docs/results/learning.md and its plots
-from the newest sitting of each task.
+eval curve, targets met, commit, machine, load, date); the plots are drawn from those records;
+`--page` rewrites docs/results/learning.md and its plots from the newest sitting of each task.
 
 Run: `python benchmarks/learning.py [--seeds 3] [--tasks pendulum cartpole] [--page]`.
 """
@@ -39,6 +39,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import learning_page  # noqa: E402
 from common import cores, run_script  # noqa: E402
+from plots import Plot, stamped  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -83,7 +84,8 @@ def child(task: str, seed: int, run_dir: str) -> dict[str, float]:
     """Train and evaluate one run in this process; returns the measurements."""
     from agents.scripts import configs
 
-    return train_and_evaluate(getattr(configs, task)(), TARGETS[task].budget, seed, run_dir)
+    result = train_and_evaluate(getattr(configs, task)(), TARGETS[task].budget, seed, run_dir)
+    return dict(result, curve=eval_curve(run_dir, result))
 
 
 def train_and_evaluate(config: dict, budget: int, seed: int, run_dir: str) -> dict[str, float]:
@@ -186,25 +188,44 @@ def table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def save_curves(task: str, run_dirs: dict[int, str], runs: dict[int, dict], out: str) -> str:
-    """Saves a PNG of the eval scores of every seed of `task`; returns its path.
+def eval_curve(run_dir: str, run: dict) -> list[list[float]]:
+    """[env steps, eval mean score] of each eval phase, then the final evaluation.
 
-    Each curve is the eval `mean_score` of the run's summaries, then the final evaluation.
+    Shared by the benchmarks that train in a child process (learning, mujoco_scores).
     """
     from agents.training import curves as plot
 
-    curves = {}
-    for seed, path in run_dirs.items():
-        steps, scores = plot.read_curve(path, "eval")
-        final = runs[seed]
-        curves[f"seed {seed}"] = (
-            np.append(steps, final["env_steps"]),
-            np.append(scores, final["eval_mean"]),
-        )
+    # A run stopped before its first eval phase has no eval summaries, only the final score.
+    steps, scores = (
+        plot.read_curve(run_dir, "eval") if plot.has_events(run_dir, "eval") else ((), ())
+    )
+    return [[float(x), float(y)] for x, y in zip(steps, scores)] + [
+        [float(run["env_steps"]), float(run["eval_mean"])]
+    ]
+
+
+def save_curves(task: str, runs: list[dict], out: str) -> str:
+    """Saves a PNG of the eval curve (its record's `curve`) of every seed of `task`; returns its
+    path, stamped with the records it shows."""
+    from agents.training import curves as plot
+
+    curves = {f"seed {run['seed']}": np.asarray(run["curve"]).T for run in runs}
     target = TARGETS[task]
     title = f"{target.env}: eval score of the deterministic policy (last: {EVAL_EPISODES} episodes)"
     path = os.path.join(out, f"learning_{task}.png")
-    return plot.plot_runs(curves, path, title, target=target.median_eval)
+    return plot.plot_runs(curves, path, title, target=target.median_eval, metadata=stamped(runs))
+
+
+def plots(records: list[dict], out: str = os.path.dirname(learning_page.PAGE)) -> list[Plot]:
+    """The page's plots (`<out>/learning_<task>.png`), from the newest sitting of each task
+    whose records hold their curves (records before `curve` was kept have none to draw)."""
+    found = []
+    for task in TARGETS:
+        runs = learning_page.newest(records, task)
+        if runs and all("curve" in run for run in runs):
+            draw = lambda t=task, r=runs: save_curves(t, r, out)  # noqa: E731
+            found.append(Plot(os.path.join(out, f"learning_{task}.png"), runs, draw))
+    return found
 
 
 def report(results: dict[str, dict[int, dict[str, float]]], seconds: float) -> tuple[str, bool]:
@@ -232,10 +253,8 @@ def report(results: dict[str, dict[int, dict[str, float]]], seconds: float) -> t
     return text, all(passed for passed, _ in lines)
 
 
-def run_all(
-    tasks: list[str], seeds: int, out: str, plots: str
-) -> dict[str, dict[int, dict[str, float]]]:
-    """Runs every task and seed in turn, logging progress to stderr; saves the PNGs in `plots`."""
+def run_all(tasks: list[str], seeds: int, out: str) -> dict[str, dict[int, dict[str, float]]]:
+    """Runs every task and seed in turn, logging progress to stderr."""
     start, count = time.perf_counter(), 0
     results: dict[str, dict[int, dict[str, float]]] = {}
     for task in tasks:
@@ -249,7 +268,6 @@ def run_all(
             results[task][seed]["load"] = load
             elapsed = f"{time.perf_counter() - start:.0f} s elapsed"
             print(f"  eval {results[task][seed]['eval_mean']:.1f}; {elapsed}", file=sys.stderr)
-        print(f"saved {save_curves(task, run_dirs, results[task], plots)}", file=sys.stderr)
     return results
 
 
@@ -268,8 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     os.makedirs(os.path.join(args.out, "runs"), exist_ok=True)
     start = time.perf_counter()
     started, revision, host = time.strftime("%Y-%m-%d %H:%M:%S"), commit(ROOT), machine()
-    plots = os.path.dirname(learning_page.PAGE) if args.page else args.out
-    results = run_all(args.tasks, args.seeds, args.out, plots)
+    results = run_all(args.tasks, args.seeds, args.out)
     text, passed = report(results, time.perf_counter() - start)
     with open(os.path.join(args.out, "learning.md"), "w") as handle:
         handle.write(text + "\n")
@@ -280,9 +297,12 @@ def main(argv: list[str] | None = None) -> int:
                 record = dict(started=started, date=started[:16], commit=revision, machine=host)
                 record.update(task=task, seed=seed, checks=task_checks, **run)
                 file.write(json.dumps(record) + "\n")
+    records = read_records(learning_page.RECORDS)
+    for plot in plots(records, os.path.dirname(learning_page.PAGE) if args.page else args.out):
+        print(f"saved {plot.draw()}", file=sys.stderr)
     if args.page:
         with open(learning_page.PAGE, "w", encoding="utf-8") as file:
-            file.write(learning_page.page(read_records(learning_page.RECORDS)))
+            file.write(learning_page.page(records))
     print(text)
     return 0 if passed else 1
 

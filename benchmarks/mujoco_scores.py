@@ -43,6 +43,7 @@ from common import append_record, cores, machine_line, new_sitting, run_script  
 from learning import (  # noqa: E402
     DEFAULT_OUT,
     RUN_COLUMNS,
+    eval_curve,
     run_child,
     table,
     train_and_evaluate,
@@ -112,19 +113,6 @@ def child(
         config.update(train_steps=steps, train_every=min(config["train_every"], steps))
     result = train_and_evaluate(config, config["train_steps"], seed, run_dir)
     return dict(result, curve=eval_curve(run_dir, result))
-
-
-def eval_curve(run_dir: str, run: dict) -> list[list[float]]:
-    """[env steps, eval mean score] of each eval phase, then the final evaluation."""
-    from agents.training import curves as plot
-
-    # A run stopped before its first eval phase has no eval summaries, only the final score.
-    steps, scores = (
-        plot.read_curve(run_dir, "eval") if plot.has_events(run_dir, "eval") else ((), ())
-    )
-    return [[float(x), float(y)] for x, y in zip(steps, scores)] + [
-        [float(run["env_steps"]), float(run["eval_mean"])]
-    ]
 
 
 def summarize(runs: list[dict[str, float]]) -> dict[str, float]:

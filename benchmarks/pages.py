@@ -179,10 +179,11 @@ def record_machine(record: dict) -> str:
 
 def figures() -> list:
     """The results pages' plots (`plots.Plot`), each with the records it is drawn from."""
-    from benchmarks import exploration, mujoco_scores, rnd, speed_matrix
+    from benchmarks import exploration, learning, learning_page, mujoco_scores, rnd, speed_matrix
 
     return [
         *exploration.plots(exploration.read_records()),
+        *learning.plots(speed_matrix.read_records(learning_page.RECORDS)),
         *rnd.plots(speed_matrix.read_records(rnd.RECORDS)),
         *mujoco_scores.plots(speed_matrix.read_records(mujoco_scores.RECORDS)),
     ]

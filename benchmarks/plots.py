@@ -30,9 +30,14 @@ def digest(data: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+def stamped(data: Any) -> dict[str, str]:
+    """The PNG metadata that stamps a plot drawn from `data`."""
+    return {KEY: digest(data)}
+
+
 def save(figure: Any, path: str, data: Any) -> str:
     """Writes a matplotlib `figure` to `path` (PNG) stamped with the digest of `data`."""
-    figure.savefig(path, dpi=100, metadata={KEY: digest(data)})
+    figure.savefig(path, dpi=100, metadata=stamped(data))
     return path
 
 

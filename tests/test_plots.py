@@ -75,3 +75,24 @@ def test_aligned_scores_equal_a_slow_reference_on_random_curves():
         for step, value in zip(steps, row, strict=True):
             before = [score for at, score in curve if at <= step]
             assert value == (before[-1] if before else curve[0][1])
+
+
+def test_learning_plots_are_drawn_from_the_newest_sitting_whose_records_hold_curves(tmp_path):
+    learning = importlib.import_module("benchmarks.learning")
+
+    def record(started, task, seed, curve=None):
+        run = dict(started=started, task=task, seed=seed, eval_mean=1.0, env_steps=20)
+        return run if curve is None else dict(run, curve=curve)
+
+    records = [
+        record("2026-01-01 10:00:00", "pendulum", 0, [[10.0, -900.0], [20.0, -300.0]]),
+        record("2026-02-01 10:00:00", "pendulum", 0, [[10.0, -800.0], [20.0, -200.0]]),
+        record("2026-02-01 10:00:00", "pendulum", 1, [[10.0, -700.0], [20.0, -250.0]]),
+        record("2026-02-01 10:00:00", "cartpole", 0),  # Kept no curve: nothing to draw.
+    ]
+    (plot,) = learning.plots(records, str(tmp_path))
+    assert plot.path == str(tmp_path / "learning_pendulum.png")
+    assert [run["seed"] for run in plot.data] == [0, 1]  # The newest sitting's seeds.
+    assert plots.stale([plot]) == [plot]
+    assert plot.draw() == plot.path
+    assert plots.stale([plot]) == []
