@@ -1,15 +1,17 @@
 """Every results page measured again at one commit on one machine, one benchmark at a time.
 
 `python benchmarks/sitting.py` runs, shortest first, the benchmark behind each records file whose
-shown records are not all at the measured checkout's commit and on this machine, then rewrites
-the pages from the records (`python -m benchmarks.pages`, which redraws the plots they change)
-after each. A whole sitting takes hours on 2 cores; what is done stays done (its records name
-the commit and machine), so the same command later resumes it. `--checkout DIR` measures another
-checkout, a worktree held at the commit being measured (`git worktree add --detach DIR COMMIT`),
-with its own benchmarks, and adds its new records to this checkout's; `--collect` only does
-that; `--plan` prints what would run. A step with a command that exits non-zero (a crash, or a
-benchmark's own checks failing after it wrote its records) is reported, its records kept, and
-the next step runs. Each step's output goes to `benchmarks/out/sitting/<records>.log`.
+shown records are not all at the measured checkout's commit and on this machine, then rewrites the
+pages from the records (`python -m benchmarks.pages`, which redraws the plots they change) after
+each. A whole sitting takes hours on 2 cores; what is done stays done (its records name the commit
+and machine), so the same command later resumes it. `--checkout DIR` measures another checkout, a
+worktree held at the commit being measured (`git worktree add --detach DIR COMMIT`), with its own
+benchmarks, and adds its new records to this checkout's, then puts the checkout's records and pages
+back as committed before the next step (the test suite measured there would fail its page checks on
+records an earlier step appended); `--collect` only adds them; `--plan` prints what would run. A
+step with a command that exits non-zero (a crash, or a benchmark's own checks failing after it
+wrote its records) is reported, its records kept, and the next step runs. Each step's output goes
+to `benchmarks/out/sitting/<records>.log`.
 """
 
 from __future__ import annotations
@@ -208,6 +210,30 @@ def collect(checkout: str, commit: str) -> list[str]:
     return lines
 
 
+def restore(checkout: str) -> list[str]:
+    """Puts the records and pages of the measured `checkout` (never this one) back as committed,
+    once `collect` has their records: each step then measures the commit as it is (the test
+    suite's page checks fail on the records an earlier step appended there). Returns the paths
+    restored or removed."""
+    if os.path.realpath(checkout) == os.path.realpath(os.path.dirname(HERE)):
+        return []
+    paths = ["benchmarks/results", "docs", "README.md"]
+
+    def git(*args: str) -> list[str]:
+        result = subprocess.run(
+            ["git", "-C", checkout, *args], capture_output=True, text=True, check=True
+        )
+        return result.stdout.split()
+
+    changed = git("diff", "--name-only", "HEAD", "--", *paths)
+    if changed:
+        git("checkout", "HEAD", "--", *changed)
+    added = git("ls-files", "--others", "--exclude-standard", "--", *paths)
+    for path in added:
+        os.remove(os.path.join(checkout, path))
+    return changed + added
+
+
 def _shown() -> dict[str, list[dict]]:
     import pages
 
@@ -281,6 +307,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     out = os.path.join(HERE, "out", "sitting")
     os.makedirs(out, exist_ok=True)
+    collect(checkout, target)  # What an earlier, stopped sitting left there, before it goes.
     failed = []
     for index, (step, minutes) in enumerate(steps, 1):
         log_path = os.path.join(out, f"{step.records}.log")
@@ -290,6 +317,7 @@ def main(argv: list[str] | None = None) -> int:
             f"(last: {took} min), log {log_path}",
             flush=True,
         )
+        restore(checkout)
         start = time.perf_counter()
         code = _run(step, checkout, args.sb3_python, log_path)
         spent = (time.perf_counter() - start) / 60

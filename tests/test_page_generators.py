@@ -292,11 +292,17 @@ def test_a_sitting_runs_each_step_in_the_checkout_reports_a_failure_and_goes_on(
     (ours / "benchmarks" / "results").mkdir(parents=True)
     (theirs / "benchmarks" / "results").mkdir(parents=True)
     (theirs / "benchmarks" / "bench.py").write_text(
-        "import json, sys\n"
+        "import json, os, sys\n"
         "if sys.argv[1] == 'fail': sys.exit(3)\n"
+        "seen = sorted(os.listdir('benchmarks/results'))\n"
+        "kept = open('benchmarks/results/committed.jsonl').read().splitlines()\n"
+        "with open('benchmarks/results/committed.jsonl', 'a') as f:\n"
+        "    f.write('appended\\n')\n"
         "with open(f'benchmarks/results/{sys.argv[1]}.jsonl', 'a') as f:\n"
-        "    f.write(json.dumps(dict(commit=sys.argv[2], figure=1)) + '\\n')\n"
+        "    f.write(json.dumps(dict(commit=sys.argv[2], seen=seen, kept=kept)) + '\\n')\n"
     )
+    # A records file the commit holds: a step appends to it, the next must find it as committed.
+    (theirs / "benchmarks" / "results" / "committed.jsonl").write_text("as committed\n")
     git = ["git", "-C", str(theirs), "-c", "user.name=t", "-c", "user.email=t@t"]
     subprocess.run([*git, "init", "-q"], check=True)
     subprocess.run([*git, "add", "."], check=True)
@@ -326,7 +332,10 @@ def test_a_sitting_runs_each_step_in_the_checkout_reports_a_failure_and_goes_on(
     assert err.strip().endswith("failed: native")
     for name in ("rnd", "native", "learning"):
         written = (ours / "benchmarks" / "results" / f"{name}.jsonl").read_text()
-        assert json.loads(written) == dict(commit=head, figure=1)
+        # Each step found the checkout's records as committed: the earlier steps' collected
+        # records removed, the committed file without their lines.
+        seen = ["committed.jsonl"]
+        assert json.loads(written) == dict(commit=head, seen=seen, kept=["as committed"])
     assert pages_ran.exists()
     (theirs / "benchmarks" / "bench.py").write_text("changed = True\n")
     try:
