@@ -131,7 +131,12 @@ STEPS = (
     Step(
         "exploration",
         "docs/results/exploration.md",
-        (("benchmarks/exploration.py", "--seeds", "3", "--jobs", "2", "--page"),),
+        (
+            (
+                "benchmarks/exploration.py",
+                *("--seeds", "3", "--episodes", "500", "--jobs", "2", "--page"),
+            ),
+        ),
     ),
 )
 

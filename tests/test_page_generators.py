@@ -97,6 +97,15 @@ def test_exploration_page_names_each_tasks_policy_and_how_many_runs_shared_the_m
     assert exploration.solved(new, "keycorridor", "control") == (0, 1)
 
 
+def test_exploration_page_says_how_many_episodes_scored_each_seed():
+    text = lambda runs: " ".join(exploration.page(runs).split())  # noqa: E731
+    scored = [_explored("doorkey16", "rnd", seed, 0.9, episodes=500) for seed in range(2)]
+    assert "500 episodes per seed" in text(scored)
+    # A task of an older sitting scored with the earlier default.
+    older = _explored("multiroom", "rnd", 0, 0.9, episodes=100)
+    assert "100 or 500 episodes per seed" in text([*scored, older])
+
+
 def _native(kind, started, config, seed, seconds, native=True):
     return dict(
         **_sitting(started),
