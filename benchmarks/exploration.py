@@ -244,6 +244,7 @@ def page(records: list[dict]) -> str:
             f"{dates[0]} to {dates[-1][11:]} | {min(loads):.1f}-{max(loads):.1f} | "
             f"{mine[0].get('concurrent', '-')} | {policy(mine[0])} | {mine[0]['discount']} |"
         )
+    lines += _rescored(runs)
     lines += [
         "",
         "| task | arm | seed | env steps | wall (s) | return 0.5 held from | success (sampled) "
@@ -279,6 +280,23 @@ def plots(records: list[dict]) -> list[Plot]:
         path = os.path.join(os.path.dirname(PAGE), name)
         found.append(Plot(path, task_runs, lambda r=task_runs, p=path: figure(r, p)))
     return found
+
+
+def _rescored(runs: list[dict]) -> list[str]:
+    """A line per task whose scores were taken again from its saved policies."""
+    lines = []
+    for task in dict.fromkeys(r["task"] for r in runs):
+        again = [r for r in runs if r["task"] == task and r.get("rescored")]
+        if again:
+            when = again[0]["rescored"]
+            lines += [
+                "",
+                f"{again[0]['env_id']}: the scores of its {len(again)} runs were taken again "
+                f"{when['date']} at {when['commit']} ({when['machine']}) over "
+                f"{again[0]['episodes']} episodes each, from the runs' saved policies "
+                "(`benchmarks/exploration_rescore.py`); training is the commit's above.",
+            ]
+    return lines
 
 
 def _episodes(runs: list[dict]) -> str:
