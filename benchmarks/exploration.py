@@ -294,7 +294,7 @@ def _rescored(runs: list[dict]) -> list[str]:
                 f"{again[0]['env_id']}: the scores of its {len(again)} runs were taken again "
                 f"{when['date']} at {when['commit']} ({when['machine']}) over "
                 f"{again[0]['episodes']} episodes each, from the runs' saved policies "
-                "(`benchmarks/exploration_rescore.py`); training is the commit's above.",
+                "(`benchmarks/exploration_rescore.py`), trained at the commit above.",
             ]
     return lines
 
