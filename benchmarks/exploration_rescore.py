@@ -27,11 +27,18 @@ from benchmarks.common import new_sitting  # noqa: E402
 
 
 def run_dir(runs: str, record: dict) -> str:
-    """The run directory under `runs` that trained `record`; exits naming what was found."""
+    """The run directory under `runs` that trained `record` (named by the time it started, within
+    the record's sitting: from `started` to the minute of `date`); exits naming what was found."""
     pattern = os.path.join(
         runs, record["task"], record["arm"], f"*-{record['config']}-s{record['seed']}"
     )
-    found = sorted(path for path in glob.glob(pattern) if os.path.isdir(path))
+    begun = record["started"].replace("-", "").replace(":", "").replace(" ", "T")
+    ended = record["date"].replace("-", "").replace(":", "").replace(" ", "T") + "59"
+    found = sorted(
+        path
+        for path in glob.glob(pattern)
+        if os.path.isdir(path) and begun <= os.path.basename(path)[: len(begun)] <= ended
+    )
     if len(found) != 1:
         sys.exit(f"--runs {runs}: {len(found)} run directories match {pattern}; need exactly 1")
     return found[0]

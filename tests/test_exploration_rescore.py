@@ -76,7 +76,12 @@ def test_a_run_directory_that_is_missing_or_ambiguous_is_named(tmp_path):
     record = _record("2026-02-01 10:00:00", "keycorridor", "rnd", 1, 0.9)
     with pytest.raises(SystemExit, match="0 run directories match .*keycorridor_rnd-s1; need"):
         rescore.run_dir(str(tmp_path), record)
-    for stamp in ("20260201T100000", "20260202T100000"):
+    # Another sitting's run of the same config and seed (a day later) is not this record's.
+    for stamp in ("20260201T100000", "20260201T100500", "20260202T100000"):
         (tmp_path / "keycorridor" / "rnd" / f"{stamp}-keycorridor_rnd-s1").mkdir(parents=True)
+    record = dict(record, date="2026-02-01 10:30")  # Scored at 10:30: both 10:00 and 10:05 fit.
     with pytest.raises(SystemExit, match="2 run directories match"):
         rescore.run_dir(str(tmp_path), record)
+    (tmp_path / "keycorridor" / "rnd" / "20260201T100500-keycorridor_rnd-s1").rmdir()
+    found = rescore.run_dir(str(tmp_path), record)
+    assert found.endswith("20260201T100000-keycorridor_rnd-s1")
