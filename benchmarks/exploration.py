@@ -267,7 +267,7 @@ def page(records: list[dict]) -> str:
                 env_id = next(r["env_id"] for r in runs if r["task"] == task)
                 lines.append(f"| {env_id} | {arm} | {count} of {total} |")
     lines.append("")
-    for _, task_runs, name in _figured(runs):
+    for task_runs, name in _figured(runs):
         arms = " and ".join(dict.fromkeys(r["arm"] for r in task_runs))
         lines += [f"![{task_runs[0]['env_id']}: {arms}]({name})", ""]
     return "\n".join(lines)
@@ -276,7 +276,7 @@ def page(records: list[dict]) -> str:
 def plots(records: list[dict]) -> list[Plot]:
     """The page's plots (PNG beside it), one per task, from the newest sitting's records."""
     found = []
-    for _, task_runs, name in _figured(shown(records)):
+    for task_runs, name in _figured(shown(records)):
         path = os.path.join(os.path.dirname(PAGE), name)
         found.append(Plot(path, task_runs, lambda r=task_runs, p=path: figure(r, p)))
     return found
@@ -305,10 +305,10 @@ def _episodes(runs: list[dict]) -> str:
     return " or ".join(str(count) for count in counts) or "no"
 
 
-def _figured(runs: list[dict]) -> list[tuple[str, list[dict], str]]:
-    """(task, its runs, plot file name) of each task with runs."""
+def _figured(runs: list[dict]) -> list[tuple[list[dict], str]]:
+    """(its runs, plot file name) of each task with runs, in task order."""
     found = [(task, [r for r in runs if r["task"] == task]) for task in TASKS]
-    return [(task, mine, f"exploration_{task}.png") for task, mine in found if mine]
+    return [(mine, f"exploration_{task}.png") for task, mine in found if mine]
 
 
 def main(argv: list[str] | None = None) -> int:
