@@ -10,8 +10,10 @@ benchmarks, and adds its new records to this checkout's, then puts the checkout'
 back as committed before the next step (the test suite measured there would fail its page checks on
 records an earlier step appended); `--collect` only adds them; `--plan` prints what would run. A
 step with a command that exits non-zero (a crash, or a benchmark's own checks failing after it
-wrote its records) is reported, its records kept, and the next step runs. Each step's output goes
-to `benchmarks/out/sitting/<records>.log`.
+wrote its records) is reported, its records kept, and the next step runs. A step with parts (the
+exploration benchmark's tasks, each a sitting of its own on its page) runs only the parts not yet
+measured, so a step longer than a session is done over several. Each step's output goes to
+`benchmarks/out/sitting/<records>.log`.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import os
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -32,6 +34,17 @@ sys.path.insert(0, ROOT)
 
 
 PAGES = [sys.executable, "-m", "benchmarks.pages"]  # Run in this checkout.
+
+
+@dataclass(frozen=True)
+class Parts:
+    """A step measured part by part: its records name their part, and a sitting stopped between
+    parts (a step longer than a session) resumes at the parts not done."""
+
+    key: str  # The record field naming a record's part.
+    names: tuple[str, ...]
+    flag: str  # The benchmark's option that runs only the parts named after it.
+    runs: int  # The records one part's sitting writes.
 
 
 @dataclass(frozen=True)
@@ -44,6 +57,7 @@ class Step:
     needs_sb3: bool = False
     last_only: bool = False  # Done when the newest shown record is (README's suite span).
     duration_key: str | None = None  # A record's own duration in seconds, where dates lack it.
+    parts: Parts | None = None
 
 
 STEPS = (
@@ -137,6 +151,7 @@ STEPS = (
                 *("--seeds", "3", "--episodes", "500", "--jobs", "2", "--page"),
             ),
         ),
+        parts=Parts("task", ("doorkey16", "keycorridor", "multiroom"), "--tasks", runs=3 * 3),
     ),
 )
 
@@ -164,25 +179,61 @@ def last_minutes(step: Step, shown: list[dict]) -> float | None:
     )
 
 
-def done(step: Step, shown: list[dict], commit: str, machine: str) -> bool:
-    """Whether the records `step`'s pages show were measured at `commit` on `machine`."""
+def _measured(records: list[dict], commit: str, machine: str) -> bool:
     from pages import record_machine
 
-    mine = shown[-1:] if step.last_only else shown
-    return bool(mine) and all(
-        r.get("commit") == commit and record_machine(r) == machine for r in mine
+    return bool(records) and all(
+        r.get("commit") == commit and record_machine(r) == machine for r in records
     )
+
+
+def done(step: Step, shown: list[dict], commit: str, machine: str) -> bool:
+    """Whether the records `step`'s pages show were measured at `commit` on `machine`."""
+    if step.parts:
+        return not parts_left(step, shown, commit, machine)
+    return _measured(shown[-1:] if step.last_only else shown, commit, machine)
+
+
+def parts_left(step: Step, shown: list[dict], commit: str, machine: str) -> tuple[str, ...]:
+    """The parts of `step` whose shown records are not all of a part's runs measured at `commit`
+    on `machine` (a part that a stopped sitting left half measured is measured again)."""
+    if step.parts is None:
+        return ()
+    key, runs = step.parts.key, step.parts.runs
+    mine = {name: [r for r in shown if r.get(key) == name] for name in step.parts.names}
+    return tuple(
+        name
+        for name, records in mine.items()
+        if len(records) < runs or not _measured(records, commit, machine)
+    )
+
+
+def narrowed(step: Step, left: tuple[str, ...]) -> Step:
+    """`step` running only the parts `left`, where some of its parts are done."""
+    if step.parts is None or set(left) == set(step.parts.names):
+        return step
+    flag = (step.parts.flag, *left)
+    return replace(step, commands=tuple((c[0], *flag, *c[1:]) for c in step.commands))
 
 
 def plan(
     shown: dict[str, list[dict]], commit: str, machine: str
 ) -> list[tuple[Step, float | None]]:
-    """The steps not yet done at `commit` on `machine`, shortest (by its last sitting) first."""
-    todo = [
-        (step, last_minutes(step, shown.get(step.records, [])))
-        for step in STEPS
-        if not done(step, shown.get(step.records, []), commit, machine)
-    ]
+    """The steps not yet done at `commit` on `machine`, shortest (by its last sitting) first; a
+    step done in part runs its other parts only, in the share of its last sitting's time they
+    are of its parts."""
+    todo = []
+    for step in STEPS:
+        mine = shown.get(step.records, [])
+        if done(step, mine, commit, machine):
+            continue
+        minutes = last_minutes(step, mine)
+        if step.parts:
+            left = parts_left(step, mine, commit, machine)
+            if minutes is not None:
+                minutes *= len(left) / len(step.parts.names)
+            step = narrowed(step, left)
+        todo.append((step, minutes))
     return sorted(todo, key=lambda item: float("inf") if item[1] is None else item[1])
 
 

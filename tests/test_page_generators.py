@@ -245,6 +245,31 @@ def test_a_sitting_plans_the_steps_not_at_the_commit_and_machine_shortest_first(
     ]
 
 
+def test_a_sitting_measures_a_step_part_by_part_and_resumes_at_the_parts_not_done():
+    sitting = importlib.import_module("benchmarks.sitting")
+    step = next(s for s in sitting.STEPS if s.parts)
+    here = dict(_sitting("2026-11-27 07:00:00"), commit="aaa1111")
+    names, runs = step.parts.names, step.parts.runs
+
+    def part(name, count, **changes):
+        return [dict(here, date="2026-11-27 07:59", **changes, **{step.parts.key: name})] * count
+
+    def planned(records):
+        found = sitting.plan({step.records: records}, "aaa1111", "CPU, 2 cores")
+        return next(((s, took) for s, took in found if s.records == step.records), None)
+
+    assert planned([r for name in names for r in part(name, runs)]) is None  # All done.
+    # The first part done, the second at another commit, the third stopped half way.
+    records = part(names[0], runs) + part(names[1], runs, commit="old0000") + part(names[2], 2)
+    narrowed, minutes = planned(records)
+    assert sitting.parts_left(step, records, "aaa1111", "CPU, 2 cores") == names[1:]
+    for command, full in zip(narrowed.commands, step.commands, strict=True):
+        assert command == (full[0], step.parts.flag, *names[1:], *full[1:])
+    assert minutes == 60 * len(names[1:]) / len(names)  # Its last sitting's share.
+    whole, _ = planned(part(names[0], runs, commit="old0000"))
+    assert whole.commands == step.commands  # Nothing done: the step as its page shows it.
+
+
 def test_collecting_a_checkouts_sitting_adds_only_its_records_at_that_commit(tmp_path, monkeypatch):
     sitting = importlib.import_module("benchmarks.sitting")
     ours, theirs = tmp_path / "ours", tmp_path / "theirs"
