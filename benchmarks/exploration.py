@@ -199,7 +199,7 @@ def figure(runs: list[dict], path: str) -> str:
     axis.set(xlabel="env steps", ylabel="training return", title=runs[0]["env_id"], ylim=(0, 1))
     axis.legend(loc="upper left")
     fig.tight_layout()
-    save(fig, path, runs)
+    save(fig, path)
     plt.close(fig)
     return path
 
@@ -278,7 +278,8 @@ def plots(records: list[dict]) -> list[Plot]:
     found = []
     for task_runs, name in _figured(shown(records)):
         path = os.path.join(os.path.dirname(PAGE), name)
-        found.append(Plot(path, task_runs, lambda r=task_runs, p=path: figure(r, p)))
+        draw = lambda r=task_runs, p=path: figure(r, p)  # noqa: E731
+        found.append(Plot(path, task_runs, draw, code=(figure, aligned)))
     return found
 
 

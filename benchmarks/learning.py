@@ -39,7 +39,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import learning_page  # noqa: E402
 from common import cores, run_script  # noqa: E402
-from plots import Plot, stamped  # noqa: E402
+from plots import Plot  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -213,18 +213,21 @@ def save_curves(task: str, runs: list[dict], out: str) -> str:
     target = TARGETS[task]
     title = f"{target.env}: eval score of the deterministic policy (last: {EVAL_EPISODES} episodes)"
     path = os.path.join(out, f"learning_{task}.png")
-    return plot.plot_runs(curves, path, title, target=target.median_eval, metadata=stamped(runs))
+    return plot.plot_runs(curves, path, title, target=target.median_eval)
 
 
 def plots(records: list[dict], out: str = os.path.dirname(learning_page.PAGE)) -> list[Plot]:
     """The page's plots (`<out>/learning_<task>.png`), from the newest sitting of each task
     whose records hold their curves (records before `curve` was kept have none to draw)."""
+    from agents.training import curves
+
     found = []
     for task in TARGETS:
         runs = learning_page.newest(records, task)
         if runs and all("curve" in run for run in runs):
             draw = lambda t=task, r=runs: save_curves(t, r, out)  # noqa: E731
-            found.append(Plot(os.path.join(out, f"learning_{task}.png"), runs, draw))
+            path = os.path.join(out, f"learning_{task}.png")
+            found.append(Plot(path, runs, draw, code=(save_curves, curves.plot_runs)))
     return found
 
 

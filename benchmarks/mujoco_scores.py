@@ -166,7 +166,7 @@ def save_curves(task: str, runs: dict[int, dict], out: str) -> str:
     axes.set(title=title, xlabel="env steps", ylabel="eval return")
     axes.grid(alpha=0.3)
     axes.legend()
-    return save(figure, os.path.join(out, f"mujoco_{task}.png"), runs)
+    return save(figure, os.path.join(out, f"mujoco_{task}.png"))
 
 
 def newest(records: list[dict]) -> dict[str, dict[int, dict]]:
@@ -191,6 +191,7 @@ def plots(records: list[dict], out: str = os.path.dirname(PAGE)) -> list[Plot]:
             os.path.join(out, f"mujoco_{task}.png"),
             by_seed,
             lambda t=task, b=by_seed: save_curves(t, b, out),
+            code=(save_curves,),
         )
         for task, by_seed in newest(records).items()
     ]

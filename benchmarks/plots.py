@@ -1,14 +1,16 @@
 """The results pages' plots: drawn from records, each PNG stamped with a digest of what it shows.
 
-A plot is stale when its file's stamp differs from the digest of the records it is drawn from
-(records changed and the plot was not redrawn, or it was drawn from others); `python -m
-benchmarks.pages` redraws only those, so a PNG changes in git when what it shows does, and
-tests/test_pages.py fails on a stale one as it does on a stale page.
+A plot is stale when its file's stamp differs from the digest of the records it is drawn from and
+of the source of the functions that draw it (records changed, or the drawing code, and the plot
+was not redrawn, or it was drawn from others); `python -m benchmarks.pages` redraws only those, so
+a PNG changes in git when what it shows does, and tests/test_pages.py fails on a stale one as it
+does on a stale page.
 """
 
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -21,24 +23,38 @@ class Plot(NamedTuple):
 
     path: str  # Where it is written.
     data: Any  # What it shows (JSON-serializable): the records it is drawn from.
-    draw: Callable[[], str]  # Draws `path` from `data` (through `save`); returns `path`.
+    render: Callable[[], str]  # Writes `path` from `data` (through `save`); returns `path`.
+    code: tuple[Callable, ...] = ()  # The functions that draw it (`render` calls them).
+
+    def draw(self) -> str:
+        """Writes the PNG and stamps it with its digest; returns its path."""
+        path = self.render()
+        _write_stamp(path, digest(self.data, self.code))
+        return path
 
 
-def digest(data: Any) -> str:
-    """A short digest of `data` that equals on every machine for equal records."""
+def digest(data: Any, code: tuple[Callable, ...] = ()) -> str:
+    """A short digest of `data` and of the source of the functions `code`, equal on every
+    machine for equal records drawn by equal code."""
     text = json.dumps(data, sort_keys=True, default=str)
+    text += "".join(inspect.getsource(function) for function in code)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def stamped(data: Any) -> dict[str, str]:
-    """The PNG metadata that stamps a plot drawn from `data`."""
-    return {KEY: digest(data)}
-
-
-def save(figure: Any, path: str, data: Any) -> str:
-    """Writes a matplotlib `figure` to `path` (PNG) stamped with the digest of `data`."""
-    figure.savefig(path, dpi=100, metadata=stamped(data))
+def save(figure: Any, path: str) -> str:
+    """Writes a matplotlib `figure` to `path` as a PNG; returns `path`."""
+    figure.savefig(path, dpi=100)
     return path
+
+
+def _write_stamp(path: str, value: str) -> None:
+    from PIL import Image, PngImagePlugin
+
+    with Image.open(path) as image:
+        pixels = image.copy()
+    info = PngImagePlugin.PngInfo()
+    info.add_text(KEY, value)
+    pixels.save(path, pnginfo=info)
 
 
 def stamp(path: str) -> str | None:
@@ -54,4 +70,4 @@ def stamp(path: str) -> str | None:
 
 def stale(plots: list[Plot]) -> list[Plot]:
     """The plots whose file does not show their records."""
-    return [plot for plot in plots if stamp(plot.path) != digest(plot.data)]
+    return [plot for plot in plots if stamp(plot.path) != digest(plot.data, plot.code)]

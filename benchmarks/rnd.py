@@ -162,7 +162,7 @@ def save_plot(results: dict[str, dict[int, dict]], path: str, title: str) -> str
         axes.grid(alpha=0.3)
         axes.legend()
     figure.suptitle(title)
-    return save(figure, path, results)
+    return save(figure, path)
 
 
 def report(results: dict[str, dict[int, dict]], seeds: int, info: str) -> tuple[str, bool]:
@@ -302,7 +302,7 @@ def plots(records: list[dict], directory: str = os.path.dirname(PAGE)) -> list[P
     seeds = len(results["RND"])
     title = f"{config} (RND) vs {CONTROL} (control), {seeds} seed(s)"
     path = os.path.join(directory, "rnd.png")
-    return [Plot(path, results, lambda: save_plot(results, path, title))]
+    return [Plot(path, results, lambda: save_plot(results, path, title), code=(save_plot,))]
 
 
 if __name__ == "__main__":

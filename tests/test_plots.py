@@ -13,20 +13,43 @@ def _draw(path, data):
     from matplotlib.figure import Figure
 
     figure = Figure(figsize=(2, 2))
-    figure.add_subplot().plot([0, 1], [0, 1])
-    return plots.save(figure, str(path), data)
+    figure.add_subplot().plot([point[0] for point in data[0]["curve"]], [0.5])
+    return plots.save(figure, str(path))
+
+
+def _draw_wider(path, data):
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(3, 2))
+    figure.add_subplot().plot([point[0] for point in data[0]["curve"]], [0.5])
+    return plots.save(figure, str(path))
 
 
 def test_a_plot_is_stale_until_drawn_from_its_records_and_again_when_they_change(tmp_path):
     path = tmp_path / "curve.png"
     records = [{"seed": 0, "curve": [[1, 0.5]]}]
-    plot = plots.Plot(str(path), records, lambda: _draw(path, records))
+    plot = plots.Plot(str(path), records, lambda: _draw(path, records), code=(_draw,))
     assert plots.stale([plot]) == [plot]  # No file yet.
-    plot.draw()
-    assert plots.stamp(str(path)) == plots.digest(records)
+    assert plot.draw() == str(path)
+    assert plots.stamp(str(path)) == plots.digest(records, (_draw,))
     assert plots.stale([plot]) == []
     changed = [{"seed": 0, "curve": [[1, 0.6]]}]
     assert plots.stale([plot._replace(data=changed)]) != []
+
+
+def test_a_plot_is_stale_when_the_code_that_draws_it_changes(tmp_path):
+    from PIL import Image
+
+    path = tmp_path / "curve.png"
+    records = [{"seed": 0, "curve": [[1, 0.5]]}]
+    plot = plots.Plot(str(path), records, lambda: _draw(path, records), code=(_draw,))
+    plot.draw()
+    wider = plot._replace(render=lambda: _draw_wider(path, records), code=(_draw_wider,))
+    assert plots.stale([wider]) == [wider]  # Same records, other drawing code.
+    wider.draw()
+    assert plots.stale([wider]) == [] and plots.stale([plot]) == [plot]
+    with Image.open(path) as image:
+        assert image.size == (300, 200)  # The stamp was written into the redrawn figure.
 
 
 def test_a_png_without_a_stamp_is_stale(tmp_path):
@@ -42,6 +65,7 @@ def test_a_png_without_a_stamp_is_stale(tmp_path):
 def test_the_digest_ignores_key_order_and_tells_values_apart():
     assert plots.digest({"a": 1, "b": [1.5, 2]}) == plots.digest({"b": [1.5, 2], "a": 1})
     assert plots.digest({"a": 1}) != plots.digest({"a": 2})
+    assert plots.digest({"a": 1}, (_draw,)) != plots.digest({"a": 1}, (_draw_wider,))
     assert len(plots.digest([])) == 16
 
 

@@ -88,7 +88,6 @@ def plot_runs(
     title: str,
     ylabel: str = "mean score",
     target: float | None = None,
-    metadata: Mapping[str, str] | None = None,
 ) -> str:
     """Save line plots of `curves` (label -> (env steps, values)) as a PNG; returns `path`.
 
@@ -98,7 +97,6 @@ def plot_runs(
         title: The figure's title.
         ylabel: Label of the y axis.
         target: If set, a dashed horizontal line at this value.
-        metadata: Text chunks written into the PNG (key -> value), e.g. what it was drawn from.
     """
     # A bare Figure renders with Agg and touches no pyplot state or display.
     from matplotlib.figure import Figure
@@ -115,7 +113,7 @@ def plot_runs(
     if axes.get_legend_handles_labels()[0]:
         axes.legend()
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    figure.savefig(path, dpi=100, metadata=dict(metadata or {}))
+    figure.savefig(path, dpi=100)
     return path
 
 
