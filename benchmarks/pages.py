@@ -1,7 +1,8 @@
 """The results pages (and README's numbers) that benchmarks' records make, written again.
 
 `python -m benchmarks.pages` rewrites every such page, redraws the plots that do not show their
-records (`plots.py`: each PNG is stamped with a digest of them; `--figures` redraws every plot)
+records as their code draws them (`plots.py`: each PNG is stamped with a digest of both;
+`--figures` redraws every plot)
 and drops from each records file the records no page shows (older sittings: git keeps them);
 `python -m benchmarks.pages --check` only says which committed page or plot differs from what
 its records give, or which records file holds records no page shows (tests/test_pages.py runs
@@ -190,7 +191,7 @@ def figures() -> list:
 
 
 def stale_figures() -> list[str]:
-    """The plots (relative to the repository) that do not show the records they are drawn from."""
+    """The plots (relative to the repository) not drawn from their records by their current code."""
     from benchmarks import plots
 
     return [os.path.relpath(plot.path, ROOT) for plot in plots.stale(figures())]
@@ -231,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{path} differs from what its records give", file=sys.stderr)
         for path in stale_figures():
             found.append(path)
-            print(f"{path} does not show its records", file=sys.stderr)
+            print(f"{path} is not drawn from its records by its code", file=sys.stderr)
         for path, (records, kept) in unshown().items():
             found.append(path)
             print(f"{path}: {len(records) - len(kept)} records no page shows", file=sys.stderr)
