@@ -1,4 +1,4 @@
-"""The results pages' plots: stamped with their records' digest, and seeds' curves aligned."""
+"""The results pages' plots: stamped with their records' and code's digest; curves aligned."""
 
 import importlib
 
