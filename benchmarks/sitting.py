@@ -208,6 +208,24 @@ def parts_left(step: Step, shown: list[dict], commit: str, machine: str) -> tupl
     )
 
 
+def part_minutes(
+    step: Step, shown: list[dict], left: tuple[str, ...], minutes: float | None
+) -> float | None:
+    """How long the parts `left` took when last measured: each part's own sitting where every
+    part was measured apart, else their share of the step's `minutes`."""
+    key = step.parts.key
+    sittings = [
+        {r.get("started") or r.get("run") for r in shown if r.get(key) == name}
+        for name in step.parts.names
+    ]
+    apart = all(sittings) and len(set().union(*sittings)) == sum(map(len, sittings))
+    if apart:
+        return sum(
+            last_minutes(step, [r for r in shown if r.get(key) == name]) or 0 for name in left
+        )
+    return None if minutes is None else minutes * len(left) / len(step.parts.names)
+
+
 def narrowed(step: Step, left: tuple[str, ...]) -> Step:
     """`step` running only the parts `left`, where some of its parts are done."""
     if step.parts is None or set(left) == set(step.parts.names):
@@ -230,8 +248,7 @@ def plan(
         minutes = last_minutes(step, mine)
         if step.parts:
             left = parts_left(step, mine, commit, machine)
-            if minutes is not None:
-                minutes *= len(left) / len(step.parts.names)
+            minutes = part_minutes(step, mine, left, minutes)
             step = narrowed(step, left)
         todo.append((step, minutes))
     return sorted(todo, key=lambda item: float("inf") if item[1] is None else item[1])

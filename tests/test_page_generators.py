@@ -268,6 +268,14 @@ def test_a_sitting_measures_a_step_part_by_part_and_resumes_at_the_parts_not_don
     assert minutes == 60 * len(names[1:]) / len(names)  # Its last sitting's share.
     whole, _ = planned(part(names[0], runs, commit="old0000"))
     assert whole.commands == step.commands  # Nothing done: the step as its page shows it.
+    # Parts measured in sittings of their own: each part's time is its own sitting's.
+    apart = [
+        dict(record, started=f"2026-11-2{index} 07:00:00", date=f"2026-11-2{index} 07:{index}9")
+        for index, name in enumerate(names)
+        for record in part(name, runs, commit="old0000")
+    ]
+    _, minutes = planned(apart)
+    assert minutes == sum(10 * index + 10 for index in range(len(names)))
 
 
 def test_collecting_a_checkouts_sitting_adds_only_its_records_at_that_commit(tmp_path, monkeypatch):
