@@ -12,8 +12,8 @@ records an earlier step appended); `--collect` only adds them; `--plan` prints w
 step with a command that exits non-zero (a crash, or a benchmark's own checks failing after it
 wrote its records) is reported, its records kept, and the next step runs. A step with parts (the
 exploration benchmark's tasks, each a sitting of its own on its page) runs only the parts not yet
-measured, so a step longer than a session is done over several. Each step's output goes to
-`benchmarks/out/sitting/<records>.log`.
+measured (`--parts` picks some of them), so a step longer than a session is done over several.
+Each step's output goes to `benchmarks/out/sitting/<records>.log`.
 """
 
 from __future__ import annotations
@@ -235,11 +235,10 @@ def narrowed(step: Step, left: tuple[str, ...]) -> Step:
 
 
 def plan(
-    shown: dict[str, list[dict]], commit: str, machine: str
+    shown: dict[str, list[dict]], commit: str, machine: str, parts: list[str] | None = None
 ) -> list[tuple[Step, float | None]]:
     """The steps not yet done at `commit` on `machine`, shortest (by its last sitting) first; a
-    step done in part runs its other parts only, in the share of its last sitting's time they
-    are of its parts."""
+    step done in part runs its other parts only (of them, those in `parts` where given)."""
     todo = []
     for step in STEPS:
         mine = shown.get(step.records, [])
@@ -248,6 +247,9 @@ def plan(
         minutes = last_minutes(step, mine)
         if step.parts:
             left = parts_left(step, mine, commit, machine)
+            left = tuple(name for name in left if parts is None or name in parts)
+            if not left:
+                continue
             minutes = part_minutes(step, mine, left, minutes)
             step = narrowed(step, left)
         todo.append((step, minutes))
@@ -341,6 +343,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sb3-python", help="the Python of a venv with stable-baselines3")
     parser.add_argument("--only", nargs="+", choices=[s.records for s in STEPS], default=None)
     parser.add_argument("--skip", nargs="+", choices=[s.records for s in STEPS], default=[])
+    parser.add_argument(
+        "--parts",
+        nargs="+",
+        choices=[name for step in STEPS if step.parts for name in step.parts.names],
+        help="of a step measured part by part, only these parts (e.g. the tasks a session has "
+        "time for)",
+    )
     parser.add_argument("--plan", action="store_true", help="print the steps left; run nothing")
     parser.add_argument("--collect", action="store_true", help="only add the checkout's records")
     args = parser.parse_args(argv)
@@ -359,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     steps = [
         (step, minutes)
-        for step, minutes in plan(_shown(), target, here)
+        for step, minutes in plan(_shown(), target, here, args.parts)
         if (args.only is None or step.records in args.only) and step.records not in args.skip
     ]
     total = sum(minutes or 0 for _, minutes in steps)

@@ -266,6 +266,11 @@ def test_a_sitting_measures_a_step_part_by_part_and_resumes_at_the_parts_not_don
     for command, full in zip(narrowed.commands, step.commands, strict=True):
         assert command == (full[0], step.parts.flag, *names[1:], *full[1:])
     assert minutes == 60 * len(names[1:]) / len(names)  # Its last sitting's share.
+    found = sitting.plan({step.records: records}, "aaa1111", "CPU, 2 cores", [names[2]])
+    (only,) = [s for s, _ in found if s.records == step.records]
+    assert only.commands[0][:3] == (step.commands[0][0], step.parts.flag, names[2])
+    found = sitting.plan({step.records: records}, "aaa1111", "CPU, 2 cores", [names[0]])
+    assert step.records not in [s.records for s, _ in found]  # The part asked for is done.
     whole, _ = planned(part(names[0], runs, commit="old0000"))
     assert whole.commands == step.commands  # Nothing done: the step as its page shows it.
     # Parts measured in sittings of their own: each part's time is its own sitting's.
