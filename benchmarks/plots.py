@@ -69,5 +69,5 @@ def stamp(path: str) -> str | None:
 
 
 def stale(plots: list[Plot]) -> list[Plot]:
-    """The plots whose file does not show their records."""
+    """The plots whose file is not stamped with their records' and drawing code's digest."""
     return [plot for plot in plots if stamp(plot.path) != digest(plot.data, plot.code)]
