@@ -26,14 +26,18 @@ from benchmarks import exploration  # noqa: E402
 from benchmarks.common import new_sitting  # noqa: E402
 
 
+def _run_time(date: str) -> str:
+    """A record's "YYYY-MM-DD HH:MM[:SS]" as run directories name their start: YYYYMMDDTHHMM[SS]."""
+    return date.replace("-", "").replace(":", "").replace(" ", "T")
+
+
 def run_dir(runs: str, record: dict) -> str:
     """The run directory under `runs` that trained `record` (named by the time it started, within
     the record's sitting: from `started` to the minute of `date`); exits naming what was found."""
     pattern = os.path.join(
         runs, record["task"], record["arm"], f"*-{record['config']}-s{record['seed']}"
     )
-    begun = record["started"].replace("-", "").replace(":", "").replace(" ", "T")
-    ended = record["date"].replace("-", "").replace(":", "").replace(" ", "T") + "59"
+    begun, ended = _run_time(record["started"]), _run_time(record["date"]) + "59"
     found = sorted(
         path
         for path in glob.glob(pattern)

@@ -204,7 +204,7 @@ def eval_curve(run_dir: str, run: dict) -> list[list[float]]:
     ]
 
 
-def save_curves(task: str, runs: list[dict], out: str) -> str:
+def save_curves(task: str, runs: list[dict], path: str) -> str:
     """Saves a PNG of the eval curve (its record's `curve`) of every seed of `task`; returns its
     path, stamped with the records it shows."""
     from agents.training import curves as plot
@@ -212,7 +212,6 @@ def save_curves(task: str, runs: list[dict], out: str) -> str:
     curves = {f"seed {run['seed']}": np.asarray(run["curve"]).T for run in runs}
     target = TARGETS[task]
     title = f"{target.env}: eval score of the deterministic policy (last: {EVAL_EPISODES} episodes)"
-    path = os.path.join(out, f"learning_{task}.png")
     return plot.plot_runs(curves, path, title, target=target.median_eval)
 
 
@@ -225,8 +224,8 @@ def plots(records: list[dict], out: str = os.path.dirname(learning_page.PAGE)) -
     for task in TARGETS:
         runs = learning_page.newest(records, task)
         if runs and all("curve" in run for run in runs):
-            draw = lambda t=task, r=runs: save_curves(t, r, out)  # noqa: E731
             path = os.path.join(out, f"learning_{task}.png")
+            draw = lambda t=task, r=runs, p=path: save_curves(t, r, p)  # noqa: E731
             found.append(Plot(path, runs, draw, code=(save_curves, curves.plot_runs)))
     return found
 

@@ -142,7 +142,7 @@ def checks(task: str, summary: dict[str, float]) -> list[tuple[bool, str]]:
     ]
 
 
-def save_curves(task: str, runs: dict[int, dict], out: str) -> str:
+def save_curves(task: str, runs: dict[int, dict], path: str) -> str:
     """Saves a PNG of the eval curve over seeds (mean, min-max band); returns its path.
 
     Each seed's curve is its record's `curve`; the seeds are put on the grid of the env steps
@@ -166,7 +166,7 @@ def save_curves(task: str, runs: dict[int, dict], out: str) -> str:
     axes.set(title=title, xlabel="env steps", ylabel="eval return")
     axes.grid(alpha=0.3)
     axes.legend()
-    return save(figure, os.path.join(out, f"mujoco_{task}.png"))
+    return save(figure, path)
 
 
 def newest(records: list[dict]) -> dict[str, dict[int, dict]]:
@@ -188,12 +188,13 @@ def plots(records: list[dict], out: str = os.path.dirname(PAGE)) -> list[Plot]:
     """The page's plots (`<out>/mujoco_<task>.png`), drawn from the records it shows."""
     return [
         Plot(
-            os.path.join(out, f"mujoco_{task}.png"),
+            path,
             by_seed,
-            lambda t=task, b=by_seed: save_curves(t, b, out),
+            lambda t=task, b=by_seed, p=path: save_curves(t, b, p),
             code=(save_curves,),
         )
         for task, by_seed in newest(records).items()
+        for path in [os.path.join(out, f"mujoco_{task}.png")]
     ]
 
 

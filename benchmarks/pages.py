@@ -2,8 +2,8 @@
 
 `python -m benchmarks.pages` rewrites every such page, redraws the plots that do not show their
 records as their code draws them (`plots.py`: each PNG is stamped with a digest of both;
-`--figures` redraws every plot)
-and drops from each records file the records no page shows (older sittings: git keeps them);
+`--figures` redraws every plot) and drops from each records file the records no page shows
+(older sittings: git keeps them);
 `python -m benchmarks.pages --check` only says which committed page or plot differs from what
 its records give, or which records file holds records no page shows (tests/test_pages.py runs
 the same checks); `--sittings` says at which commits, on which machines and when the records the
