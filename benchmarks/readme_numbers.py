@@ -305,6 +305,12 @@ def timings() -> str:
             f" ({span} minutes {runs}, {recent[-1].get('passed', 0):,} tests, "
             f"{_where(recent[-1])}; `python benchmarks/test_suite.py`)"
         )
+    for quick in quick_suite(_read("test_suite")):
+        suite += (
+            f'; without the learning tests marked slow (`-m "not slow"`) it takes '
+            f"{quick['seconds'] / 60:.0f} minutes ({quick.get('passed', 0):,} tests, "
+            f"{_where(quick)}; `python benchmarks/test_suite.py --not-slow`)"
+        )
     text = (
         f"The first command installs the package and {train}; the second installs the test "
         f"dependencies and {suite}."
@@ -313,15 +319,31 @@ def timings() -> str:
     return "\n".join([TIMES_BEGIN, wrapped, TIMES_END])
 
 
-def recent_suites(records: list[dict]) -> list[dict]:
-    """The last three passing runs of the whole suite with README's test command: README's span
-    of its time."""
+def _passing(records: list[dict], selection: str) -> list[dict]:
+    """The passing runs of README's test command over `selection` ("all", or "not slow")."""
     command = readme_command()
     return [
         r
         for r in records
-        if r["selection"] == "all" and r["returncode"] == 0 and r.get("command") == command
-    ][-3:]
+        if r["selection"] == selection and r["returncode"] == 0 and r.get("command") == command
+    ]
+
+
+def recent_suites(records: list[dict]) -> list[dict]:
+    """The last three passing runs of the whole suite with README's test command: README's span
+    of its time."""
+    return _passing(records, "all")[-3:]
+
+
+def quick_suite(records: list[dict]) -> list[dict]:
+    """The newest passing run of README's test command without the tests marked slow (the
+    check a change gets before the learning tests), or none."""
+    return _passing(records, "not slow")[-1:]
+
+
+def shown_suites(records: list[dict]) -> list[dict]:
+    """The suite's runs README shows: its span of the whole suite, then the quick run."""
+    return recent_suites(records) + quick_suite(records)
 
 
 def block() -> str:

@@ -12,8 +12,8 @@ records an earlier step appended); `--collect` only adds them; `--plan` prints w
 step with a command that exits non-zero (a crash, or a benchmark's own checks failing after it
 wrote its records) is reported, its records kept, and the next step runs. A step with parts (the
 exploration benchmark's tasks, each a sitting of its own on its page) runs only the parts not yet
-measured (`--parts` picks some of them), so a step longer than a session is done over several.
-Each step's output goes to `benchmarks/out/sitting/<records>.log`.
+measured (`--parts` picks some of them), so a step longer than the hours at hand is done over
+several. Each step's output goes to `benchmarks/out/sitting/<records>.log`.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ PAGES = [sys.executable, "-m", "benchmarks.pages"]  # Run in this checkout.
 @dataclass(frozen=True)
 class Parts:
     """A step measured part by part: its records name their part, and a sitting stopped between
-    parts (a step longer than a session) resumes at the parts not done."""
+    parts (a step longer than the hours at hand) resumes at the parts not done."""
 
     key: str  # The record field naming a record's part.
     names: tuple[str, ...]
@@ -55,7 +55,9 @@ class Step:
     page: str
     commands: tuple[tuple[str, ...], ...]
     needs_sb3: bool = False
-    last_only: bool = False  # Done when the newest shown record is (README's suite span).
+    # A record field and its values (README's suite: the whole, the quick): done when the
+    # newest shown record of each value was measured, older ones being kept on the page.
+    newest_of: tuple[str, tuple[str, ...]] | None = None
     duration_key: str | None = None  # A record's own duration in seconds, where dates lack it.
     parts: Parts | None = None
 
@@ -120,8 +122,8 @@ STEPS = (
     Step(
         "test_suite",
         "README.md",
-        (("benchmarks/test_suite.py",),),
-        last_only=True,
+        (("benchmarks/test_suite.py",), ("benchmarks/test_suite.py", "--not-slow")),
+        newest_of=("selection", ("all", "not slow")),
         duration_key="seconds",
     ),
     Step(
@@ -164,8 +166,8 @@ def last_minutes(step: Step, shown: list[dict]) -> float | None:
     """How long the shown sitting took, in minutes: per run of the benchmark (records sharing
     `started`, or `run`), from its start to its last record; None when the records cannot say."""
     if step.duration_key:
-        found = [r[step.duration_key] for r in shown[-1:] if step.duration_key in r]
-        return found[0] / 60 if found else None
+        found = [r[step.duration_key] for r in _newest(step, shown) if step.duration_key in r]
+        return sum(found) / 60 if found else None
     runs: dict[str, list[dict]] = {}
     for record in shown:
         start = record.get("started") or record.get("run")
@@ -187,11 +189,24 @@ def _measured(records: list[dict], commit: str, machine: str) -> bool:
     )
 
 
+def _newest(step: Step, shown: list[dict]) -> list[dict]:
+    """The shown records a sitting of `step` must have made: all, or where the step keeps older
+    runs on its page, the newest of each kind."""
+    if step.newest_of is None:
+        return shown
+    key, values = step.newest_of
+    newest = {r.get(key): r for r in shown}
+    return [newest[value] for value in values if value in newest]
+
+
 def done(step: Step, shown: list[dict], commit: str, machine: str) -> bool:
     """Whether the records `step`'s pages show were measured at `commit` on `machine`."""
     if step.parts:
         return not parts_left(step, shown, commit, machine)
-    return _measured(shown[-1:] if step.last_only else shown, commit, machine)
+    newest = _newest(step, shown)
+    if step.newest_of and len(newest) < len(step.newest_of[1]):
+        return False  # A kind never measured.
+    return _measured(newest, commit, machine)
 
 
 def parts_left(step: Step, shown: list[dict], commit: str, machine: str) -> tuple[str, ...]:
@@ -347,8 +362,7 @@ def main(argv: list[str] | None = None) -> int:
         "--parts",
         nargs="+",
         choices=[name for step in STEPS if step.parts for name in step.parts.names],
-        help="of a step measured part by part, only these parts (e.g. the tasks a session has "
-        "time for)",
+        help="of a step measured part by part, only these parts (e.g. the tasks there is time for)",
     )
     parser.add_argument("--plan", action="store_true", help="print the steps left; run nothing")
     parser.add_argument("--collect", action="store_true", help="only add the checkout's records")

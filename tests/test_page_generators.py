@@ -223,12 +223,14 @@ def test_a_sitting_plans_the_steps_not_at_the_commit_and_machine_shortest_first(
     sitting = importlib.import_module("benchmarks.sitting")
     here = dict(_sitting("2026-11-27 07:00:00"), commit="aaa1111")
     long = [dict(here, date="2026-11-27 07:30"), dict(here, commit="bbb2222")]
-    suites = [dict(here, seconds=1200.0, commit="old0000"), dict(here, seconds=1260.0)]
+    whole = dict(here, selection="all")
+    quick = dict(here, selection="not slow", seconds=540.0)
+    suites = [dict(whole, seconds=1200.0, commit="old0000"), dict(whole, seconds=1260.0), quick]
     shown = {
         "learning": [here, dict(here)],  # Done.
         "mujoco": long,  # One record from another commit: measured again.
         "rnd": [dict(here, machine="other CPU, 2 cores")],
-        "test_suite": suites,  # README's span: only the newest must be at the commit.
+        "test_suite": suites,  # README's span: only the newest of each kind must be at it.
         "api_memory": [dict(here, date="2026-11-27 07:04", commit="old0000")],
     }
     steps = sitting.plan(shown, "aaa1111", "CPU, 2 cores")
@@ -239,10 +241,22 @@ def test_a_sitting_plans_the_steps_not_at_the_commit_and_machine_shortest_first(
     assert minutes["env_throughput"] is None  # No records: how long it takes is unknown.
     assert names.index("rnd") < names.index("api_memory") < names.index("mujoco")
     assert names.index("mujoco") < names.index("env_throughput")
-    shown["test_suite"] = suites[::-1]
-    assert "test_suite" in [
-        step.records for step, _ in sitting.plan(shown, "aaa1111", "CPU, 2 cores")
-    ]
+    for other in (
+        [suites[1], suites[0], quick],  # The newest whole suite from another commit.
+        [*suites[:2], dict(quick, commit="old0000")],  # The quick one from another.
+        suites[:2],  # The quick one never measured.
+    ):
+        shown["test_suite"] = other
+        steps = sitting.plan(shown, "aaa1111", "CPU, 2 cores")
+        assert "test_suite" in [step.records for step, _ in steps]
+    # How long it takes: the newest run of each kind, whole (1,260 s) and quick (540 s).
+    shown["test_suite"] = [*suites[:2], dict(quick, commit="old0000")]
+    assert (
+        dict((step.records, took) for step, took in sitting.plan(shown, "aaa1111", "CPU, 2 cores"))[
+            "test_suite"
+        ]
+        == 30
+    )
 
 
 def test_a_sitting_measures_a_step_part_by_part_and_resumes_at_the_parts_not_done():

@@ -55,6 +55,11 @@ def test_ci_and_the_suite_benchmark_run_readmes_test_command(tmp_path):
     from benchmarks import readme_numbers
 
     assert [r["seconds"] for r in readme_numbers.recent_suites(records)] == [600.0]
+    quick = {"selection": "not slow", "returncode": 0, "command": command}
+    records += [dict(quick, seconds=300.0), dict(quick, seconds=320.0)]
+    records += [dict(quick, seconds=200.0, returncode=1)]  # A failing run is no figure.
+    assert [r["seconds"] for r in readme_numbers.quick_suite(records)] == [320.0]
+    assert [r["seconds"] for r in readme_numbers.shown_suites(records)] == [600.0, 320.0]
     readme = tmp_path / "README.md"
     readme.write_text("# x\n\n```sh\npip install x && run\n```\n\n```sh\na && b && pytest t\n```\n")
     assert test_suite.readme_command(str(readme)) == "pytest t"
