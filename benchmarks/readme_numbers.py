@@ -295,7 +295,8 @@ def timings() -> str:
             if len(seconds) > 1
             else f" ({seconds[0]:.1f} s from command to exit, {_where(rows[0])})"
         )
-    recent = recent_suites(_read("test_suite"))
+    suites = _read("test_suite")
+    recent = recent_suites(suites)
     suite = "runs the whole test suite, learning tests included"
     if recent:
         low, high = min(r["seconds"] for r in recent) / 60, max(r["seconds"] for r in recent) / 60
@@ -305,7 +306,7 @@ def timings() -> str:
             f" ({span} minutes {runs}, {recent[-1].get('passed', 0):,} tests, "
             f"{_where(recent[-1])}; `python benchmarks/test_suite.py`)"
         )
-    for quick in quick_suite(_read("test_suite")):
+    for quick in quick_suite(suites):
         suite += (
             f'; without the learning tests marked slow (`-m "not slow"`) it takes '
             f"{quick['seconds'] / 60:.0f} minutes ({quick.get('passed', 0):,} tests, "
