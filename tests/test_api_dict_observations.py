@@ -50,7 +50,33 @@ class Phases(gym.Env):
         return {"phase": phase, "clock": clock, "action_mask": mask}
 
 
-def test_a_masked_policy_never_sends_a_masked_action_and_learns_the_phases(tmp_path):
+def _masked_batch():
+    """Phases 0-3 at once, each row allowing p and p + 1 (mod 4)."""
+    eye = np.eye(4, dtype=np.int8)
+    return {
+        "phase": np.arange(4),
+        "clock": np.arange(4.0)[:, None],
+        "action_mask": eye + np.roll(eye, 1, axis=1),
+    }
+
+
+def test_a_masked_policy_never_sends_a_masked_action(tmp_path):
+    ILLEGAL.clear()
+    config = dict(configs.debug.differences(), max_episode_steps=LENGTH, normalize_observ=True)
+    result = agents.train(config, logdir=str(tmp_path), env=Phases, verbose=0)
+    assert ILLEGAL == []  # Not in training's samples, nor in evaluation's modes.
+    policy = agents.load_policy(result.run_dir)
+    assert policy.observation_dict is not None
+    observ = Phases()._observ.__func__(type("S", (), {"_t": 2})())
+    assert int(policy(observ)) in (2, 3)  # One dict.
+    batch = _masked_batch()
+    assert policy(batch).tolist() in _legal_rows()  # A dict of batches.
+    for _ in range(50):  # Sampled actions respect the mask too.
+        assert policy(batch, deterministic=False).tolist() in _legal_rows()
+
+
+@pytest.mark.slow
+def test_a_masked_policy_learns_the_phases(tmp_path):
     ILLEGAL.clear()
     config = dict(
         configs.cartpole.differences(),
@@ -64,19 +90,13 @@ def test_a_masked_policy_never_sends_a_masked_action_and_learns_the_phases(tmp_p
         normalize_observ=True,  # The clock is normalized; the phase and the mask stay raw.
     )
     result = agents.train(config, logdir=str(tmp_path), env=Phases, verbose=0)
-    assert ILLEGAL == []  # Not in training's samples, nor in evaluation's modes.
+    assert ILLEGAL == []
     assert result.eval_score >= 15.0  # The best is 16; a random legal policy earns 8.
     policy = agents.load_policy(result.run_dir)
-    assert policy.observation_dict is not None
     for phase in range(4):
         observ = Phases()._observ.__func__(type("S", (), {"_t": phase})())
-        assert policy(observ) == (phase + 1) % 4  # One dict.
-    eye = np.eye(4, dtype=np.int8)
-    batch = {"phase": np.arange(4), "clock": np.arange(4.0)[:, None], "action_mask": eye}
-    batch["action_mask"] = eye + np.roll(eye, 1, axis=1)
-    np.testing.assert_array_equal(policy(batch), (np.arange(4) + 1) % 4)  # A dict of batches.
-    for _ in range(50):  # Sampled actions respect the mask too.
-        assert policy(batch, deterministic=False).tolist() in _legal_rows()
+        assert policy(observ) == (phase + 1) % 4
+    np.testing.assert_array_equal(policy(_masked_batch()), (np.arange(4) + 1) % 4)
 
 
 def _legal_rows():
