@@ -1,12 +1,12 @@
 """The test suite's wall time: README's test command, timed, with its outcome.
 
 Runs README's test command (read from README.md, e.g. `python -m pytest -q -n 2 --dist loadfile
-tests`, with `--durations=30` to record the slowest tests; `--not-slow` deselects the learning
-tests marked slow) in a fresh process from the repository root with this interpreter, and appends
-a record (the command, seconds, pytest's counts, the slowest tests, commit, machine, load, date)
-to `benchmarks/results/test_suite.jsonl`; README's line on how long the suite takes is generated
-from the newest records of README's command (`python -m benchmarks.pages`). Exits with pytest's
-status.
+tests`, with `--durations=0` to time every test; `--not-slow` deselects the learning tests marked
+slow) in a fresh process from the repository root with this interpreter, and appends a record
+(the command, seconds, pytest's counts, the 30 slowest tests, seconds per test file, commit,
+machine, load, date) to `benchmarks/results/test_suite.jsonl`; README's line on how long the
+suite takes is generated from the newest records of README's command (`python -m
+benchmarks.pages`). Exits with pytest's status.
 
 Run: `python benchmarks/test_suite.py [--not-slow]`.
 """
@@ -42,10 +42,22 @@ def counts(output: str) -> dict[str, int]:
     return {name: int(number) for number, name in re.findall(r"(\d+) (\w+)", lines[-1])}
 
 
+DURATION = re.compile(r"^(\d+\.\d+)s (call|setup|teardown)\s+(\S+)")
+
+
 def slowest(output: str) -> list[list]:
     """pytest's `--durations` lines as [seconds, phase, test id], slowest first."""
-    found = re.findall(r"^(\d+\.\d+)s (call|setup|teardown)\s+(\S+)", output, re.MULTILINE)
-    return [[float(seconds), phase, test] for seconds, phase, test in found]
+    found = (DURATION.match(line) for line in output.splitlines())
+    return [[float(m[1]), m[2], m[3]] for m in found if m]
+
+
+def by_file(durations: list[list]) -> dict[str, float]:
+    """Seconds per test file (setup, call and teardown summed), the costliest first."""
+    files: dict[str, float] = {}
+    for seconds, _, test in durations:
+        path = test.split("::")[0]
+        files[path] = files.get(path, 0.0) + seconds
+    return {path: round(total, 1) for path, total in sorted(files.items(), key=lambda x: -x[1])}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     readme = readme_command()
     if not readme.startswith("python -m pytest "):
         raise SystemExit(f"README's test command is not `python -m pytest ...`: {readme!r}")
-    command = [sys.executable, *readme.split()[1:], "--durations=30"]
+    command = [sys.executable, *readme.split()[1:], "--durations=0"]
     if args.not_slow:
         command += ["-m", "not slow"]
     started, revision, host = time.strftime("%Y-%m-%d %H:%M:%S"), commit(ROOT), machine()
@@ -67,7 +79,9 @@ def main(argv: list[str] | None = None) -> int:
         command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     seconds = time.perf_counter() - begun
-    sys.stdout.write(result.stdout[-6000:])
+    durations = slowest(result.stdout)
+    shown = [line for line in result.stdout.splitlines() if not DURATION.match(line)]
+    sys.stdout.write("\n".join(shown)[-6000:] + "\n")
     record = dict(
         started=started,
         date=started[:16],
@@ -78,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
         selection="not slow" if args.not_slow else "all",
         seconds=seconds,
         returncode=result.returncode,
-        slowest=slowest(result.stdout),
+        slowest=durations[:30],
+        files=by_file(durations),
         **counts(result.stdout),
     )
     with open(RECORDS, "a", encoding="utf-8") as file:

@@ -151,6 +151,16 @@ def test_the_suite_record_reads_pytests_counts_and_slowest_tests():
     ]
 
 
+def test_the_suite_record_sums_each_files_tests_costliest_first():
+    durations = [
+        [5.0, "call", "tests/a.py::test_one"],
+        [4.0, "call", "tests/b.py::test_two[x]"],
+        [2.5, "setup", "tests/a.py::test_one"],
+        [3.0, "call", "tests/b.py::test_three"],
+    ]
+    assert list(test_suite.by_file(durations).items()) == [("tests/a.py", 7.5), ("tests/b.py", 7.0)]
+
+
 def test_readme_numbers_say_which_benchmark_has_no_records_and_keep_the_others(monkeypatch):
     readme_numbers = importlib.import_module("benchmarks.readme_numbers")
     real = readme_numbers._read
