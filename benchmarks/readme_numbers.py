@@ -10,7 +10,7 @@ import statistics
 import textwrap
 
 from common import sitting
-from test_suite import readme_command
+from test_suite import QUICK, WHOLE, readme_command
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 README = os.path.join(os.path.dirname(HERE), "README.md")
@@ -308,7 +308,7 @@ def timings() -> str:
         )
     for quick in quick_suite(suites):
         suite += (
-            f'; without the learning tests marked slow (`-m "not slow"`) it takes '
+            f'; without the learning tests marked slow (`-m "{QUICK}"`) it takes '
             f"{quick['seconds'] / 60:.0f} minutes ({quick.get('passed', 0):,} tests, "
             f"{_where(quick)}; `python benchmarks/test_suite.py --not-slow`)"
         )
@@ -321,7 +321,7 @@ def timings() -> str:
 
 
 def _passing(records: list[dict], selection: str) -> list[dict]:
-    """The passing runs of README's test command over `selection` ("all", or "not slow")."""
+    """The passing runs of README's test command over `selection` (`WHOLE` or `QUICK`)."""
     command = readme_command()
     return [
         r
@@ -333,13 +333,13 @@ def _passing(records: list[dict], selection: str) -> list[dict]:
 def recent_suites(records: list[dict]) -> list[dict]:
     """The last three passing runs of the whole suite with README's test command: README's span
     of its time."""
-    return _passing(records, "all")[-3:]
+    return _passing(records, WHOLE)[-3:]
 
 
 def quick_suite(records: list[dict]) -> list[dict]:
     """The newest passing run of README's test command without the tests marked slow (the
     check a change gets before the learning tests), or none."""
-    return _passing(records, "not slow")[-1:]
+    return _passing(records, QUICK)[-1:]
 
 
 def shown_suites(records: list[dict]) -> list[dict]:

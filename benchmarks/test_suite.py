@@ -42,6 +42,7 @@ def counts(output: str) -> dict[str, int]:
     return {name: int(number) for number, name in re.findall(r"(\d+) (\w+)", lines[-1])}
 
 
+WHOLE, QUICK = "all", "not slow"  # A record's `selection`: the whole suite, or `-m "not slow"`.
 DURATION = re.compile(r"^(\d+\.\d+)s (call|setup|teardown)\s+(\S+)")
 
 
@@ -72,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"README's test command is not `python -m pytest ...`: {readme!r}")
     command = [sys.executable, *readme.split()[1:], "--durations=0"]
     if args.not_slow:
-        command += ["-m", "not slow"]
+        command += ["-m", QUICK]
     started, revision, host = time.strftime("%Y-%m-%d %H:%M:%S"), commit(ROOT), machine()
     begun = time.perf_counter()
     result = subprocess.run(
@@ -89,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         machine=host,
         load=os.getloadavg()[0],
         command=readme,
-        selection="not slow" if args.not_slow else "all",
+        selection=QUICK if args.not_slow else WHOLE,
         seconds=seconds,
         returncode=result.returncode,
         slowest=durations[:30],
