@@ -2,19 +2,15 @@
 
 `from agents import train, load_policy, evaluate` is the Python API (see `agents.api`), and
 `agents.Trainer` the training run it is built on (see `agents.training`), with `agents.Callback`
-the seam to act as it goes; they are imported on first use, so `import agents` stays light (no
-TensorFlow). It sets TensorFlow's process variables (log level, oneDNN, XLA's compile cache) if
-TensorFlow is not loaded yet, so that a TensorFlow imported after it loads quietly and as
-training wants it (see `agents.training.tf_loading`).
+the seam to act as it goes. They are imported on first use: `import agents` loads no TensorFlow,
+sets no environment variable and touches no file. TensorFlow's process settings (log level,
+oneDNN, XLA's compile cache) are made when a run starts or TensorFlow is first needed (see
+`agents.runtime`).
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-from agents.training import tf_loading as _tf_loading
-
-_tf_loading.prepare()
 
 __version__ = "0.1.0"
 __all__ = ["Callback", "Trainer", "evaluate", "load_policy", "train"]

@@ -28,11 +28,11 @@ from typing import Any
 
 from agents.config.errors import UsageError
 from agents.config.values import CheckedValues, plain_value
+from agents.envs.python.environments import API_NAMESPACE  # gymnasium, no TensorFlow
+from agents.multirun.seeds import SeedOutcome
 from agents.policy import Policy, evaluate, load_policy  # noqa: F401 (the API's names)
 from agents.training import Trainer, TrainResult  # noqa: F401 (the API's names)
 from agents.training.callbacks import Callback  # noqa: F401 (the API's names)
-from agents.training.environments import API_NAMESPACE  # gymnasium, no TensorFlow
-from agents.training.seeds import SeedOutcome
 
 _TRAINING = threading.Lock()  # Held by the process's one `train` call.
 
@@ -85,13 +85,13 @@ def train(
         seeds: Train one run per seed instead of one run, each in its own process (at most
             `parallel` at once, default the machine's cores); a seed that fails is reported
             and the others finish. `env` is then a gymnasium id, and `seed`, `resume` and
-            `callbacks` are not given. `agents.training.seeds.summary_lines(outcomes)` is
+            `callbacks` are not given. `agents.multirun.seeds.summary_lines(outcomes)` is
             the table the command line prints.
         parallel: With `seeds`: runs at once.
         **overrides: Config keys to set, e.g. `learning_rate=1e-3` (numpy scalars too).
 
     Returns:
-        A `TrainResult`; with `seeds`, a list of `agents.training.seeds.SeedOutcome` (seed,
+        A `TrainResult`; with `seeds`, a list of `agents.multirun.seeds.SeedOutcome` (seed,
         result or error line), in the order of `seeds`.
 
     Raises:
@@ -118,7 +118,7 @@ def train(
 
 def _train_seeds(config, logdir, seed, env, verbose, resume, callbacks, name, seeds, parallel,
                  overrides) -> list[SeedOutcome]:  # fmt: skip
-    from agents.training import seeds as seed_runs
+    from agents.multirun import seeds as seed_runs
 
     given = [key for key, value in (("seed", seed), ("resume", resume), ("callbacks", callbacks))
              if value]  # fmt: skip
@@ -246,7 +246,7 @@ def _register(make_env: Any, overrides: dict[str, Any]) -> str:
     callable building one, which is called once here to tell); returns its id."""
     import gymnasium as gym
 
-    from agents.training import vector_envs
+    from agents.envs.python import vector_envs
 
     if overrides.get("env_processes"):
         raise ValueError("An env given as a callable steps in this process: env_processes=False.")
@@ -279,7 +279,7 @@ def _built(make_env: Any) -> Any:
 def _register_vector(source: Any, built: Any, overrides: dict[str, Any]) -> str:
     """Register a user's vector env for the run (`built` serves training; evaluation gets the
     callable's next one, or one rebuilt from the instance); its size sets the env counts."""
-    from agents.training import vector_envs
+    from agents.envs.python import vector_envs
 
     count = built.num_envs
     for key in ("num_agents", "eval_agents"):

@@ -161,7 +161,7 @@ def load_policy(run_dir: str, checkpoint: str | None = None, seed: int | None = 
         FileNotFoundError: There is neither an exported policy nor a checkpoint there.
         ValueError: The checkpoint or the run's environment cannot be used (the message says).
     """
-    from agents.training import tf_loading
+    from agents.runtime import tf_loading
 
     tf_loading.import_tensorflow()  # Quietly: no TensorFlow log lines in the caller's output.
     import tensorflow as tf

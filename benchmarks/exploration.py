@@ -89,7 +89,7 @@ def score_on_minigrid(run_dir: str, env_id: str, episodes: int) -> dict:
     import numpy as np
 
     import agents
-    from agents.training.environments import make_env
+    from agents.envs.python.environments import make_env
 
     policy = agents.load_policy(run_dir)
     result = {}

@@ -93,7 +93,7 @@ def train_and_evaluate(config: dict, budget: int, seed: int, run_dir: str) -> di
 
     Shared by the benchmarks that train in a child process (learning, mujoco_scores).
     """
-    from agents.training import tf_loading
+    from agents.runtime import tf_loading
 
     tf_loading.import_tensorflow()  # As train does: its TF settings (oneDNN off, XLA's cache).
     from agents.training.run import Run

@@ -41,9 +41,9 @@ IDS = (
 
 def native(env_id: str, envs: int, steps: int, repeats: int) -> dict:
     """Median env steps/s of `envs` native envs over `repeats` calls of `steps` batch steps."""
-    from agents.training import tf_loading
+    from agents.runtime import tf_loading
 
-    tf_loading.import_tensorflow(agent="ppo")  # Quiet, with the settings training uses.
+    tf_loading.import_tensorflow(onednn=False)  # Quiet, with the settings training uses.
     import tensorflow as tf
 
     from agents.envs import NativeBatchEnv, make_native

@@ -99,8 +99,8 @@ def child(
 ) -> dict[str, float]:
     """Train and evaluate one run in this process; `steps` 0 keeps the config's budget;
     `backend` is the envs' `env_backend` (training and evaluation)."""
+    from agents.runtime import tf_loading
     from agents.scripts import configs
-    from agents.training import tf_loading
 
     tf_loading.import_tensorflow()  # As train does: its TF settings (oneDNN off, XLA's cache).
     import tensorflow as tf

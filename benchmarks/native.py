@@ -74,7 +74,7 @@ def steady(envs: int = 1024) -> list[dict]:
     """Env steps per second of the rollout alone and of whole calls, `cartpole_native`."""
     import tempfile
 
-    from agents.training import tf_loading
+    from agents.runtime import tf_loading
 
     tf_loading.import_tensorflow()  # As train does: its TF settings.
     import tensorflow as tf

@@ -73,8 +73,8 @@ def child(name: str, seed: int, steps: int, overrides: str, run_dir: str) -> dic
     `key=value`s) in this process; returns the measurements."""
 
     from agents.config.values import apply_overrides
+    from agents.runtime import tf_loading
     from agents.scripts import configs
-    from agents.training import tf_loading
 
     tf_loading.import_tensorflow()  # As train does: its TF settings (oneDNN off, XLA's cache).
     from agents.training.run import Run

@@ -75,7 +75,7 @@ def child(task: str, calls: int, part: str, spawned: float) -> dict[str, float]:
     a training run does: timed after two other Runs in the same process, the rollout step of
     Pendulum measured 0.74-0.80 ms against 0.62 ms first (alternating, two rounds each).
     """
-    from agents.training import tf_loading
+    from agents.runtime import tf_loading
 
     tf_loading.import_tensorflow()  # As train does: quiet, with XLA's cache unless it is off.
     import tensorflow as tf

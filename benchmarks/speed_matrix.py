@@ -78,11 +78,12 @@ def time_calls(name: str, overrides: dict, seconds: float) -> dict:
     """Times steady training calls of named config `name` with `overrides` in this process for
     about `seconds` (at least two calls): env steps/s, the first call's seconds, the calls."""
     spawned = time.perf_counter()
+    from agents.ppo import compilation
+    from agents.runtime import tf_loading
     from agents.scripts import configs
-    from agents.training import tf_loading
 
     config = dict(getattr(configs, name)(), **overrides)
-    tf_loading.import_tensorflow(agent=config["agent"])  # As train does.
+    tf_loading.import_tensorflow(onednn=compilation.onednn(config["agent"]))  # As train does.
     from agents.tools import mpi
     from agents.training.run import Run
 

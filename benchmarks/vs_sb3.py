@@ -60,7 +60,7 @@ HEADER = [
 
 def child(run_dir: str) -> dict[str, float]:
     """Evaluates the latest checkpoint of a training run in this process."""
-    from agents.training import tf_loading
+    from agents.runtime import tf_loading
 
     tf_loading.import_tensorflow()  # As train does: its TF settings (oneDNN off).
     from agents.config import files

@@ -1,19 +1,33 @@
-"""The package's layers, checked on the imports: agents.tools <- agents.envs <- agents.config
-<- agents.ppo <- agents.training <- agents.policy and agents.api <- agents.scripts.
+"""The package's layers, checked on the imports: agents.runtime <- agents.tools <- agents.envs
+<- agents.config <- agents.ppo <- agents.training <- agents.multirun <- agents.policy
+<- agents.api <- agents.scripts.
 
-The command line (`agents.scripts`) is the roof: no library module imports it, except that
+A module imports only modules of its own floor or below, subpackages and package `__init__`s
+included (importing `a.b.c` runs the `__init__` of `a` and of `a.b`, so those count as edges
+too). The command line (`agents.scripts`) is the roof: no library module imports it, except that
 `agents.config.named` reads the named configs of `agents/scripts/configs.py`, the user's fixed place
-for them. And no module imports itself through others (no circles), whether it imports at module
-level or inside a function.
+for them. `import agents` imports nothing of the package at module level (names load on first
+use). And no module imports itself through others (no circles of any length), whether it
+imports at module level or inside a function.
 """
 
 import ast
 import pathlib
 
-import pytest
-
 PACKAGE = pathlib.Path(__file__).parent.parent / "agents"
 NAMED_CONFIGS = "agents.scripts.configs"
+FLOORS = [
+    "agents.runtime",
+    "agents.tools",
+    "agents.envs",
+    "agents.config",
+    "agents.ppo",
+    "agents.training",
+    "agents.multirun",
+    "agents.policy",
+    "agents.api",
+    "agents.scripts",
+]
 
 
 def _module_name(path: pathlib.Path) -> str:
@@ -21,10 +35,12 @@ def _module_name(path: pathlib.Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imported_modules(path: pathlib.Path) -> set[str]:
-    """Every module `path` imports, at module level or inside functions."""
+def _imported_modules(path: pathlib.Path, top_level_only: bool = False) -> set[str]:
+    """Every module `path` imports, at module level or (unless `top_level_only`) in functions."""
+    tree = ast.parse(path.read_text())
+    nodes = tree.body if top_level_only else ast.walk(tree)
     names = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in nodes:
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
@@ -37,33 +53,49 @@ def _library_files() -> list[pathlib.Path]:
     return sorted(p for p in PACKAGE.rglob("*.py") if "scripts" not in p.relative_to(PACKAGE).parts)
 
 
-HIGHER = ("agents.ppo", "agents.training", "agents.policy", "agents.api", "agents.scripts")
+def _floor(module: str) -> int | None:
+    """The floor of a package module (None for `agents` itself and for other packages)."""
+    for index, prefix in enumerate(FLOORS):
+        if module == prefix or module.startswith(f"{prefix}."):
+            return index
+    return None
 
 
-@pytest.mark.parametrize(
-    "layer, forbidden",
-    [
-        ("tools", (*HIGHER, "agents.envs", "agents.config")),
-        ("envs", (*HIGHER, "agents.config")),
-        ("config", HIGHER),
-        ("ppo", HIGHER[1:]),
-        ("training", HIGHER[2:]),
-        ("policy.py", ("agents.api", "agents.scripts")),
-        ("api.py", ("agents.scripts",)),
-    ],
-)
-def test_lower_layers_never_import_higher_ones(layer, forbidden):
-    path = PACKAGE / layer
-    files = sorted(path.glob("*.py")) if path.is_dir() else [path]
-    assert files
-    offenders = {
-        f"{path.name} imports {name}"
-        for path in files
-        for name in _imported_modules(path)
-        if name.startswith(forbidden)
-        and not (path.name == "named.py" and name in (NAMED_CONFIGS, "agents.scripts"))
-    }
+def _with_parents(name: str) -> list[str]:
+    """`a.b.c` and the packages whose `__init__` importing it runs: `a.b`, `a`."""
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
+
+
+def test_every_package_module_is_on_a_floor():
+    modules = {_module_name(p) for p in PACKAGE.rglob("*.py")} - {"agents"}
+    assert [m for m in sorted(modules) if _floor(m) is None] == []
+
+
+def test_lower_floors_never_import_higher_ones():
+    offenders = set()
+    for path in PACKAGE.rglob("*.py"):
+        module = _module_name(path)
+        own = _floor(module)
+        if own is None:
+            continue
+        for name in _imported_modules(path):
+            for target in _with_parents(name):
+                floor = _floor(target)
+                if (
+                    floor is not None
+                    and floor > own
+                    and not (
+                        module == "agents.config.named" and target.startswith("agents.scripts")
+                    )
+                ):
+                    offenders.add(f"{module} imports {target}")
     assert not offenders, sorted(offenders)
+
+
+def test_import_agents_imports_nothing_of_the_package_at_module_level():
+    init = PACKAGE / "__init__.py"
+    assert [n for n in _imported_modules(init, top_level_only=True) if n.startswith("agents")] == []
 
 
 def test_library_code_never_imports_the_command_line_but_the_named_configs():
@@ -91,6 +123,12 @@ def _import_graph() -> dict[str, set[str]]:
         # `from agents.training import trainer` names agents.training and agents.training.trainer;
         # only the submodule is the edge when it is one.
         graph[module] = {t for t in targets if not any(o.startswith(f"{t}.") for o in targets)}
+        # Importing a module of another package runs that package's `__init__` (and its
+        # parents'): an edge of its own. Within one package the `__init__` has already run.
+        for target in list(graph[module]):
+            for parent in _with_parents(target)[1:]:
+                if parent in files and parent != "agents" and not module.startswith(f"{parent}."):
+                    graph[module].add(parent)
         graph[module].discard(module)
     return graph
 

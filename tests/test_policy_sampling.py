@@ -10,7 +10,7 @@ import tensorflow as tf
 from agents import tools
 from agents.policy import Policy
 from agents.ppo.export import export_policy
-from agents.ppo.network import act
+from agents.ppo.networks.contract import act
 from tests.floats import assert_float32_close
 from tests.ppo.test_algorithm import PPO, _config, _run
 

@@ -90,5 +90,6 @@ def test_tensorflow_imported_first_gets_one_warning_and_no_log_lines_from_the_ru
     assert after_import == (
         "warning: TensorFlow was loaded before agents could set its process settings: oneDNN "
         "stays on (this agent runs with TF_ENABLE_ONEDNN_OPTS=0), XLA's compile cache is off; "
-        "import agents before tensorflow, or set them in the environment before it loads.\n"
+        "call agents.runtime.prepare() before importing tensorflow, or set them in the "
+        "environment before it loads.\n"
     )

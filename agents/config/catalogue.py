@@ -8,7 +8,7 @@ outside the package needs no row at all: `network: "my_package.nets:build"` in a
 for environments.
 
 A network builder is called as `builder(observation_space, action_space, config)` and returns
-an `agents.ppo.network.Network` (see there for the contract).
+an `agents.ppo.networks.contract.Network` (see there for the contract).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ AGENTS: dict[str, AgentEntry] = {
         "PPO with the network `network` names.",
     ),
     "rnd_ppo": AgentEntry(
-        "agents.ppo.rnd_agent:RNDPPO",
+        "agents.ppo.exploration.rnd_agent:RNDPPO",
         "the CNN+GRU pixel agent with random network distillation.",
         # XLA's CPU convolutions of the Atari stack are slower than oneDNN's in graph mode;
         # "tiles8"'s run as matrix products under XLA, faster (see ppo.compilation).
@@ -74,30 +74,30 @@ AGENTS: dict[str, AgentEntry] = {
 
 NETWORKS: dict[str, NetworkEntry] = {
     "feed_forward_gaussian": NetworkEntry(
-        "agents.ppo.networks:feed_forward_gaussian",
+        "agents.ppo.networks.mlp:feed_forward_gaussian",
         "MLP torso, Gaussian policy (gSDE with sde_sample_freq).",
         ("Box",),
     ),
     "feed_forward_categorical": NetworkEntry(
-        "agents.ppo.networks:feed_forward_categorical",
+        "agents.ppo.networks.mlp:feed_forward_categorical",
         "MLP torso, categorical policy.",
         ("Discrete",),
     ),
     "feed_forward_multi_categorical": NetworkEntry(
-        "agents.ppo.networks:feed_forward_multi_categorical",
+        "agents.ppo.networks.mlp:feed_forward_multi_categorical",
         "MLP torso, one categorical per dimension.",
         ("MultiDiscrete",),
     ),
     "recurrent_gaussian": NetworkEntry(
-        "agents.ppo.networks:recurrent_gaussian",
+        "agents.ppo.networks.mlp:recurrent_gaussian",
         "MLP torso, a GRU of recurrent_units, Gaussian policy.",
     ),
     "recurrent_categorical": NetworkEntry(
-        "agents.ppo.networks:recurrent_categorical",
+        "agents.ppo.networks.mlp:recurrent_categorical",
         "MLP torso, a GRU of recurrent_units, categorical policy.",
     ),
     "cnn_gru": NetworkEntry(
-        "agents.ppo.cnn_gru:cnn_gru",
+        "agents.ppo.networks.cnn_gru:cnn_gru",
         "the RND paper's CNN+GRU on image observations, categorical policy (policy_size, ...).",
     ),
 }

@@ -1,4 +1,6 @@
-"""Environments written as TensorFlow ops: gymnasium's classic control tasks and a base class.
+"""Environments: written as TensorFlow ops (this package), or stepped in Python (`python/`).
+
+The native ones are gymnasium's classic control tasks, MiniGrid (`gridworld/`) and a base class.
 
 `NativeEnv` is the protocol (batched pure functions of a state tensor), `NativeBatchEnv` steps one
 inside the compiled training call with the interface of `tools.InGraphBatchEnv`, and
@@ -20,9 +22,9 @@ __all__ = [
 
 def __getattr__(name):  # TensorFlow loads only when a native env is used.
     if name in ("NativeEnv", "NativeBatchEnv", "NativeGymEnv"):
-        from agents.tools.tf_import import quiet_import
+        from agents.runtime import tf_loading
 
-        quiet_import()  # As `import agents` set the log level.
+        tf_loading.import_tensorflow()  # Quietly, with the process settings a run makes.
     if name == "NativeEnv":
         from agents.envs.native_env import NativeEnv
 

@@ -15,15 +15,15 @@ from agents.config.validate import validate_config
 from agents.ppo import advantages, compilation, losses, minibatch, streams, update
 from agents.ppo.evaluator import Evaluator  # noqa: F401 (re-exported)
 from agents.ppo.memory import RolloutBuffer, transition_specs
-from agents.ppo.network import act
-from agents.ppo.networks import make_network
+from agents.ppo.networks.contract import act
+from agents.ppo.networks.mlp import make_network
+from agents.ppo.networks.recurrent_state import RecurrentState
+from agents.ppo.networks.sde import ExplorationNoise
+from agents.ppo.networks.weights import Weights
 from agents.ppo.nonfinite import FINITE, NonfiniteFlag, nonfinite_code
 from agents.ppo.normalize import RewardScaler, StreamingNormalize
 from agents.ppo.optimizers import make_optimizer
-from agents.ppo.recurrent_state import RecurrentState
-from agents.ppo.sde import ExplorationNoise
 from agents.ppo.streams import ValueStream
-from agents.ppo.weights import Weights
 from agents.tools.dict_observations import normalized_entries
 from agents.tools.ranks import ONE_PROCESS, Ranks
 
@@ -132,7 +132,8 @@ class PPO(tf.Module):
         self._update_gathered = tf.function(self._update, jit_compile=xla, autograph=False)
         self._deferred = False  # Set while `deferred_updates` traces steps.
 
-    # Hooks for agents with other networks, value streams or losses (see `agents.ppo.rnd_agent`).
+    # Hooks for agents with other networks, value streams or losses (see
+    # `agents.ppo.exploration.rnd_agent`).
 
     warm_up_steps = 0  # Random-agent env steps whose frames go to `warm_up` before training.
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from agents.ppo.network import act
-from agents.ppo.recurrent_state import RecurrentState
+from agents.ppo.networks.contract import act
+from agents.ppo.networks.recurrent_state import RecurrentState
 
 
 class Evaluator(tf.Module):

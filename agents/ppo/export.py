@@ -24,8 +24,8 @@ import types
 import numpy as np
 import tensorflow as tf
 
-from agents.ppo.network import act
-from agents.ppo.weights import Weights
+from agents.ppo.networks.contract import act
+from agents.ppo.networks.weights import Weights
 from agents.tools.dict_observations import PackedDict, describe
 
 SIGNATURE_INPUT = "observation"

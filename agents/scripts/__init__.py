@@ -1,0 +1,1 @@
+"""The command line over the library: argument parsing and `main`s, and the named configs."""

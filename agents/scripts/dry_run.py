@@ -10,7 +10,8 @@ from typing import Any
 
 from agents.config import budget, named
 from agents.config.errors import UsageError
-from agents.training import environments, run_setup
+from agents.envs.python import environments
+from agents.training import run_setup
 
 
 def describe(args: argparse.Namespace, overrides: Mapping[str, Any], ranks: int) -> list[str]:

@@ -7,7 +7,7 @@
 [--x env_steps|wall_time] [--out curves.svg]` groups the runs by config (or by the value of a
 config key), draws each group's mean eval score with a 95% bootstrap band over its runs, and
 prints a table of the final eval scores: mean and IQM, each with its 95% bootstrap CI (see
-`agents.training.aggregates`).
+`agents.multirun.aggregates`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import argparse
 import sys
 
 from agents.config.errors import UsageError
-from agents.training import comparison
+from agents.multirun import comparison
 from agents.training.curves import plot_run
 
 

@@ -14,10 +14,11 @@ import sys
 from agents.config import named
 from agents.config.errors import UsageError
 from agents.config.values import parse_overrides
+from agents.multirun import seeds
 from agents.scripts import cli, console, dry_run, shutdown
 from agents.scripts.run_status import RunStatus
 from agents.tools import mpi
-from agents.training import Trainer, TrainingError, seeds
+from agents.training import Trainer, TrainingError
 from agents.training.progress import TrainingProgress
 from agents.training.run_guard import RunGuard
 

@@ -18,8 +18,8 @@ import sys
 from agents.config import named
 from agents.config.errors import UsageError
 from agents.config.values import parse_overrides
+from agents.multirun import tuning
 from agents.scripts.arg_types import seed
-from agents.training import tuning
 
 
 def main(argv: list[str] | None = None) -> int:

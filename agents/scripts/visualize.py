@@ -15,9 +15,10 @@ import sys
 from agents.config import files
 from agents.config.errors import UsageError
 from agents.policy import Policy, play_episode
+from agents.runtime import tf_loading
 from agents.scripts import shutdown
 from agents.scripts.arg_types import positive_int, seed
-from agents.training import checkpoint_policy, progress, tf_loading
+from agents.training import checkpoint_policy, progress
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -38,7 +38,7 @@ def make_run_env(config: Any, render_mode: str | None = None) -> Any:
         UsageError: The env is unknown here, or was a Python callable of another process.
     """
     from agents.envs import registry
-    from agents.training.environments import API_NAMESPACE, make_env
+    from agents.envs.python.environments import API_NAMESPACE, make_env
 
     if config.env.startswith(f"{API_NAMESPACE}/"):
         what = "native env" if config.native_env else "Python callable"

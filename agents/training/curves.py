@@ -15,7 +15,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from agents.config.errors import UsageError
-from agents.training import tf_loading
+from agents.runtime import tf_loading
 
 Curve = tuple[np.ndarray, np.ndarray]  # (x, y) of one line.
 

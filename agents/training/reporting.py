@@ -9,8 +9,8 @@ import os
 import re
 import time
 
+from agents.runtime import compile_cache
 from agents.tools import mpi
-from agents.training import compile_cache
 from agents.training.errors import TrainingError
 from agents.training.hooks import warn
 from agents.training.metrics_log import MetricsLog

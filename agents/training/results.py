@@ -7,7 +7,7 @@ import shutil
 from collections.abc import Callable
 
 from agents.config.errors import UsageError
-from agents.training import tf_loading
+from agents.runtime import tf_loading
 from agents.training.hooks import warn
 
 POLICY_DIR = "policy"  # The exported SavedModel, in the run directory.

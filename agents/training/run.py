@@ -17,13 +17,15 @@ from agents.config import budget
 from agents.config.config import Config
 from agents.config.errors import UsageError
 from agents.envs import NativeBatchEnv, make_native
+from agents.envs.python import exploration
+from agents.envs.python.batch_envs import batch_episode_limit, make_batch_env
 from agents.ppo import compilation
 from agents.ppo.algorithm import Evaluator
 from agents.ppo.factory import make_agent
+from agents.runtime import tf_loading
 from agents.tools.mpi import World
 from agents.tools.ranks import ranks_of
-from agents.training import agent_pool, exploration, memory_estimate, summaries, tf_loading
-from agents.training.batch_envs import batch_episode_limit, make_batch_env
+from agents.training import agent_pool, memory_estimate, summaries
 from agents.training.rollouts import rollouts_then_updates
 
 EVAL_CALL_STEPS = 100  # Simulation steps per compiled evaluation call.

@@ -17,11 +17,12 @@ from typing import Any
 
 from agents.config import budget, files, named
 from agents.config.errors import UsageError
+from agents.ppo import compilation
 from agents.tools import mpi
 from agents.training import callbacks, reporting, run_setup
 from agents.training.callbacks import Callback
 from agents.training.errors import FinishedRunError, TrainingError
-from agents.training.hooks import NoGuard, PlainProgress
+from agents.training.hooks import NoGuard, PlainProgress, warn
 from agents.training.reporting import LoopOutcome, run_loop
 from agents.training.train_result import TrainResult
 
@@ -269,9 +270,11 @@ class Trainer:
 
     def _start(self, tf_logs: bool):
         """The Run (a new run's directory is removed by `close` when building it fails)."""
-        from agents.training import tf_loading
+        from agents.runtime import tf_loading
 
-        tf_loading.import_tensorflow(tf_logs, self.config["agent"])
+        lost = tf_loading.import_tensorflow(tf_logs, compilation.onednn(self.config["agent"]))
+        if lost:
+            warn(lost)
         from agents.tools.batch_env import BatchEnvError
         from agents.tools.checkpoints import CheckpointError
         from agents.training.run import Run

@@ -29,8 +29,8 @@ def test_world_size_is_no_config_value():
 
 
 def test_closed_choices_match_what_the_code_builds():
-    from agents.ppo import cnn_gru
-    from agents.training import environments
+    from agents.envs.python import environments
+    from agents.ppo.networks import cnn_gru
 
     assert schema.KEYS["policy_size"].choices == tuple(cnn_gru.POLICY_SIZES)
     assert schema.KEYS["env_wrapper"].choices == environments.WRAPPERS

@@ -10,7 +10,7 @@ from agents.envs.gridworld import pixels, view
 from agents.envs.gridworld.convert import stack, state_of
 from agents.envs.gridworld.env import MiniGridEnv
 from agents.envs.gridworld.state import GridState
-from agents.training.environments import make_env
+from agents.envs.python.environments import make_env
 from tests.envs.minigrid_transitions import _perturb
 
 IDS = (

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from agents.ppo.cnn_gru import MIN_FRAME_SIZE, CnnGruPolicy
-from agents.ppo.network import NetworkOutput, act
+from agents.ppo.networks.cnn_gru import MIN_FRAME_SIZE, CnnGruPolicy
+from agents.ppo.networks.contract import NetworkOutput, act
 
 SHAPE = (MIN_FRAME_SIZE, MIN_FRAME_SIZE, 4)
 ACTIONS = gym.spaces.Discrete(5)

@@ -1,6 +1,6 @@
 """Tests for the conv-stack geometry, against hand-computed DQN sizes."""
 
-from agents.ppo import conv
+from agents.ppo.networks import conv
 
 DQN = ((32, 8, 4), (64, 4, 2), (64, 3, 1))
 

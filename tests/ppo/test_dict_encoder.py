@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from agents.ppo import dict_encoder
-from agents.ppo.networks import make_network
+from agents.ppo.networks import dict_encoder
+from agents.ppo.networks.mlp import make_network
 from agents.ppo.normalize import StreamingNormalize
 from agents.tools.dict_observations import PackedDict, normalized_entries, pack
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from agents.ppo.distributions import MASKED_LOGIT, Categorical, inverse_cdf
+from agents.ppo.networks.distributions import MASKED_LOGIT, Categorical, inverse_cdf
 
 
 def _reference(logits: np.ndarray, uniform: np.ndarray) -> np.ndarray:

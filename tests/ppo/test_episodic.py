@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from agents.ppo.episodic import EpisodicVisits, first_in_episode, observation_keys
+from agents.ppo.exploration.episodic import EpisodicVisits, first_in_episode, observation_keys
 
 
 def _reference(rollouts, num_envs):

@@ -166,7 +166,7 @@ class _DictEnv(gym.Env):
 
 def test_an_exported_dict_policy_normalizes_and_masks_as_the_agent_does(tmp_path):
     from agents.policy import Policy
-    from agents.ppo.network import act
+    from agents.ppo.networks.contract import act
     from agents.tools.observation_wrappers import PackDictObservation
 
     envs = []

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from agents.ppo.distributions import (
+from agents.ppo.networks.distributions import (
     CategoricalHead,
     MultiCategoricalHead,
     check_mask_size,

@@ -12,7 +12,7 @@ import tensorflow_probability as tfp
 from agents import tools
 from agents.ppo import losses, minibatch
 from agents.ppo.algorithm import PPO
-from agents.ppo.network import NetworkOutput
+from agents.ppo.networks.contract import NetworkOutput
 from agents.scripts import configs
 from tests.floats import assert_float32_close
 

@@ -14,8 +14,8 @@ import yaml
 import agents
 from agents.config import catalogue, schema
 from agents.ppo.algorithm import PPO
-from agents.ppo.network import Network
-from agents.ppo.networks import make_network
+from agents.ppo.networks.contract import Network
+from agents.ppo.networks.mlp import make_network
 from agents.scripts import configs
 from agents.tools.checkpoints import list_checkpoints
 

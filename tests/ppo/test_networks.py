@@ -11,8 +11,8 @@ import pytest
 import tensorflow as tf
 import tensorflow_probability as tfp
 
-from agents.ppo.network import NetworkOutput
-from agents.ppo.networks import make_network
+from agents.ppo.networks.contract import NetworkOutput
+from agents.ppo.networks.mlp import make_network
 from tests.floats import assert_float32_close
 
 tfd = tfp.distributions

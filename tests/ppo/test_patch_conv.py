@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from agents.ppo.patch_conv import PatchConv2D, image_patches
+from agents.ppo.networks.patch_conv import PatchConv2D, image_patches
 
 
 def _naive_conv(images, kernel, bias, stride):

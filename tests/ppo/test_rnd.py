@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from agents.ppo.exploration.rnd import RND
 from agents.ppo.normalize import RewardScaler
-from agents.ppo.rnd import RND
 from tests.floats import assert_float32_close
 
 SHAPE = (36, 36, 4)  # The smallest frames the conv stack accepts.

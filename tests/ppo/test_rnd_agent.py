@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 from agents import tools
-from agents.ppo.rnd_agent import RNDPPO
+from agents.ppo.exploration.rnd_agent import RNDPPO
 from agents.scripts import configs
 
 
@@ -119,7 +119,7 @@ def test_checkpoint_restores_rnd_networks_and_intrinsic_statistics(trained, tmp_
 def test_convolutions_run_as_patch_products_exactly_where_xla_compiles_the_update(
     conv_stack, size, compiler, patches
 ):
-    from agents.ppo.patch_conv import PatchConv2D
+    from agents.ppo.networks.patch_conv import PatchConv2D
 
     envs = [
         tools.MockEnvironment(

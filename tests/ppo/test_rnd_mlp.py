@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from agents.ppo.rnd import RND, choose_torso
+from agents.ppo.exploration.rnd import RND, choose_torso
 
 SHAPE = (7, 7, 3)  # MiniGrid's symbolic view.
 

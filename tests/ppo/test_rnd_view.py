@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from agents.ppo.rnd_view import rnd_view
+from agents.ppo.exploration.rnd_view import rnd_view
 from agents.tools.dict_observations import PackedDict, pack
 
 

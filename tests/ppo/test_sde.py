@@ -8,8 +8,8 @@ import tensorflow as tf
 from agents import tools
 from agents.ppo.algorithm import PPO, Evaluator
 from agents.ppo.export import export_policy
-from agents.ppo.networks import make_network
-from agents.ppo.sde import EPSILON, ExplorationNoise, sde_std
+from agents.ppo.networks.mlp import make_network
+from agents.ppo.networks.sde import EPSILON, ExplorationNoise, sde_std
 from agents.scripts import configs
 from tests.floats import assert_float32_close
 

@@ -14,8 +14,8 @@ import tensorflow as tf
 
 from agents.config.errors import UsageError
 from agents.config.files import load_config
+from agents.envs.python.environments import make_env
 from agents.scripts import visualize
-from agents.training.environments import make_env
 from tests.scripts import runs
 
 

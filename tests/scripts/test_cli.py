@@ -183,13 +183,13 @@ def test_console_is_quiet_unless_verbose(tmp_path):
 @pytest.mark.parametrize("verbose, user_level, level", [(False, None, "3"), (True, None, None),
                                                         (False, "1", "1")])  # fmt: skip
 def test_log_level_is_set_before_tensorflow_loads_unless_verbose_or_set(verbose, user_level, level):
-    from agents.training import tf_loading
+    from agents.runtime import tf_loading
 
     env = {k: v for k, v in os.environ.items() if k != tf_loading.LOG_LEVEL}
     if user_level:
         env[tf_loading.LOG_LEVEL] = user_level
     code = (
-        "import os; from agents.training import tf_loading; "
+        "import os; from agents.runtime import tf_loading; "
         f"tf_loading.import_tensorflow({verbose}); print(os.environ.get(tf_loading.LOG_LEVEL))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)

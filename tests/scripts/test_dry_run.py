@@ -44,7 +44,7 @@ def test_dry_run_refuses_what_training_would_refuse_in_one_line(tmp_path):
 def test_a_run_on_an_env_given_from_python_says_how_to_resume_it():
     import pytest
 
-    from agents.training import environments
+    from agents.envs.python import environments
 
     for check in (
         lambda: environments.make_env("agents_api/MyEnv-v0"),

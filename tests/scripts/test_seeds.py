@@ -72,7 +72,7 @@ def test_seeds_refuses_a_seed_or_a_timestamp_beside_it(tmp_path):
 
 def test_the_python_api_trains_seeds_and_returns_their_outcomes(tmp_path):
     import agents
-    from agents.training.seeds import summary_lines
+    from agents.multirun.seeds import summary_lines
 
     outcomes = agents.train("debug", logdir=str(tmp_path), seeds=[4, 2], parallel=2, verbose=0)
     assert [outcome.seed for outcome in outcomes] == [4, 2]

@@ -10,10 +10,10 @@ import pytest
 
 import agents
 from agents.config.files import load_config
+from agents.envs.python.environments import make_env
 from agents.ppo import compilation
 from agents.scripts.configs import CONFIGS
 from agents.training.checkpoint_policy import make_run_env
-from agents.training.environments import make_env
 
 
 @pytest.fixture(autouse=True)

@@ -8,7 +8,7 @@ run on Montezuma's Revenge at all.
 import numpy as np
 import pytest
 
-from agents.ppo.rnd_agent import RNDPPO
+from agents.ppo.exploration.rnd_agent import RNDPPO
 from agents.scripts import configs
 from agents.training import curves as plot
 from agents.training.run import Run
@@ -92,7 +92,7 @@ def test_montezuma_episodes_end_at_the_rnd_papers_4500_steps():
     pytest.importorskip("ale_py")
     pytest.importorskip("cv2")
     from agents.config.config import Config
-    from agents.training import environments
+    from agents.envs.python import environments
 
     config = Config.build(configs.montezuma_rnd())
     env = environments.make_env(config.env, config.max_episode_steps, config.env_wrapper)

@@ -20,7 +20,7 @@ LOG_LEVEL = "TF_CPP_MIN_LOG_LEVEL"
 
 def quiet_import() -> ModuleType:
     """TensorFlow, imported quietly where the log level hides info lines (the bare import;
-    `agents.training.tf_loading.import_tensorflow` also sets the process up for training)."""
+    `agents.runtime.tf_loading.import_tensorflow` also sets the process up for training)."""
     if "tensorflow" not in sys.modules:
         with captured_stderr(os.environ.get(LOG_LEVEL, "0") not in ("", "0")):
             import tensorflow  # noqa: F401

@@ -9,8 +9,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from agents.envs.python import env_warnings
 from agents.tools.observation_wrappers import InfoActionMask, PackDictObservation
-from agents.training import env_warnings
 
 WRAPPERS = ("minigrid_pixels", "minigrid_image", "minigrid_dict", "atari", "info_action_mask")
 API_NAMESPACE = (

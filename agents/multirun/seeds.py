@@ -22,7 +22,8 @@ from typing import Any
 
 from agents.config import budget
 from agents.config.errors import UsageError
-from agents.training import aggregates, quiet_run, run_setup
+from agents.multirun import aggregates, quiet_run
+from agents.training import run_setup
 from agents.training.callbacks import Callback
 from agents.training.train_result import TrainResult
 

@@ -14,7 +14,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from agents.training import environments
+from agents.envs.python import environments
 
 BACKENDS = ("python", "gymnasium-sync", "gymnasium-async", "envpool")
 # EnvPool's own options for each wrapper it can stand in for (None: its envs as they are).

@@ -9,10 +9,10 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from agents.ppo import conv
-from agents.ppo.distributions import orthogonal
-from agents.ppo.patch_conv import conv2d_layer
-from agents.ppo.weights import Weights
+from agents.ppo.networks import conv
+from agents.ppo.networks.distributions import orthogonal
+from agents.ppo.networks.patch_conv import conv2d_layer
+from agents.ppo.networks.weights import Weights
 from agents.tools.mpi import CrossReplicaSum
 from agents.tools.running_mean_std import RunningMeanStd
 
@@ -65,8 +65,8 @@ def choose_torso(
     observation_shape: Sequence[int], choice: str = "auto", conv_stack: str = "dqn"
 ) -> str:
     """RND's torso for observations of `observation_shape`: `choice`, or for "auto" the conv
-    stack (`conv_stack`, a name in `agents.ppo.conv.RND_STACKS`) where frames are large enough
-    for it, else the MLP (e.g. MiniGrid's 7x7 symbolic view)."""
+    stack (`conv_stack`, a name in `agents.ppo.networks.conv.RND_STACKS`) where frames are large
+    enough for it, else the MLP (e.g. MiniGrid's 7x7 symbolic view)."""
     if choice != "auto":
         return choice
     frames = len(observation_shape) == 3
@@ -126,7 +126,7 @@ class RND(tf.Module):
             (the paper's); "mlp": two dense layers of `torso_width` on the whole flattened
             observation, normalized per element (small symbolic observations).
           torso_width: Width of the MLP torso's layers (and of the predictor's layers after it).
-          conv_stack: The conv torso's stack, a name in `agents.ppo.conv.RND_STACKS`.
+          conv_stack: The conv torso's stack, a name in `agents.ppo.networks.conv.RND_STACKS`.
           conv_matmul: Whether the conv torso's convolutions run as matrix products over their
             patches (`PatchConv2D`: the same layers, faster under XLA on a CPU).
 

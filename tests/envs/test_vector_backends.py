@@ -6,8 +6,8 @@ import pytest
 
 from agents import tools
 from agents.config import validate
-from agents.training import vector_envs
-from agents.training.environments import make_envs
+from agents.envs.python import vector_envs
+from agents.envs.python.environments import make_envs
 
 GYMNASIUM = ("gymnasium-sync", "gymnasium-async")
 
@@ -128,7 +128,7 @@ def test_a_user_instance_serves_training_and_is_rebuilt_for_evaluation():
 def test_envpool_atari_frames_are_the_atari_wrappers_frame_by_frame():
     envpool = pytest.importorskip("envpool")
     pytest.importorskip("ale_py")
-    from agents.training import environments
+    from agents.envs.python import environments
 
     environments._register("ALE/MontezumaRevenge-v5")
     # Randomness off on both sides (sticky actions; one no-op at reset, as each counts them
@@ -182,7 +182,7 @@ def test_a_seed_reproduces_a_run_on_each_backend(backend, tmp_path):
 def test_envpool_minigrid_observations_are_minigrids_step_by_step(wrapper):
     pytest.importorskip("envpool")
     pytest.importorskip("minigrid")
-    from agents.training import environments
+    from agents.envs.python import environments
 
     python = environments.make_env("MiniGrid-Empty-5x5-v0", wrapper=wrapper)
     pool = vector_envs.make("MiniGrid-Empty-5x5-v0", 1, "envpool", wrapper=wrapper)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from agents import tools
-from agents.training import vector_envs
-from agents.training.environments import episode_limit, make_envs
+from agents.envs.python import vector_envs
+from agents.envs.python.environments import episode_limit, make_envs
 
 
 def make_batch_env(config: Any, count: int, seed: int, name: str, built: list) -> Any:

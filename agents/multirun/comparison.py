@@ -12,7 +12,7 @@ import numpy as np
 
 from agents.config import files
 from agents.config.errors import UsageError
-from agents.training import aggregates
+from agents.multirun import aggregates
 from agents.training.metrics_log import read_metrics
 
 X_AXES = ("env_steps", "wall_time")

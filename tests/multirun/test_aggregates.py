@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from agents.training import aggregates
+from agents.multirun import aggregates
 
 
 def test_iqm_by_hand():

@@ -2,8 +2,9 @@
 
 TensorFlow reads `TF_CPP_MIN_LOG_LEVEL`, `TF_ENABLE_ONEDNN_OPTS` and `TF_XLA_FLAGS` once, when
 it loads, and some of its libraries print before absl's logging starts (oneDNN, CUDA stubs), so
-`prepare` sets them before the import (`import agents` calls it) and the import's lines are
-caught. A value the user set is kept (and a user's log level hides nothing).
+`prepare` sets them before the import (a run, a loaded policy and the native envs call it before
+they load TensorFlow) and the import's lines are caught. A value the user set is
+kept (and a user's log level hides nothing).
 
 TensorFlow loaded by someone else first (`import tensorflow` before `import agents`) keeps what it
 read: `import_tensorflow` then quiets what still can be (its Python loggers; its C++ lines of
@@ -19,9 +20,10 @@ import re
 import sys
 from collections.abc import Iterator
 
-from agents.tools.tf_import import LOG_LEVEL, captured_stderr
-from agents.training import compile_cache, tf_defaults
+from agents.runtime import compile_cache
+from agents.runtime.tf_import import LOG_LEVEL, captured_stderr
 
+ONEDNN = "TF_ENABLE_ONEDNN_OPTS"
 ONEDNN_DEFAULT = "1"  # TensorFlow's own, on x86 Linux, where the variable is unset.
 
 # The variables agents set, not the user, with their values (`KEY=value,...`), named in the
@@ -31,11 +33,14 @@ OURS = "AGENTS_TF_SETTINGS"
 _state = {"adopted": False, "native_logs_hidden": False, "warned": False}
 
 
-def prepare(agent: str = "ppo", verbose: bool = False) -> None:
-    """Set TensorFlow's process variables for `agent`, unless TensorFlow is loaded already.
+def prepare(onednn: bool = False, verbose: bool = False) -> None:
+    """Set TensorFlow's process variables, unless TensorFlow is loaded already.
 
-    The compile cache (`compile_cache`), the agent family's defaults (`tf_defaults`) and, unless
-    `verbose`, log level 3; a variable the user set is left as it is.
+    The compile cache (`compile_cache`), oneDNN on or off as the agent family runs fastest
+    (`onednn`, from `agents.ppo.compilation.onednn`; off suits `ppo`'s small ops) and, unless
+    `verbose`, log level 3; a variable the user set is left as it is. Also one inter-op thread
+    (`TF_NUM_INTEROP_THREADS=1`) speeds up the rollout step of tiny networks but slows the XLA
+    update of larger ones, so it is left to the user.
     """
     if "tensorflow" in sys.modules:
         return
@@ -44,7 +49,7 @@ def prepare(agent: str = "ppo", verbose: bool = False) -> None:
         pair.split("=", 1) for pair in os.environ.get(OURS, "").split(",") if "=" in pair
     )
     ours = {key: value for key, value in recorded.items() if os.environ.get(key) == value}
-    wanted = dict(tf_defaults.defaults(agent))
+    wanted = {ONEDNN: "1" if onednn else "0"}
     if not verbose:
         wanted[LOG_LEVEL] = "3"  # Also read by env processes and MPI ranks spawned later.
     elif LOG_LEVEL in ours:
@@ -55,19 +60,22 @@ def prepare(agent: str = "ppo", verbose: bool = False) -> None:
     os.environ[OURS] = ",".join(f"{key}={value}" for key, value in sorted(ours.items()))
 
 
-def import_tensorflow(verbose: bool = False, agent: str | None = None) -> None:
+def import_tensorflow(verbose: bool = False, onednn: bool | None = None) -> str | None:
     """Import TensorFlow, Keras and TensorFlow Probability, silently unless `verbose`.
 
     Args:
         verbose: Show TensorFlow's log lines (its C++ logs, absl's and its Python logger's).
-        agent: The agent family to be trained, whose process settings TensorFlow loads with
-            (see `tf_defaults`); a TensorFlow loaded earlier without them is warned of. None
-            (no training, e.g. loading a policy): `ppo`'s, and no warning.
+        onednn: Whether the agent family to be trained runs with oneDNN
+            (`agents.ppo.compilation.onednn`); a TensorFlow loaded earlier otherwise is warned
+            of. None (no training, e.g. loading a policy): off, and no warning.
+
+    Returns:
+        A warning line for the caller to show, once per process, where TensorFlow was loaded
+        before these settings could be made and the agent runs without some of them; else None.
     """
     if "tensorflow" in sys.modules:
-        _adopt(verbose, agent)
-        return
-    prepare(agent or "ppo", verbose)
+        return _adopt(verbose, onednn)
+    prepare(bool(onednn), verbose)
     # A level that hides info lines (ours, the user's or a parent process's) hides the lines
     # printed before absl's logging starts too, which ignore it.
     quiet = not verbose and os.environ.get(LOG_LEVEL, "0") not in ("", "0")
@@ -77,17 +85,18 @@ def import_tensorflow(verbose: bool = False, agent: str | None = None) -> None:
         import tensorflow_probability  # noqa: F401
     if not verbose:
         _quiet_python_loggers()
+    return None
 
 
-def unapplied(agent: str, environ=os.environ) -> list[str]:
-    """The settings `agent` runs with that a TensorFlow loaded under `environ` lacks, as
-    phrases (e.g. "oneDNN stays on (this agent runs with TF_ENABLE_ONEDNN_OPTS=0)")."""
+def unapplied(onednn: bool, environ=os.environ) -> list[str]:
+    """The settings an agent that runs with oneDNN `onednn` lacks in a TensorFlow loaded under
+    `environ`, as phrases (e.g. "oneDNN stays on (this agent runs with
+    TF_ENABLE_ONEDNN_OPTS=0)")."""
     lacking = []
-    key = tf_defaults.ONEDNN
-    loaded, wanted = environ.get(key, ONEDNN_DEFAULT), tf_defaults.defaults(agent)[key]
+    loaded, wanted = environ.get(ONEDNN, ONEDNN_DEFAULT), "1" if onednn else "0"
     if loaded != wanted:
         state = "on" if loaded == "1" else "off"
-        lacking.append(f"oneDNN stays {state} (this agent runs with {key}={wanted})")
+        lacking.append(f"oneDNN stays {state} (this agent runs with {ONEDNN}={wanted})")
     cache_off = environ.get("AGENTS_XLA_CACHE") == "0"
     if not cache_off and compile_cache.CACHE_FLAG not in environ.get(compile_cache.FLAGS, ""):
         lacking.append("XLA's compile cache is off")
@@ -112,8 +121,9 @@ def _not_native_log(line: str) -> bool:
     return not (_NATIVE_LOG.match(line) or line.startswith(_ABSL_NOTICE))
 
 
-def _adopt(verbose: bool, agent: str | None) -> None:
-    """TensorFlow was loaded before this call: quiet what can be, warn once of what is lost."""
+def _adopt(verbose: bool, onednn: bool | None) -> str | None:
+    """TensorFlow was loaded before this call: quiet what can be; the warning of what is lost,
+    once."""
     import keras  # noqa: F401
     import tensorflow as tf
     import tensorflow_probability  # noqa: F401
@@ -127,16 +137,15 @@ def _adopt(verbose: bool, agent: str | None) -> None:
             # XLA's service and its MLIR bridge start with a first compiled function.
             tf.function(lambda x: tf.reduce_sum(x * x), jit_compile=True)(tf.ones([2]))
     _state["adopted"] = True
-    lacking = unapplied(agent) if agent is not None else []
-    if lacking and not _state["warned"]:
-        from agents.training.hooks import warn
-
-        _state["warned"] = True
-        warn(
-            "warning: TensorFlow was loaded before agents could set its process settings: "
-            f"{', '.join(lacking)}; import agents before tensorflow, or set them in the "
-            "environment before it loads."
-        )
+    lacking = unapplied(onednn) if onednn is not None else []
+    if not lacking or _state["warned"]:
+        return None
+    _state["warned"] = True
+    return (
+        "warning: TensorFlow was loaded before agents could set its process settings: "
+        f"{', '.join(lacking)}; call agents.runtime.prepare() before importing tensorflow, or "
+        "set them in the environment before it loads."
+    )
 
 
 def _quiet_python_loggers() -> None:

@@ -19,7 +19,7 @@ import yaml
 
 from agents.config import files, named, schema
 from agents.config.errors import UsageError
-from agents.training import quiet_run
+from agents.multirun import quiet_run
 from agents.training.callbacks import Callback
 
 # Without a space of the user's: RL-Zoo's PPO sampler's ranges (rl_zoo3/hyperparams_opt.py).

@@ -82,7 +82,8 @@ class Network(keras.Model):
         missing = [name for name in CONTRACT if not _defined_below_network(cls, name)]
         if missing:
             raise TypeError(
-                f"Network {cls.__name__} lacks {', '.join(missing)} (see agents.ppo.network)."
+                f"Network {cls.__name__} lacks {', '.join(missing)} "
+                "(see agents.ppo.networks.contract)."
             )
 
 

@@ -5,7 +5,7 @@ import os
 import pytest
 
 from agents.config.errors import UsageError
-from agents.training import tuning
+from agents.multirun import tuning
 
 optuna = pytest.importorskip("optuna")
 

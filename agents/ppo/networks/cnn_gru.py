@@ -10,10 +10,15 @@ import keras
 import tensorflow as tf
 import tensorflow_probability as tfp
 
-from agents.ppo import conv, recurrent_unroll
-from agents.ppo.distributions import make_policy_head, orthogonal, orthogonal_dense, unflatten
-from agents.ppo.network import Network, NetworkOutput
-from agents.ppo.patch_conv import conv2d_layer
+from agents.ppo.networks import conv, recurrent_unroll
+from agents.ppo.networks.contract import Network, NetworkOutput
+from agents.ppo.networks.distributions import (
+    make_policy_head,
+    orthogonal,
+    orthogonal_dense,
+    unflatten,
+)
+from agents.ppo.networks.patch_conv import conv2d_layer
 
 tfd = tfp.distributions
 
@@ -33,7 +38,7 @@ class CnnGruPolicy(Network):
     """Recurrent Atari policy of Burda et al. (2018), "Exploration by Random Network Distillation".
 
     uint8 frames / 255 -> convs (ReLU, 'valid'; "dqn": 32x8/4, 64x4/2, 64x4/1, the paper's; or
-    "tiles8", see `agents.ppo.conv`) -> dense `hidsize` (ReLU) ->
+    "tiles8", see `agents.ppo.networks.conv`) -> dense `hidsize` (ReLU) ->
     GRU of `memsize` units -> optional residual layers `x + relu(dense(x))` (one on the policy
     path, one on the value path) -> categorical logits and two value heads: "" (the extrinsic
     reward's, RND's `vpred_ext`) and "_int" (the intrinsic reward's, `vpred_int`). Like every
@@ -69,7 +74,7 @@ class CnnGruPolicy(Network):
             memsize: Base number of GRU units; the state has `memsize * multiplier` entries.
             extrahid: Whether to add the residual hidden layers on the policy and value paths.
             rec_gate_init: Initial bias of the GRU gates.
-            conv_stack: The convolutions, a name in `agents.ppo.conv.POLICY_STACKS`.
+            conv_stack: The convolutions, a name in `agents.ppo.networks.conv.POLICY_STACKS`.
             conv_matmul: Whether the convolutions run as matrix products over their patches
                 (`PatchConv2D`: the same layers, faster under XLA on a CPU).
             **kwargs: Passed on to `keras.Model` (e.g. `name`).

@@ -1,7 +1,7 @@
 """The MLP and GRU policy/value networks of the `ppo` agent, and `make_network`.
 
-Each maps [batch, time] observations to a `NetworkOutput` (see `agents.ppo.network` for the
-contract); `agents.config.catalogue.NETWORKS` names them for configs.
+Each maps [batch, time] observations to a `NetworkOutput` (see `agents.ppo.networks.contract` for
+the contract); `agents.config.catalogue.NETWORKS` names them for configs.
 """
 
 from __future__ import annotations
@@ -18,15 +18,15 @@ import tensorflow as tf
 import tensorflow_probability as tfp
 
 from agents.config import catalogue
-from agents.ppo import recurrent_unroll
-from agents.ppo.dict_encoder import DictEncoder
-from agents.ppo.distributions import (
+from agents.ppo.networks import recurrent_unroll
+from agents.ppo.networks.contract import Network, NetworkOutput
+from agents.ppo.networks.dict_encoder import DictEncoder
+from agents.ppo.networks.distributions import (
     check_mask_size,
     make_policy_head,
     orthogonal_dense,
     unflatten,
 )
-from agents.ppo.network import Network, NetworkOutput
 from agents.tools.dict_observations import PackedDict, mask_field
 
 tfd = tfp.distributions
@@ -325,7 +325,7 @@ def make_network(
 
     The model is called as `model(observ, reset, state)` with observ [B, T, *obs_shape] float32,
     reset [B, T] bool and state from `model.initial_state(B)`, and returns a `NetworkOutput`
-    (see `agents.ppo.network`). Evaluation uses `output.policy.mode()`.
+    (see `agents.ppo.networks.contract`). Evaluation uses `output.policy.mode()`.
 
     Args:
         observation_space: A Box of any shape, which the MLP networks flatten, or a packed dict
@@ -370,7 +370,7 @@ def make_network(
         network = builder(observation_space, action_space, config, value_streams=value_streams)
     if not isinstance(network, Network):
         raise ValueError(
-            f"Network {name!r} built a {type(network).__name__}, not an agents.ppo.network."
-            "Network (see its contract)."
+            f"Network {name!r} built a {type(network).__name__}, not an "
+            "agents.ppo.networks.contract.Network (see its contract)."
         )
     return network

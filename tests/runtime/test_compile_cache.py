@@ -3,7 +3,7 @@
 import os
 import re
 
-from agents.training import compile_cache
+from agents.runtime import compile_cache
 from tests.scripts.capture import untimed
 
 

@@ -16,8 +16,8 @@ import math
 import keras
 import tensorflow as tf
 
-from agents.ppo import conv
-from agents.ppo.distributions import orthogonal, orthogonal_dense
+from agents.ppo.networks import conv
+from agents.ppo.networks.distributions import orthogonal, orthogonal_dense
 from agents.tools.dict_observations import Field, PackedDict, fields, mask_field
 
 # Sizes of what each kind of key contributes to the features.

@@ -9,7 +9,7 @@ import pytest
 
 from agents.config import files, schema
 from agents.config.errors import UsageError
-from agents.training import aggregates, comparison
+from agents.multirun import aggregates, comparison
 
 
 def _run(root, name, seed, scores, env="Pendulum-v1", steps=(100, 200, 300)):

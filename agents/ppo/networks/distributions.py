@@ -10,7 +10,7 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_probability as tfp
 
-from agents.ppo.sde import sde_std
+from agents.ppo.networks.sde import sde_std
 
 tfd = tfp.distributions
 

@@ -9,7 +9,7 @@ import warnings
 
 import pytest
 
-from agents.training import env_warnings
+from agents.envs.python import env_warnings
 
 ROOT = str(pathlib.Path(__file__).parent.parent.parent)
 SETTOTALMASS = "compiler attribute 'settotalmass' is deprecated"
@@ -17,7 +17,7 @@ SETTOTALMASS = "compiler attribute 'settotalmass' is deprecated"
 # Makes 4 HalfCheetah-v5 envs as training does and steps them; MuJoCo 4.0 warns about the
 # deprecated `settotalmass` of the cheetah's model once for each model it compiles.
 _MAKE_ENVS = """
-from agents.training import environments
+from agents.envs.python import environments
 envs = environments.make_envs("HalfCheetah-v5", 4, processes={processes})
 for seed, env in enumerate(envs):
     env.reset(seed=seed)
@@ -75,7 +75,7 @@ def test_warnings_as_errors_do_not_abort_mujoco(tmp_path):
 def test_other_envs_do_not_load_mujoco(tmp_path):
     code = (
         "import sys\n"
-        "from agents.training import environments\n"
+        "from agents.envs.python import environments\n"
         "environments.make_env('CartPole-v1').close()\n"
         "print('mujoco' in sys.modules)\n"
     )

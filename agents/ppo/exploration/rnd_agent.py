@@ -6,12 +6,12 @@ import tensorflow as tf
 
 from agents.ppo import streams
 from agents.ppo.algorithm import PPO
-from agents.ppo.cnn_gru import cnn_gru
-from agents.ppo.episodic import EpisodicVisits
-from agents.ppo.networks import make_network
+from agents.ppo.exploration.episodic import EpisodicVisits
+from agents.ppo.exploration.rnd import RND, choose_torso
+from agents.ppo.exploration.rnd_view import rnd_view
+from agents.ppo.networks.cnn_gru import cnn_gru
+from agents.ppo.networks.mlp import make_network
 from agents.ppo.normalize import RewardScaler
-from agents.ppo.rnd import RND, choose_torso
-from agents.ppo.rnd_view import rnd_view
 from agents.tools.ranks import ONE_PROCESS, Ranks
 
 

@@ -1,0 +1,1 @@
+"""Environments stepped in Python: gymnasium's make, wrappers, vector envs and their batch."""

@@ -1,0 +1,1 @@
+"""Tools over many runs: seeds, tuning studies, comparisons and their aggregates."""

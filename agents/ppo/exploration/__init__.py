@@ -1,0 +1,1 @@
+"""Exploration bonuses: random network distillation, NovelD's episodic gate and the RND agent."""
