@@ -140,8 +140,7 @@ def _train_seeds(config, logdir, seed, env, verbose, resume, callbacks, name, se
 
 def _train(config, logdir, seed, env, verbose, resume, callbacks, name, overrides) -> TrainResult:
     from agents.training import FinishedRunError, TrainingError
-    from agents.training.progress import TrainingProgress
-    from agents.training.run_guard import RunGuard
+    from agents.training.run_guard import process_shell
 
     # Checked here, once: the Trainer sets them without checking them again.
     overrides = CheckedValues({key: _plain(key, value) for key, value in overrides.items()})
@@ -160,9 +159,9 @@ def _train(config, logdir, seed, env, verbose, resume, callbacks, name, override
             overrides=overrides,
             name=name,
         )
-        progress = TrainingProgress(trainer.budget, enabled=verbose > 0)
-        with silence or contextlib.nullcontext(), RunGuard(host=True) as guard, progress:
-            result = trainer.train(guard, progress, verbose >= 2, callbacks)
+        shell = process_shell(trainer.budget, host=True, bar=verbose > 0)
+        with silence or contextlib.nullcontext(), shell as listeners:
+            result = trainer.train(listeners + list(callbacks), verbose >= 2)
     except FinishedRunError as error:
         raise ValueError(error.message(f"train(resume={error.run_dir!r}, train_steps=N)")) from None
     except UsageError as error:

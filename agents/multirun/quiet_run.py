@@ -27,14 +27,13 @@ def train_quietly(
         UsageError: A bad config, key, value or name.
         TrainingError: The run failed (the latest checkpoint is kept).
     """
-    from agents.training.progress import TrainingProgress
-    from agents.training.run_guard import RunGuard
+    from agents.training.run_guard import process_shell
     from agents.training.trainer import Trainer
 
     with contextlib.redirect_stdout(io.StringIO()):
         trainer = Trainer(config, logdir, seed=seed, overrides=overrides, name=name)
         try:
-            with RunGuard(host=True) as guard, TrainingProgress(0, enabled=False) as progress:
-                return trainer.train(guard, progress, callbacks=list(callbacks))
+            with process_shell(trainer.budget, host=True, bar=False) as listeners:
+                return trainer.train(listeners + list(callbacks))
         finally:
             trainer.close()

@@ -19,8 +19,7 @@ from agents.scripts import cli, console, dry_run, shutdown
 from agents.scripts.run_status import RunStatus
 from agents.tools import mpi
 from agents.training import Trainer, TrainingError
-from agents.training.progress import TrainingProgress
-from agents.training.run_guard import RunGuard
+from agents.training.run_guard import process_shell
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -60,9 +59,9 @@ def train(args: argparse.Namespace, world: mpi.World | None = None) -> int:
     )
     status = RunStatus(trainer, args.config, args.logdir)
     try:
-        progress = TrainingProgress(trainer.budget, enabled=world.is_root)
-        with RunGuard(world.is_root, status.describe) as guard, progress:
-            result = trainer.train(guard, progress, args.verbose, _tracking(args))
+        shell = process_shell(trainer.budget, root=world.is_root, describe=status.describe)
+        with shell as listeners:
+            result = trainer.train(listeners + _tracking(args), args.verbose)
     except TrainingError as error:
         raise TrainingError(_with_next_step(error, status), error.next_step) from error
     finally:

@@ -4,8 +4,7 @@ Plain Python until a run is built (TensorFlow loads in `Trainer.train`).
 """
 
 from agents.training.callbacks import Callback, KeepBestPolicy, StopOnNoImprovement, StopOnScore
-from agents.training.errors import FinishedRunError, TrainingError
-from agents.training.train_result import TrainResult
+from agents.training.train_result import FinishedRunError, TrainingError, TrainResult
 from agents.training.trainer import Trainer
 
 __all__ = [

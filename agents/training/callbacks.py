@@ -12,21 +12,28 @@ class PrintEval(Callback):
 train("pendulum", callbacks=[PrintEval()], stop_at_score=-300.0)
 ```
 
-A run calls `on_start` once it is built, `on_report` for every train and eval report (the same
-reports the console line, metrics.jsonl and the progress bar get), `on_checkpoint` after each
-checkpoint it saves, and `on_end` with its `TrainResult`. A callback stops the run with
+Everything that listens to a run is a `Callback` in one list: the console lines, the progress
+bar, metrics.jsonl, TensorBoard, the run guard (signals and watchdog: it answers "stop?") and
+the user's own. A run calls `on_start` once it is built, `on_step` between two compiled calls,
+`on_line` for each line it says, `on_report` for every train and eval report (after
+metrics.jsonl holds it), `on_checkpoint` after each checkpoint it saves, `on_end` with its
+`TrainResult`, and `on_close` whatever the outcome. A callback stops the run with
 `run.stop(reason)`: the run ends after the current step, saves a checkpoint and exports its policy,
 as after Ctrl-C, and the result says why (`TrainResult.stopped_by`). A callback that raises stops
-the run with one line naming it; the checkpoint is saved. Under MPI the callbacks run on rank 0,
-and a stop there stops every rank.
+the run with one line naming it; the checkpoint is saved. Under MPI the callbacks run on rank 0
+(those marked `every_rank` on every rank), and a stop there stops every rank.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
+from collections.abc import Callable
 from typing import Any
+
+from agents.training.train_result import TrainingError
 
 
 class RunHandle:
@@ -35,28 +42,42 @@ class RunHandle:
     Args:
         run_dir: The run directory.
         config: The run's config (read-only).
-        export: `export(path)` writes the current policy as a SavedModel; None: not exportable.
-        env_steps: Returns the training env steps so far (all ranks).
+        ranks: The MPI ranks that train it.
 
     Attributes:
         run_dir: The run directory.
         config: The run's config.
+        ranks: The MPI ranks that train it.
         stopped_by: The reason given to `stop`, or None.
     """
 
-    def __init__(
-        self, run_dir: str, config: Any, export: Any = None, env_steps: Any = lambda: 0
-    ) -> None:
+    def __init__(self, run_dir: str, config: Any, ranks: int = 1) -> None:
         self.run_dir = run_dir
         self.config = config
+        self.ranks = ranks
         self.stopped_by: str | None = None
-        self._export = export
-        self._env_steps = env_steps
+        self._run: Any = None
+        self._export: Callable[[str], str] | None = None
+
+    def bind(self, run: Any, export: Callable[[str], str]) -> None:
+        """The run is built: `run` (a `Run`) answers for env steps, checkpoints and envs, and
+        `export(path)` writes its current policy."""
+        self._run, self._export = run, export
 
     @property
     def env_steps(self) -> int:
         """Training env steps so far, over all ranks."""
-        return self._env_steps()
+        return self._run.env_steps if self._run is not None else 0
+
+    @property
+    def batch_envs(self) -> list:
+        """The Python batch environments the run steps (what a watchdog watches)."""
+        return self._run.batch_envs if self._run is not None else []
+
+    @property
+    def latest_checkpoint(self) -> str | None:
+        """The path of the checkpoint saved last, or None."""
+        return self._run.latest_checkpoint() if self._run is not None else None
 
     def stop(self, reason: str) -> None:
         """End training after the current step (saved and exported as after Ctrl-C)."""
@@ -71,21 +92,50 @@ class RunHandle:
 
 
 class Callback:
-    """Base class of callbacks: every method does nothing; override those you need."""
+    """Base class of everything that listens to a run: every method does nothing; override
+    those you need.
+
+    Attributes:
+        signum: A signal that asks the run to stop after the current step, as the run guard
+            sets it; None (the run's result then carries it as `TrainResult.signum`).
+        every_rank: Called on every MPI rank, not only on rank 0 (the run guard: each rank
+            gets the signals).
+    """
+
+    signum: int | None = None
+    every_rank: bool = False
 
     def on_start(self, run: RunHandle) -> None:
         """The run is built (environments, agent, restored checkpoint) and about to train."""
 
+    def on_step(self, run: RunHandle) -> None:
+        """Between two compiled calls of the loop (`run.env_steps` is current)."""
+
+    def on_line(self, run: RunHandle, line: str) -> None:
+        """A line the run says: starting, its budget, a long evaluation's progress, the end."""
+
     def on_report(self, run: RunHandle, report: Any) -> None:
         """A train or eval report (`agents.tools.loop.Report`): `phase`, `score` (mean episode
-        return, nan without finished episodes), `episodes`, and `metrics` (`env_steps` among
-        them)."""
+        return, nan without finished episodes), `episodes`, and `metrics` (`env_steps`, the one
+        step counter, among them)."""
+
+    def on_eval_call(self, run: RunHandle, finished: int, share: int) -> None:
+        """A compiled call of an evaluation returned: `finished` of this rank's `share` of its
+        episodes are done."""
+
+    def saving(self) -> contextlib.AbstractContextManager:
+        """Held while a checkpoint is written (the run guard waits for it before it ends the
+        process on a second signal)."""
+        return contextlib.nullcontext()
 
     def on_checkpoint(self, run: RunHandle, path: str) -> None:
         """A checkpoint was written at `path`."""
 
     def on_end(self, run: RunHandle, result: Any) -> None:
         """Training ended (its `TrainResult`); the checkpoint is saved and the policy exported."""
+
+    def on_close(self, run: RunHandle) -> None:
+        """The run is over, whatever the outcome: release what the callback holds."""
 
 
 class StopOnScore(Callback):
@@ -179,57 +229,68 @@ class CallbackError(Exception):
 
 
 class CallbackList:
-    """The callbacks of one run, called in order; the first that raises stops the run.
+    """The consumers of one run, called in order; the first that raises stops the run.
 
     Args:
         callbacks: The callbacks.
         handle: The run as the callbacks see it.
-        latest_checkpoint: Returns the path of the checkpoint saved last (for `on_checkpoint`).
     """
 
-    def __init__(
-        self, callbacks: list[Callback], handle: RunHandle, latest_checkpoint: Any = lambda: None
-    ) -> None:
+    def __init__(self, callbacks: list[Callback], handle: RunHandle) -> None:
         self.callbacks = list(callbacks)
         self.handle = handle
-        self.error: CallbackError | None = None
-        self._latest_checkpoint = latest_checkpoint
+        self.error: Exception | None = None
 
-    def saved(self) -> None:
-        """A checkpoint was just written: `on_checkpoint` with its path."""
-        if self.callbacks:
-            self.call("on_checkpoint", self._latest_checkpoint())
+    @property
+    def signum(self) -> int | None:
+        """The first signal a callback (the run guard) was given, or None."""
+        return next((c.signum for c in self.callbacks if c.signum is not None), None)
 
     @property
     def stop_requested(self) -> bool:
-        return self.error is not None or self.handle.stopped_by is not None
+        stopped = self.handle.stopped_by is not None or self.signum is not None
+        return stopped or self.error is not None
 
-    def call(self, method: str, *args: Any) -> None:
-        """Call `method` of every callback (none after one raised)."""
+    def call(self, method: str, *args: Any, always: bool = False) -> None:
+        """Call `method` of every callback; after one raised, none (unless `always`: lines and
+        `on_close` reach every callback whatever happened)."""
         for callback in self.callbacks:
-            if self.error is not None:
+            if self.error is not None and not always:
                 return
             try:
                 getattr(callback, method)(self.handle, *args)
+            except TrainingError as error:  # A consumer of the run's own (a file it writes).
+                self.error = self.error or error
             except Exception as error:
                 reason = (str(error).strip().splitlines() or [""])[0]
                 name = type(callback).__name__
-                self.error = CallbackError(
+                self.error = self.error or CallbackError(
                     f"Callback {name}.{method} raised {type(error).__name__}: {reason}"
                 )
 
+    def say(self, line: str) -> None:
+        """`on_line` for every callback."""
+        self.call("on_line", line, always=True)
 
-class AfterSave:
-    """A reusable context manager around each checkpoint write: `lock` held while it is written
-    (see `RunGuard.saving`), then `after()` called once it is written."""
+    def saved(self) -> None:
+        """A checkpoint was just written: `on_checkpoint` with its path."""
+        self.call("on_checkpoint", self.handle.latest_checkpoint)
 
-    def __init__(self, lock: Any, after: Any) -> None:
-        self._lock, self._after = lock, after
+    def saving(self) -> contextlib.AbstractContextManager:
+        """A reusable context manager around each checkpoint write: every callback's `saving`
+        held while it is written, then `on_checkpoint` with its path."""
+        return _Saving(self)
+
+
+class _Saving:
+    def __init__(self, calls: CallbackList) -> None:
+        self._calls, self._stack = calls, contextlib.ExitStack()
 
     def __enter__(self) -> None:
-        self._lock.__enter__()
+        for callback in self._calls.callbacks:
+            self._stack.enter_context(callback.saving())
 
     def __exit__(self, *exc_info: Any) -> None:
-        self._lock.__exit__(*exc_info)
+        self._stack.close()
         if exc_info[0] is None:
-            self._after()
+            self._calls.saved()

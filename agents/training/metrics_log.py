@@ -13,11 +13,15 @@ import math
 import os
 from typing import Any
 
+from agents.training.callbacks import Callback, RunHandle
+from agents.training.train_result import TrainingError
+
 METRICS_FILE = "metrics.jsonl"
 
 
-class MetricsLog:
-    """Appends reports to `<run_dir>/metrics.jsonl` (a no-op when `run_dir` is None).
+class MetricsLog(Callback):
+    """Appends reports to `<run_dir>/metrics.jsonl` (a no-op when `run_dir` is None); as a
+    consumer of the run's reports, a failed write stops the run (saved) with one line.
 
     Every record is written whole or not at all: a write that fails part-way (a full disk) is
     cut back to the file's previous end before the error is raised, and a partial last line
@@ -66,6 +70,18 @@ class MetricsLog:
             with contextlib.suppress(OSError):  # E.g. a device that cannot be truncated.
                 os.ftruncate(self._fd, end)  # No half record for a reader or a resumed run.
             raise
+
+    def on_report(self, run: RunHandle, report) -> None:
+        try:
+            self.append(report)
+        except OSError as error:
+            raise TrainingError(
+                f"Cannot write {self.path!r} ({error.strerror}); stopped at env step "
+                f"{run.env_steps}"
+            ) from None
+
+    def on_close(self, run: RunHandle) -> None:
+        self.close()
 
     def close(self) -> None:
         if self._fd is not None:

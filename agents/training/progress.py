@@ -14,6 +14,8 @@ from typing import IO, Any
 
 from tqdm import tqdm
 
+from agents.training.callbacks import Callback, RunHandle
+
 
 def bar(
     total: int,
@@ -84,6 +86,12 @@ def _widget_bar() -> type[tqdm] | None:
     return auto
 
 
+def warn(line: str) -> None:
+    """Print `line` on stderr; a progress bar on the terminal is cleared first and redrawn."""
+    tqdm.write(line, file=sys.stderr)
+    sys.stderr.flush()
+
+
 def write(line: str) -> None:
     """Print `line` on stdout, clearing a progress bar on the terminal first and redrawing it.
 
@@ -114,8 +122,8 @@ _TRAINING_FORMAT = (
 )
 
 
-class TrainingProgress:
-    """The progress bar of a training run.
+class TrainingProgress(Callback):
+    """The progress bar of a training run, a consumer of its reports.
 
     Says what it waits for ("starting" while TensorFlow loads and the envs and agent are built,
     "compiling" until the first training call returns), then shows training env steps out of
@@ -139,6 +147,16 @@ class TrainingProgress:
         self._postfix = {"steps/s": "n/a", "train": "n/a", "eval": "n/a"}
         self._bar.set_postfix(self._postfix)
         self._started = False
+
+    def on_start(self, run: RunHandle) -> None:
+        self.restart_at(run.env_steps)
+        self.stage("compiling")
+
+    def on_step(self, run: RunHandle) -> None:
+        self.advance(run.env_steps)
+
+    def on_report(self, run: RunHandle, report) -> None:
+        self.update(report)
 
     def stage(self, text: str) -> None:
         """Say what the run waits for, e.g. "compiling"."""
@@ -167,10 +185,6 @@ class TrainingProgress:
         if not math.isnan(report.score):
             self._postfix[report.phase] = f"{report.score:.1f}"
         self._bar.set_postfix(self._postfix)
-
-    def write(self, line: str) -> None:
-        """Print `line` on stdout above the bar (see `write`)."""
-        write(line)
 
     def close(self) -> None:
         self._bar.close()

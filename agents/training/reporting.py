@@ -1,19 +1,21 @@
-"""The training loop as a Trainer runs it: reports printed, drawn, appended to metrics.jsonl and
-written to TensorBoard."""
+"""The training loop as a Trainer runs it, fanning each report out to its consumers, and the
+console's lines (`ConsoleLog`): a report, a long evaluation's progress, the summary."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import os
 import re
 import time
+from collections.abc import Callable, Iterator
 
 from agents.runtime import compile_cache
 from agents.tools import mpi
-from agents.training.errors import TrainingError
-from agents.training.hooks import warn
-from agents.training.metrics_log import MetricsLog
+from agents.training.callbacks import Callback, CallbackList, RunHandle
+from agents.training.progress import write
+from agents.training.train_result import TrainingError
 
 
 @dataclasses.dataclass
@@ -22,7 +24,7 @@ class LoopOutcome:
 
     Attributes:
         signum: The guard's signal that stopped it, or None.
-        write_error: A line naming the metrics file that could not be written, or None.
+        write_error: A line naming the summaries that could not be written, or None.
         eval_score: Mean score of the last evaluation phase (nan if no episode finished).
         best: The best mean score of the evaluation phases (nan if none had an episode).
         best_step: The env step of that best evaluation (None if none).
@@ -41,134 +43,117 @@ class LoopOutcome:
     start_steps: int = 0
 
 
-def run_loop(run, world: mpi.World, guard, progress, count, callbacks, outcome: LoopOutcome):
-    """Train until the end, a stop request, a callback's stop or a failed write of the metrics
-    file or of TensorBoard's events; yields each report after its consumers (console, progress
-    bar, metrics.jsonl, TensorBoard, callbacks) have taken it.
+def run_loop(run, world: mpi.World, calls: CallbackList, outcome: LoopOutcome) -> Iterator:
+    """Train until the end, a stop request of a consumer (the guard's signal, a callback's
+    stop, a failed write of a run file) or the run directory's disappearance; yields each
+    report after every consumer in `calls` has taken it.
 
     A failing environment or a non-finite value ends training before the loop saves another
     checkpoint, so the latest checkpoint on disk is the last good one.
 
     Args:
         run: The `Run`.
-        world: The MPI ranks; rank 0 prints, writes, calls the callbacks and yields.
-        guard: Its `signum` stops the loop after the current step.
-        progress: Gets every report (`update`) and line (`write`).
-        count: Called with the env steps before every step (what a watchdog tells).
-        callbacks: The run's `CallbackList`; a stop it requests ends the loop after the step.
+        world: The MPI ranks; rank 0's consumers take the reports, and it yields them.
+        calls: The run's consumers (`on_step` before each call, `on_report` for each report).
         outcome: Filled in as the loop goes (how it ended, the eval scores).
 
     Raises:
         TrainingError: An environment failed, a value was non-finite, a checkpoint could not be
-            written, or (under MPI) the metrics file could not be written.
+            written, or (under MPI) the summaries could not be written.
     """
-    from agents.tools.batch_env import BatchEnvError
-    from agents.tools.checkpoints import CheckpointError
-    from agents.tools.loop import SummaryError
-    from agents.training.tensorboard_log import TensorBoardLog
-
     place = _identity(run.run_dir) if world.is_root else None
 
     def should_stop() -> bool:  # Called between the loop's calls.
-        count(run.env_steps)
-        progress.advance(run.env_steps)
+        calls.call("on_step")
         if place is not None and _identity(run.run_dir) != place:
             outcome.vanished = True  # A checkpoint now would start a second run there.
-        return guard.signum is not None or callbacks.stop_requested or outcome.vanished
+        return calls.stop_requested or outcome.vanished
+
+    outcome.started, outcome.start_steps = time.monotonic(), run.env_steps
+    with _named_errors(run, world, outcome):
+        for report in run.loop(should_stop=should_stop):
+            _add_rates(report.metrics, outcome, run.env_steps)
+            if report.phase == "eval" and _count_eval(outcome, float(report.score)):
+                outcome.best_step = run.env_steps
+            if world.is_root:
+                calls.call("on_report", report)
+                if calls.error is None:
+                    yield report
+    outcome.signum = calls.signum
+
+
+@contextlib.contextmanager
+def _named_errors(run, world: mpi.World, outcome: LoopOutcome) -> Iterator[None]:
+    """The loop's errors as one line each: a `TrainingError`, or (a summary the loop could not
+    write, in one process) `outcome.write_error`, which stops the loop."""
+    from agents.tools.batch_env import BatchEnvError
+    from agents.tools.checkpoints import CheckpointError
+    from agents.tools.loop import SummaryError
 
     try:
-        metrics = MetricsLog(run.run_dir if world.is_root else None)
-    except OSError as error:
-        raise TrainingError(f"Cannot open {error.filename!r}: {error.strerror}.") from None
-    if metrics.repaired:
-        warn(f"warning: removed a partial last line ({metrics.repaired} bytes) of {metrics.path}")
-    if metrics.damaged:
-        warn(
-            f"warning: moved {metrics.damaged} damaged line(s) of {metrics.path} to "
-            f"{metrics.path}.damaged"
-        )
-    outcome.started, outcome.start_steps = time.monotonic(), run.env_steps
-    if world.is_root:
-        run.on_eval_call = EvalProgress(progress.write, run, outcome, world.size)
-    tensorboard = None
-    with metrics:
-        try:
-            tensorboard = TensorBoardLog(run.run_dir if world.is_root else None)
-            for report in run.loop(should_stop=should_stop):
-                _add_rates(report.metrics, outcome, run.env_steps)
-                new_best = False
-                if report.phase == "eval":
-                    if world.is_root:
-                        run.on_eval_call.restart()
-                    new_best = _count_eval(outcome, float(report.score))
-                    if new_best:
-                        outcome.best_step = run.env_steps
-                if not world.is_root:
-                    continue
-                progress.write(report_line(report, new_best))
-                progress.update(report)
-                try:
-                    metrics.append(report)
-                except OSError as error:
-                    failure = f"Cannot write {metrics.path!r} ({error.strerror}); stopped"
-                    if world.size > 1:  # The other ranks would wait for this one.
-                        raise TrainingError(f"{failure} at env step {run.env_steps}.") from None
-                    outcome.write_error = f"{failure} at env step {run.env_steps}"
-                    break
-                tensorboard.write(report, run.env_steps)
-                callbacks.call("on_report", report)
-                yield report
-        except SummaryError as error:  # As a metrics file that cannot be written.
-            failure = f"{error}; stopped at env step {run.env_steps}"
-            if world.size > 1:
-                raise TrainingError(f"{failure}.") from None
-            outcome.write_error = failure
-        except (BatchEnvError, FloatingPointError, CheckpointError) as error:
-            raise TrainingError(f"Stopped at env step {run.env_steps}: {error}") from error
-        except Exception as error:
-            cache = compile_cache.unreadable(error)
-            if cache is not None:
-                raise TrainingError(
-                    f"Stopped at env step {run.env_steps}: {cache}.", "resume"
-                ) from error
-            uncompiled = _uncompilable(error, run.config)
-            if uncompiled is None:
-                raise
-            raise TrainingError(f"Stopped at env step {run.env_steps}: {uncompiled}") from error
-        finally:
-            if tensorboard is not None:
-                tensorboard.close()
-    outcome.signum = guard.signum
+        yield
+    except SummaryError as error:  # As a metrics file that cannot be written.
+        failure = f"{error}; stopped at env step {run.env_steps}"
+        if world.size > 1:
+            raise TrainingError(f"{failure}.") from None
+        outcome.write_error = failure
+    except (BatchEnvError, FloatingPointError, CheckpointError) as error:
+        raise TrainingError(f"Stopped at env step {run.env_steps}: {error}") from error
+    except Exception as error:
+        cache = compile_cache.unreadable(error)
+        if cache is not None:
+            raise TrainingError(
+                f"Stopped at env step {run.env_steps}: {cache}.", "resume"
+            ) from error
+        uncompiled = _uncompilable(error, run.config)
+        if uncompiled is None:
+            raise
+        raise TrainingError(f"Stopped at env step {run.env_steps}: {uncompiled}") from error
 
 
-class EvalProgress:
-    """Lines that say how a long evaluation goes (an Atari episode can take 27,000 steps): after
-    each `every` seconds of one, the episodes of rank 0's share finished so far.
+class ConsoleLog(Callback):
+    """The run's lines: each report's (see `report_line`), the run's own (starting, the end)
+    and, in a long evaluation (an Atari episode can take 27,000 steps), after each `every`
+    seconds of one, the episodes of rank 0's share finished so far.
 
-    Called after each compiled call of an evaluation (`Run.on_eval_call`); `restart` after its
-    report.
+    Args:
+        write: Prints a line (default: on stdout above a progress bar, see `progress.write`).
+        every: Seconds between two lines of one evaluation's progress.
     """
 
-    def __init__(self, write, run, outcome: LoopOutcome, ranks: int, every: float = 60.0):
-        self._write, self._run, self._outcome, self._ranks = write, run, outcome, ranks
-        self._every = every
-        self._next: float | None = None
+    def __init__(self, write: Callable[[str], None] = write, every: float = 60.0) -> None:
+        self._write, self._every = write, every
+        self._best = math.nan
+        self._started = time.monotonic()
+        self._next: float | None = None  # When the current evaluation says how it goes.
 
-    def restart(self) -> None:
-        """The next call starts a new evaluation."""
-        self._next = None
+    def on_start(self, run: RunHandle) -> None:
+        self._started = time.monotonic()
 
-    def __call__(self, finished: int, share: int) -> None:
+    def on_line(self, run: RunHandle, line: str) -> None:
+        self._write(line)
+
+    def on_report(self, run: RunHandle, report) -> None:
+        new_best = False
+        if report.phase == "eval":
+            self._next = None  # The next call starts a new evaluation.
+            score = float(report.score)
+            new_best = not math.isnan(score) and not score <= self._best
+            if new_best:
+                self._best = score
+        self._write(report_line(report, new_best))
+
+    def on_eval_call(self, run: RunHandle, finished: int, share: int) -> None:
         now = time.monotonic()
         if self._next is None:
             self._next = now + self._every
         if now < self._next:
             return
         self._next = now + self._every
-        whose = " (rank 0's share)" if self._ranks > 1 else ""
+        whose = " (rank 0's share)" if run.ranks > 1 else ""
         self._write(
-            f" eval  env step {self._run.env_steps:>9}  playing: {finished} of {share} "
-            f"episodes finished{whose}  {clock(now - self._outcome.started)}"
+            f" eval  env step {run.env_steps:>9}  playing: {finished} of {share} "
+            f"episodes finished{whose}  {clock(now - self._started)}"
         )
 
 

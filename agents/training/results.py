@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from agents.config.errors import UsageError
 from agents.runtime import tf_loading
-from agents.training.hooks import warn
+from agents.training.progress import warn
 
 POLICY_DIR = "policy"  # The exported SavedModel, in the run directory.
 

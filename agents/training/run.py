@@ -22,11 +22,11 @@ from agents.envs.python.batch_envs import batch_episode_limit, make_batch_env
 from agents.ppo import compilation
 from agents.ppo.algorithm import Evaluator
 from agents.ppo.factory import make_agent
+from agents.ppo.rollouts import rollouts_then_updates
 from agents.runtime import tf_loading
 from agents.tools.mpi import World
 from agents.tools.ranks import ranks_of
 from agents.training import agent_pool, memory_estimate, summaries
-from agents.training.rollouts import rollouts_then_updates
 
 EVAL_CALL_STEPS = 100  # Simulation steps per compiled evaluation call.
 RANK_SEED_STRIDE = 100_000  # Rank r's envs and sampling use seed + r * stride.

@@ -16,7 +16,9 @@ import select
 import signal
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+
+from agents.training.callbacks import Callback, RunHandle
 
 _POLL_SECONDS = 0.2  # How often the watchdog looks at the environments.
 _SAVE_WAIT_SECONDS = 120.0  # Longest wait for a checkpoint being written, on a second signal.
@@ -34,8 +36,11 @@ _SIGNALS = (
 )
 
 
-class RunGuard:
+class RunGuard(Callback):
     """Within the block, SIGINT (Ctrl-C) and SIGTERM ask the loop to stop before its next step.
+
+    A consumer of the run on every rank: its `signum` answers "stop?", it watches the run's
+    environments from `on_start`, and its `saving` lock is held while a checkpoint is written.
 
     Stopping between steps keeps counters and checkpoints consistent. A second signal ends the
     process within seconds, with exit status 128 + signal, once a checkpoint being written (under
@@ -60,7 +65,7 @@ class RunGuard:
     ) -> None:
         self.signum: int | None = None
         self._host = host
-        self.saving = threading.Lock()  # Held while a checkpoint is written.
+        self._saving = threading.Lock()  # Held while a checkpoint is written.
         self.describe = describe
         self._announce = announce
         self._previous: dict = {}
@@ -71,6 +76,14 @@ class RunGuard:
         self._previous_fd = -1
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+
+    every_rank = True  # Each rank gets the signals and watches its own environments.
+
+    def on_start(self, run: RunHandle) -> None:
+        self.watch(run.batch_envs, run.config.env_timeout)
+
+    def saving(self) -> threading.Lock:
+        return self._saving
 
     def watch(self, batches: Sequence, timeout: float | None) -> None:
         """End the process when a call of one of `batches` (`BatchEnv`s) exceeds `timeout` s.
@@ -133,9 +146,9 @@ class RunGuard:
             if self._announce:
                 _say(f"{name}: stopping after this step (again to stop at once).")
             return
-        if not self.saving.acquire(blocking=False):
+        if not self._saving.acquire(blocking=False):
             _say(f"{name} again: waiting for the checkpoint being written, then stopping.")
-            self.saving.acquire(timeout=_SAVE_WAIT_SECONDS)
+            self._saving.acquire(timeout=_SAVE_WAIT_SECONDS)
         self._end(f"{name} again: stopped at once", 128 + signum)
 
     def _check_envs(self) -> None:
@@ -168,3 +181,33 @@ class RunGuard:
 def _say(line: str) -> None:
     # os.write, not print: the main thread may be inside a print.
     os.write(2, f"{line}\n".encode())
+
+
+@contextlib.contextmanager
+def process_shell(
+    total: int,
+    *,
+    root: bool = True,
+    host: bool = False,
+    bar: bool = True,
+    describe: Callable[[str], str] = str,
+) -> Iterator[list[Callback]]:
+    """The consumers a process wraps a run in, shared by the command line, `agents.train` and
+    the seeds and tuning runners: the run guard (signals, watchdog), the progress bar and the
+    console; within the block the guard's handlers are installed and the bar drawn.
+
+    Args:
+        total: The run's budget in env steps (`Trainer.budget`), for the bar.
+        root: This is MPI rank 0 (or the only process): it announces signals and draws.
+        host: The process is someone else's (a notebook, a script): a second signal stops
+            after the step rather than ending it.
+        bar: Draw the progress bar (on a terminal or in a notebook).
+        describe: Called with the reason when the guard ends the process at once; returns
+            the line to print (the latest checkpoint and how to resume).
+    """
+    from agents.training.progress import TrainingProgress
+    from agents.training.reporting import ConsoleLog
+
+    progress = TrainingProgress(total, enabled=root and bar)
+    with RunGuard(root, describe, host=host) as guard, progress:
+        yield [guard, progress, ConsoleLog()]

@@ -10,10 +10,13 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from agents.config import files, named
+from agents.config import files, named, schema
 from agents.config.config import Config
 from agents.config.errors import UsageError
-from agents.training import resume, run_dirs
+from agents.config.files import CONFIG_FILE
+from agents.tools.checkpoints import list_checkpoints
+from agents.training import run_dirs
+from agents.training.metrics_log import METRICS_FILE, read_metrics
 
 CUSTOM_NAME = "custom"  # The run name of a config given as a dict.
 
@@ -115,7 +118,7 @@ def resumed_run(
         )
     saved = files.load_config(run_dir, name, defaults=named.defaults_of(name))
     config = Config.build(saved, overrides)
-    resume.check_resumable(run_dir, saved, config)
+    check_resumable(run_dir, saved, config)
     recorded = files.saved_seed(os.path.join(run_dir, files.CONFIG_FILE))
     return RunSetup(config, run_dir, name, True, _seed(seed, recorded))
 
@@ -124,3 +127,27 @@ def _seed(seed: int | None, recorded: int | None) -> int:
     if seed is not None:
         return int(seed)
     return 0 if recorded is None else recorded
+
+
+def check_resumable(run_dir: str, saved, config) -> None:
+    """Refuse a resume that would misread or throw away what the run trained.
+
+    Raises:
+        UsageError: A key that shapes the trained variables changed (naming it, with both
+            values), or the run recorded progress but holds no checkpoint to go on from.
+    """
+    for key in schema.FIXED_ON_RESUME:
+        if key in saved and config[key] != saved[key]:
+            raise UsageError(
+                f"Run {run_dir!r} was trained with {key}={saved[key]!r}, not {config[key]!r}: "
+                f"its weights hold no meaning for another {key}. Start a new run from its "
+                f"config instead: --config={os.path.join(run_dir, CONFIG_FILE)} "
+                f"--set {key}=..."
+            )
+    records = read_metrics(run_dir) if os.path.isfile(os.path.join(run_dir, METRICS_FILE)) else []
+    if records and not list_checkpoints(os.path.join(run_dir, "checkpoints")):
+        raise UsageError(
+            f"Run {run_dir!r} trained to env step {records[-1]['env_steps']} but holds no "
+            "checkpoint: resuming would start over inside it. Move the run directory aside, "
+            f"or start a new run from its config: --config={run_dir}/{CONFIG_FILE}"
+        )

@@ -18,12 +18,15 @@ import tensorflow as tf
 
 from agents.tools.loop import Report, SummaryError, summary_error, write_values
 from agents.training import summaries
+from agents.training.callbacks import Callback, RunHandle
+from agents.training.train_result import TrainingError
 
 _EVENTS = "events.out.tfevents.*"
 
 
-class TensorBoardLog:
-    """The report stream in TensorBoard, in the run directory itself (one entry per run).
+class TensorBoardLog(Callback):
+    """The report stream in TensorBoard, in the run directory itself (one entry per run); as a
+    consumer of the run's reports, a failed write stops the run (saved) with one line.
 
     Args:
         run_dir: Where the events file goes; None writes nothing (the ranks other than 0).
@@ -48,6 +51,15 @@ class TensorBoardLog:
         if made:  # The writer's own file (another writer may add files beside it).
             self._path = max(made, key=os.path.getmtime)
             self._size = os.path.getsize(self._path)
+
+    def on_report(self, run: RunHandle, report: Report) -> None:
+        try:
+            self.write(report, int(report.metrics["env_steps"]))
+        except SummaryError as error:
+            raise TrainingError(f"{error}; stopped at env step {run.env_steps}") from None
+
+    def on_close(self, run: RunHandle) -> None:
+        self.close()
 
     def write(self, report: Report, env_steps: int) -> None:
         """Write `report`'s figures at `env_steps`.

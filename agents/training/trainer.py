@@ -19,12 +19,12 @@ from agents.config import budget, files, named
 from agents.config.errors import UsageError
 from agents.ppo import compilation
 from agents.tools import mpi
-from agents.training import callbacks, reporting, run_setup
+from agents.training import callbacks as callbacks_module
+from agents.training import reporting, run_setup
 from agents.training.callbacks import Callback
-from agents.training.errors import FinishedRunError, TrainingError
-from agents.training.hooks import NoGuard, PlainProgress, warn
+from agents.training.progress import warn
 from agents.training.reporting import LoopOutcome, run_loop
-from agents.training.train_result import TrainResult
+from agents.training.train_result import FinishedRunError, TrainingError, TrainResult
 
 Report = Any  # agents.tools.loop.Report (TensorFlow is not imported before a run starts).
 
@@ -106,40 +106,30 @@ class Trainer:
         return run_setup.resumed_run(resume, self.world.size, seed, overrides, expected, logdir)
 
     def train(
-        self,
-        guard=None,
-        progress=None,
-        tf_logs: bool = False,
-        callbacks: Sequence[Callback] = (),
+        self, callbacks: Sequence[Callback] | None = None, tf_logs: bool = False
     ) -> TrainResult:
-        """Train to `train_steps`, until `guard` has a signal or a callback stops the run; save,
-        export, return the result.
+        """Train to `train_steps`, until a consumer asks to stop (a signal to the run guard, a
+        callback's stop); save, export, return the result.
 
         Args:
-            guard: Stop requests and watchdog (`agents.training.run_guard.RunGuard`): training
-                stops after the step during which `guard.signum` is set. Default: none.
-            progress: Where progress and lines go (`agents.training.progress.TrainingProgress`);
-                default: lines printed, no bar.
+            callbacks: What listens to the run, in one list (`agents.training.Callback`s): the
+                process shell's guard, progress bar and console (`run_guard.process_shell`) and
+                the user's own, called after the run's files (metrics.jsonl, TensorBoard) and
+                the callbacks the config asks for (`keep_best_policy`, `stop_at_score`,
+                `patience`). None: the console's lines, printed.
             tf_logs: Show TensorFlow's own log lines (hidden by default).
-            callbacks: `agents.training.callbacks.Callback`s, called after those the config
-                asks for (`keep_best_policy`, `stop_at_score`, `patience`).
 
         Raises:
             UsageError: The resumed run is finished, or a checkpoint does not fit the config.
             TrainingError: An environment failed, training met a non-finite value, a file
                 could not be written, or a callback raised (the latest checkpoint is kept).
         """
-        reports = self.reports(guard, progress, tf_logs, callbacks)
-        for _ in reports:
+        for _ in self.reports(callbacks, tf_logs):
             pass
         return self.result
 
     def reports(
-        self,
-        guard=None,
-        progress=None,
-        tf_logs: bool = False,
-        callbacks: Sequence[Callback] = (),
+        self, callbacks: Sequence[Callback] | None = None, tf_logs: bool = False
     ) -> Iterator[Report]:
         """Train as `train` does, yielding each train and eval report (on rank 0).
 
@@ -159,99 +149,126 @@ class Trainer:
                 f"(Trainer(resume={self.run_dir!r}, overrides={{'train_steps': N}}))."
             )
         self._used = True
-        guard = guard or NoGuard()
-        progress = progress or PlainProgress()
+        if callbacks is None:
+            from agents.training.reporting import ConsoleLog
+
+            callbacks = [ConsoleLog(print)]
+        given = [c for c in callbacks if self.world.is_root or c.every_rank]
+        handle = callbacks_module.RunHandle(self.run_dir, self.config, self.world.size)
+        calls = callbacks_module.CallbackList([_Count(self), *given], handle)
         try:
-            self.result = yield from self._train(guard, progress, tf_logs, list(callbacks))
+            self.result = yield from self._train(calls, tf_logs)
         finally:
             self.close()
 
-    def _train(self, guard, progress, tf_logs: bool, extra: list[Callback]):
+    def _train(self, calls: callbacks_module.CallbackList, tf_logs: bool):
         world = self.world
         try:
             run = self._start(tf_logs)
         except Exception:
-            if guard.signum is None or world.size > 1:
+            if calls.signum is None or world.size > 1:
                 raise
             # A signal to the whole process group killed the env processes being started.
-            return self._stopped_in_start_up(guard.signum)
-        progress.restart_at(run.env_steps)
-        progress.stage("compiling")
-        signum = _agreed_signal(world, guard.signum)
+            return self._stopped_in_start_up(calls.signum)
+        signum = _agreed_signal(world, calls.signum)
         if signum is not None:  # Stopped during start-up: nothing to save.
             run.close()
             return self._stopped_in_start_up(signum)
         if self.resumed and run.env_steps >= self.budget:
-            return self._finished_already(run, progress.write)
+            return self._finished_already(run, calls.say)
         self.env_steps, self.started = run.env_steps, True
-        calls = self._callbacks(run, extra)
-        run.guard_saves(callbacks.AfterSave(guard.saving, calls.saved))
-        guard.watch(run.batch_envs, run.config.env_timeout)
         outcome = LoopOutcome()
         try:
+            self._listen(run, calls)
             if world.is_root:
                 self._record_config()
-                action = "Resuming" if self.resumed else "Starting"
-                progress.write(f"{action} run {self.run_dir} at env step {run.env_steps}.")
-                progress.write(budget.describe(self.config, world.size))
-                changed = self.changes()
-                if changed:
-                    progress.write(f"Config {self.name} with {changed}.")
+                self._say_start(run, calls.say)
             calls.call("on_start")
             try:
-                yield from run_loop(run, world, guard, progress, self._count, calls, outcome)
+                yield from run_loop(run, world, calls, outcome)
             except GeneratorExit:  # The caller left `reports()`: a stop, as a callback's.
                 calls.handle.stop("the caller stopped iterating over the reports")
-            if world.bcast(outcome.vanished):
-                raise TrainingError(
-                    f"The run directory {self.run_dir} was moved or deleted during training; "
-                    f"stopped at env step {run.env_steps} and wrote nothing more (a checkpoint "
-                    "now would start a second, partial run at that path)."
-                )
-            self._save(run)
-            self.saved = True
-            if world.is_root:
-                progress.write(reporting.summary_line(outcome, run.env_steps))
-            if outcome.write_error is not None:  # The state is sound: saved, then stopped.
-                raise TrainingError(f"{outcome.write_error}; checkpoint saved.", "resume")
-            if calls.error is not None:
-                raise TrainingError(f"{calls.error}; checkpoint saved.", "resume")
-            if world.is_root:
-                self._write_results(run, progress.write)
+            result = self._finish(run, calls, outcome)
         finally:
             self.env_steps = run.env_steps
+            calls.call("on_close", always=True)
             run.close()
-        signum = _agreed_signal(world, outcome.signum)
-        stopped_by = world.bcast(calls.handle.stopped_by)
-        if world.is_root and signum is None:
-            if stopped_by is None:
-                progress.write(f"Done: {run.env_steps} env steps in {self.run_dir}.")
-            else:
-                progress.write(f"Stopped at env step {run.env_steps}: {stopped_by}.")
-        result = TrainResult(
-            self.run_dir, run.env_steps, outcome.eval_score, signum, stopped_by, outcome.best
-        )
-        self.result = result  # Also when the caller closed `reports()`, which drops the return.
         calls.call("on_end", result)
         if calls.error is not None:  # Training is finished and saved; the callback failed.
             raise TrainingError(str(calls.error))
         return result
 
-    def _callbacks(self, run, extra: list[Callback]) -> callbacks.CallbackList:
-        """The config's callbacks and the caller's, on rank 0 (the other ranks call none)."""
+    def _listen(self, run, calls: callbacks_module.CallbackList) -> None:
+        """Bind the consumers to the built run; add its files and the config's callbacks."""
+        from agents.tools.loop import SummaryError
+        from agents.training.metrics_log import MetricsLog
         from agents.training.results import atomic_directory
+        from agents.training.tensorboard_log import TensorBoardLog
 
-        handle = callbacks.RunHandle(
-            self.run_dir,
-            self.config,
-            lambda path: atomic_directory(path, run.agent),
-            lambda: run.env_steps,
+        calls.handle.bind(run, lambda path: atomic_directory(path, run.agent))
+        run.guard_saves(calls.saving())
+        if not self.world.is_root:
+            return
+        run.on_eval_call = lambda finished, share: calls.call("on_eval_call", finished, share)
+        try:
+            metrics = MetricsLog(run.run_dir)
+        except OSError as error:
+            raise TrainingError(f"Cannot open {error.filename!r}: {error.strerror}.") from None
+        if metrics.repaired:
+            warn(
+                f"warning: removed a partial last line ({metrics.repaired} bytes) of {metrics.path}"
+            )
+        if metrics.damaged:
+            warn(
+                f"warning: moved {metrics.damaged} damaged line(s) of {metrics.path} to "
+                f"{metrics.path}.damaged"
+            )
+        calls.callbacks[1:1] = [metrics]  # After the count, before everything that listens.
+        try:
+            calls.callbacks[2:2] = [TensorBoardLog(run.run_dir)]
+        except SummaryError as error:
+            raise TrainingError(f"{error}; stopped at env step {run.env_steps}.") from None
+        calls.callbacks[3:3] = callbacks_module.from_config(self.config)
+
+    def _say_start(self, run, say) -> None:
+        action = "Resuming" if self.resumed else "Starting"
+        say(f"{action} run {self.run_dir} at env step {run.env_steps}.")
+        say(budget.describe(self.config, self.world.size))
+        changed = self.changes()
+        if changed:
+            say(f"Config {self.name} with {changed}.")
+
+    def _finish(self, run, calls: callbacks_module.CallbackList, outcome: LoopOutcome):
+        """After the loop: save, summarise, write the results; the `TrainResult`."""
+        world = self.world
+        if world.bcast(outcome.vanished):
+            raise TrainingError(
+                f"The run directory {self.run_dir} was moved or deleted during training; "
+                f"stopped at env step {run.env_steps} and wrote nothing more (a checkpoint "
+                "now would start a second, partial run at that path)."
+            )
+        self._save(run)
+        self.saved = True
+        if world.is_root:
+            calls.say(reporting.summary_line(outcome, run.env_steps))
+        if outcome.write_error is not None:  # The state is sound: saved, then stopped.
+            raise TrainingError(f"{outcome.write_error}; checkpoint saved.", "resume")
+        if calls.error is not None:
+            raise TrainingError(f"{calls.error}; checkpoint saved.", "resume")
+        if world.is_root:
+            self._write_results(run, calls.say)
+        signum = _agreed_signal(world, outcome.signum)
+        stopped_by = world.bcast(calls.handle.stopped_by)
+        if world.is_root and signum is None:
+            if stopped_by is None:
+                calls.say(f"Done: {run.env_steps} env steps in {self.run_dir}.")
+            else:
+                calls.say(f"Stopped at env step {run.env_steps}: {stopped_by}.")
+        result = TrainResult(
+            self.run_dir, run.env_steps, outcome.eval_score, signum, stopped_by, outcome.best
         )
-        chosen = callbacks.from_config(self.config) + extra if self.world.is_root else []
-        return callbacks.CallbackList(chosen, handle, run.latest_checkpoint)
-
-    def _count(self, env_steps: int) -> None:
-        self.env_steps = env_steps
+        self.result = result  # Also when the caller closed `reports()`, which drops the return.
+        return result
 
     def close(self) -> None:
         """Release the run (its lock); a Trainer that never built its Run keeps no new,
@@ -349,3 +366,15 @@ def _agreed_signal(world: mpi.World, signum: int | None) -> int | None:
     """The signal that stopped any rank (ranks stop together, but not all of them got it)."""
     signums = [s for s in world.allgather(signum) if s is not None]
     return signums[0] if signums else None
+
+
+class _Count(Callback):
+    """The Trainer's count of env steps, updated between calls (any thread reads it)."""
+
+    every_rank = True
+
+    def __init__(self, trainer: Trainer) -> None:
+        self._trainer = trainer
+
+    def on_step(self, run) -> None:
+        self._trainer.env_steps = run.env_steps

@@ -84,7 +84,7 @@ def test_a_raising_callback_is_named_and_the_later_ones_are_not_called(tmp_path)
     assert calls.stop_requested and called == []
 
 
-def test_after_save_calls_back_only_when_the_write_succeeded():
+def test_saving_holds_every_callbacks_lock_and_calls_back_only_when_the_write_succeeded(tmp_path):
     events = []
 
     class Lock:
@@ -94,12 +94,47 @@ def test_after_save_calls_back_only_when_the_write_succeeded():
         def __exit__(self, *exc_info):
             events.append("released")
 
-    after = callbacks.AfterSave(Lock(), lambda: events.append("saved"))
-    with after:
+    class Guarded(callbacks.Callback):
+        def saving(self):
+            return Lock()
+
+        def on_checkpoint(self, run, path):
+            events.append(f"saved {path}")
+
+    saving = callbacks.CallbackList([Guarded()], _handle(tmp_path)).saving()
+    with saving:
         pass
-    with pytest.raises(OSError), after:
+    with pytest.raises(OSError), saving:
         raise OSError("disk full")
-    assert events == ["locked", "released", "saved", "locked", "released"]
+    assert events == ["locked", "released", "saved None", "locked", "released"]
+
+
+def test_a_run_files_failure_stops_with_its_own_line_and_lines_still_reach_everyone(tmp_path):
+    from agents.training.train_result import TrainingError
+
+    lines = []
+
+    class Full(callbacks.Callback):
+        def on_report(self, run, report):
+            raise TrainingError("Cannot write 'm' (No space left on device)")
+
+    class Console(callbacks.Callback):
+        def on_line(self, run, line):
+            lines.append(line)
+
+    calls = callbacks.CallbackList([Full(), Console()], _handle(tmp_path))
+    calls.call("on_report", _eval(0.0))
+    calls.say("Final eval")
+    assert str(calls.error) == "Cannot write 'm' (No space left on device)"
+    assert calls.stop_requested and lines == ["Final eval"]
+
+
+def test_a_signal_to_any_consumer_asks_the_run_to_stop(tmp_path):
+    guard = callbacks.Callback()
+    calls = callbacks.CallbackList([callbacks.Callback(), guard], _handle(tmp_path))
+    assert calls.signum is None and not calls.stop_requested
+    guard.signum = 15
+    assert calls.signum == 15 and calls.stop_requested
 
 
 def test_a_damaged_best_score_record_reads_as_none(tmp_path):

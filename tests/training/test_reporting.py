@@ -55,30 +55,37 @@ class _Clock:
 
 class _Run:
     env_steps = 8192
+    ranks = 1
+
+
+def _eval_report():
+    return Report("eval", 8192, -3.0, 4, {"env_steps": 8192.0})
 
 
 def test_a_long_evaluation_says_how_it_goes_once_a_minute(monkeypatch):
     clock, lines = _Clock(), []
     monkeypatch.setattr(reporting.time, "monotonic", clock)
-    outcome = reporting.LoopOutcome(started=40.0)
-    progress = reporting.EvalProgress(lines.append, _Run(), outcome, ranks=1)
+    clock.now = 40.0
+    console = reporting.ConsoleLog(lines.append)
+    console.on_start(_Run())
+    run = _Run()
     for seconds, finished in [(0, 0), (59, 0), (61, 1), (100, 1), (122, 2)]:
         clock.now = 100.0 + seconds
-        progress(finished, 4)
+        console.on_eval_call(run, finished, 4)
     assert lines == [
         " eval  env step      8192  playing: 1 of 4 episodes finished  0:02:01",
         " eval  env step      8192  playing: 2 of 4 episodes finished  0:03:02",
     ]
-    progress.restart()  # The next evaluation counts its minute from its own first call.
+    console.on_report(run, _eval_report())  # The next evaluation counts from its first call.
     lines.clear()
     for seconds in (130, 189):
         clock.now = 100.0 + seconds
-        progress(0, 4)
+        console.on_eval_call(run, 0, 4)
     assert lines == []
-    under_mpi = reporting.EvalProgress(lines.append, _Run(), outcome, ranks=2)
-    under_mpi(0, 2)
+    run.ranks = 2
+    console.on_eval_call(run, 0, 2)
     clock.now += 60.0
-    under_mpi(1, 2)
+    console.on_eval_call(run, 1, 2)
     assert lines == [
         " eval  env step      8192  playing: 1 of 2 episodes finished (rank 0's share)  0:05:09"
     ]

@@ -11,7 +11,7 @@ _SCRIPT = textwrap.dedent(
     from agents.training.run_guard import RunGuard
 
     with RunGuard(describe=lambda reason: reason + "; described.") as guard:
-        with guard.saving:  # A checkpoint being written when both signals come.
+        with guard.saving():  # A checkpoint being written when both signals come.
             os.kill(os.getpid(), signal.SIGINT)
             time.sleep(0.5)
             os.kill(os.getpid(), signal.SIGINT)

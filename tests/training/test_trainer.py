@@ -11,7 +11,7 @@ import yaml
 
 from agents import Trainer
 from agents.config.errors import UsageError
-from agents.training import FinishedRunError, TrainResult
+from agents.training import Callback, FinishedRunError, TrainResult
 
 
 def _records(run_dir):
@@ -19,50 +19,33 @@ def _records(run_dir):
         return [json.loads(line) for line in handle]
 
 
-class StopAfter:
-    """A guard whose stop request comes with the `reports`-th report line."""
+class StopAfter(Callback):
+    """A guard whose stop request (a signal) comes with the `reports`-th report."""
+
+    every_rank = True
 
     def __init__(self, reports):
-        self.signum, self.saving, self._left = None, _Nothing(), reports
-        self.watched = None
+        self._left, self.watched = reports, None
 
-    def watch(self, batches, timeout):
-        self.watched = (list(batches), timeout)
+    def on_start(self, run):
+        self.watched = (list(run.batch_envs), run.config.env_timeout)
 
-    def count(self):
+    def on_report(self, run, report):
         self._left -= 1
         if self._left == 0:
             self.signum = signal.SIGINT
 
 
-class _Nothing:
-    def __enter__(self):
-        return self
+class Lines(Callback):
+    """A console that keeps its lines, and what the run started with."""
 
-    def __exit__(self, *exc_info):
-        return None
+    def __init__(self):
+        self.lines, self.started_at = [], None
 
+    def on_start(self, run):
+        self.started_at = run.env_steps
 
-class Lines:
-    """Progress that keeps its lines and counts the reports."""
-
-    def __init__(self, guard=None):
-        self.lines, self.stages, self.guard = [], [], guard
-
-    def stage(self, text):
-        self.stages.append(text)
-
-    def restart_at(self, env_steps):
-        self.start = env_steps
-
-    def advance(self, env_steps):
-        self.at = env_steps
-
-    def update(self, report):
-        if self.guard is not None:
-            self.guard.count()
-
-    def write(self, line):
+    def on_line(self, run, line):
         self.lines.append(line)
 
 
@@ -72,7 +55,7 @@ def finished(tmp_path_factory):
     logdir = str(tmp_path_factory.mktemp("logdir"))
     trainer = Trainer("debug", logdir, seed=5, overrides={"learning_rate": np.float32(2e-3)})
     progress = Lines()
-    return trainer, trainer.train(progress=progress), progress
+    return trainer, trainer.train([progress]), progress
 
 
 def test_the_result_comes_from_memory_and_matches_what_is_on_disk(finished):
@@ -83,7 +66,7 @@ def test_the_result_comes_from_memory_and_matches_what_is_on_disk(finished):
     score = evals[-1]["score"]
     assert (math.isnan(result.eval_score) and score is None) or result.eval_score == score
     assert os.path.isfile(os.path.join(result.run_dir, "policy", "saved_model.pb"))
-    assert progress.stages == ["compiling"]
+    assert progress.started_at == 0
     assert progress.lines[0] == f"Starting run {result.run_dir} at env step 0."
     assert progress.lines[-1] == f"Done: 256 env steps in {result.run_dir}."
 
@@ -101,7 +84,7 @@ def test_a_finished_run_is_refused_naming_the_key_that_continues_it(finished):
     _, result, _ = finished
     trainer = Trainer(resume=result.run_dir, config=None)
     with pytest.raises(FinishedRunError) as caught:
-        trainer.train(progress=Lines())
+        trainer.train([Lines()])
     assert str(caught.value) == (
         f"Run {result.run_dir!r} is finished: it trained 256 env steps of train_steps=256. "
         "Continue it with --set train_steps=N (N > 256)."
@@ -111,14 +94,14 @@ def test_a_finished_run_is_refused_naming_the_key_that_continues_it(finished):
 def test_a_stop_request_saves_exports_and_resumes_by_timestamp(tmp_path):
     trainer = Trainer("debug", str(tmp_path), overrides={"train_steps": 1024})
     guard = StopAfter(reports=3)  # train, eval, train: stops at env step 256.
-    result = trainer.train(guard, Lines(guard))
+    result = trainer.train([guard, Lines()])
     assert result.stopped and result.signum == signal.SIGINT and result.env_steps == 256
     assert guard.watched[1] == trainer.config["env_timeout"]
     assert os.path.isfile(os.path.join(result.run_dir, "policy", "saved_model.pb"))
     timestamp = os.path.basename(result.run_dir).split("-debug")[0]
     again = Trainer("debug", str(tmp_path), resume=timestamp, overrides={"train_steps": 384})
     assert again.run_dir == result.run_dir and again.resumed
-    resumed = again.train(progress=Lines())
+    resumed = again.train([Lines()])
     assert not resumed.stopped and resumed.env_steps == 384
     assert [r["env_steps"] for r in _records(result.run_dir) if r["phase"] == "train"] == [
         128,
@@ -131,7 +114,7 @@ def test_train_reports_come_at_log_every_and_evaluations_at_train_every(tmp_path
     # Calls of 32 env steps: a report at every 96 training env steps (3 calls), and at the end of
     # each phase of 128, before its evaluation.
     overrides = {"train_steps": 256, "log_every": 90}
-    result = Trainer("debug", str(tmp_path), overrides=overrides).train(progress=Lines())
+    result = Trainer("debug", str(tmp_path), overrides=overrides).train([Lines()])
     records = _records(result.run_dir)
     phases = [(record["phase"], record["env_steps"]) for record in records]
     assert phases == [
@@ -170,7 +153,7 @@ def test_an_odd_budget_trains_whole_calls_said_at_start_and_its_schedule_never_r
     overrides = {"train_steps": 200, "learning_rate_schedule": "linear"}
     trainer = Trainer("debug", str(tmp_path), overrides=overrides)
     progress = Lines()
-    result = trainer.train(progress=progress)
+    result = trainer.train([progress])
     assert trainer.budget == 224 and result.env_steps == 224
     assert progress.lines[1] == (
         "train_steps 200 -> 224 env steps, rounded up to 7 training calls of 2 envs x 16 steps."
@@ -230,6 +213,6 @@ def test_run_names_carry_config_env_name_and_seed_and_resume_by_either(tmp_path)
 
 def test_a_trainer_trains_once(tmp_path):
     trainer = Trainer("debug", str(tmp_path), overrides={"train_steps": 64})
-    trainer.train(progress=Lines())
+    trainer.train([Lines()])
     with pytest.raises(UsageError, match=r"This Trainer trained .* already: make a new one"):
-        trainer.train(progress=Lines())
+        trainer.train([Lines()])
