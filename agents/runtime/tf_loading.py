@@ -24,13 +24,14 @@ from agents.runtime import compile_cache
 from agents.runtime.tf_import import LOG_LEVEL, captured_stderr
 
 ONEDNN = "TF_ENABLE_ONEDNN_OPTS"
+_READ_AT_LOAD = (ONEDNN, compile_cache.FLAGS, "AGENTS_XLA_CACHE")  # What `unapplied` looks at.
 ONEDNN_DEFAULT = "1"  # TensorFlow's own, on x86 Linux, where the variable is unset.
 
 # The variables agents set, not the user, with their values (`KEY=value,...`), named in the
 # environment so that child processes (a training command run from a script that imported
 # agents) may set them for their own agent; a variable changed since is the user's.
 OURS = "AGENTS_TF_SETTINGS"
-_state = {"adopted": False, "native_logs_hidden": False, "warned": False}
+_state = {"adopted": False, "native_logs_hidden": False, "warned": False, "loaded_with": None}
 
 
 def prepare(onednn: bool = False, verbose: bool = False) -> None:
@@ -83,6 +84,9 @@ def import_tensorflow(verbose: bool = False, onednn: bool | None = None) -> str 
         import keras  # noqa: F401
         import tensorflow  # noqa: F401
         import tensorflow_probability  # noqa: F401
+    # What TensorFlow read: a later run in this process (whose caller may restore the
+    # environment in between, as `agents.train` does) is measured against it.
+    _state["loaded_with"] = {key: os.environ[key] for key in _READ_AT_LOAD if key in os.environ}
     if not verbose:
         _quiet_python_loggers()
     return None
@@ -122,14 +126,18 @@ def _not_native_log(line: str) -> bool:
 
 
 def _adopt(verbose: bool, onednn: bool | None) -> str | None:
-    """TensorFlow was loaded before this call: quiet what can be; the warning of what is lost,
-    once."""
+    """TensorFlow was loaded before this call (by an earlier one, or by someone else): quiet
+    what can be; the warning of what is lost, once."""
     import keras  # noqa: F401
     import tensorflow as tf
     import tensorflow_probability  # noqa: F401
 
     if not verbose:
         _quiet_python_loggers()
+    loaded_with = _state["loaded_with"]
+    if loaded_with is not None:  # Loaded here, quietly, with the settings then made.
+        lacking = unapplied(onednn, loaded_with) if onednn is not None else []
+        return _warning_once(lacking)
     if not _state["adopted"] and not verbose and LOG_LEVEL not in os.environ:
         _state["native_logs_hidden"] = True  # Its C++ lines show: catch those of start-up.
         with captured_stderr(True):
@@ -137,7 +145,10 @@ def _adopt(verbose: bool, onednn: bool | None) -> str | None:
             # XLA's service and its MLIR bridge start with a first compiled function.
             tf.function(lambda x: tf.reduce_sum(x * x), jit_compile=True)(tf.ones([2]))
     _state["adopted"] = True
-    lacking = unapplied(onednn) if onednn is not None else []
+    return _warning_once(unapplied(onednn) if onednn is not None else [])
+
+
+def _warning_once(lacking: list[str]) -> str | None:
     if not lacking or _state["warned"]:
         return None
     _state["warned"] = True

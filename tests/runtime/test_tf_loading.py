@@ -93,3 +93,20 @@ def test_importing_agents_loads_no_tensorflow_sets_nothing_and_creates_nothing(t
         assert higher == []
     assert len(found["agents"]["agents"]) <= 12, found["agents"]["agents"]
     assert sorted(os.listdir(tmp_path)) == []  # Neither the cache nor a home folder was made.
+
+
+def test_a_later_run_is_measured_against_what_tensorflow_loaded_with(monkeypatch):
+    """`agents.train` restores the caller's environment after a run; the next run in the
+    process must not read that as a TensorFlow loaded without the settings."""
+    loaded_with = {
+        "TF_ENABLE_ONEDNN_OPTS": "0",
+        "TF_XLA_FLAGS": "--tf_xla_persistent_cache_directory=/c",
+    }
+    monkeypatch.setitem(tf_loading._state, "loaded_with", loaded_with)
+    monkeypatch.setitem(tf_loading._state, "warned", False)
+    for key in ("TF_ENABLE_ONEDNN_OPTS", "TF_XLA_FLAGS"):
+        monkeypatch.delenv(key, raising=False)
+    assert tf_loading.import_tensorflow(onednn=False) is None
+    warning = tf_loading.import_tensorflow(onednn=True)
+    assert "oneDNN stays off (this agent runs with TF_ENABLE_ONEDNN_OPTS=1)" in warning
+    assert "compile cache" not in warning
