@@ -5,7 +5,8 @@ many as the machine has cores), each a normal run directory named with its seed.
 its reports to this process through a queue (a callback), so that each run shows as one
 progress line; a seed that fails is reported with its line and the others go on. A signal to
 the process group (Ctrl-C) reaches every child, which saves and exports as a single run does;
-SIGTERM to this process is passed on to the children.
+SIGTERM to this process is passed on to the children. After a stop signal no seed starts: those
+not started are reported so, and the summary's aggregate counts only the runs that finished.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ class SeedOutcome:
     seed: int
     result: TrainResult | None
     error: str | None = None
+    signum: int | None = None  # The signal that stopped the seeds before this one started.
 
     @property
     def ok(self) -> bool:
@@ -117,14 +119,15 @@ def train_seeds(
     at_once = min(processes, len(seeds))
     runs = "1 run" if at_once == 1 else f"{at_once} runs"
     say(f"Seeds {', '.join(map(str, seeds))}: {runs} at a time.")
-    previous = signal.getsignal(signal.SIGTERM)
-    forward = lambda signum, frame: [_signal(child, signum) for child in running.values()]  # noqa: E731
+    stop = _Stop(running)
     in_main = _in_main_thread()
+    previous = {signum: signal.getsignal(signum) for signum in _STOPS}
     if in_main:
-        signal.signal(signal.SIGTERM, forward)
+        for signum in _STOPS:
+            signal.signal(signum, stop)
     try:
-        while pending or running:
-            while pending and len(running) < processes:
+        while running or (pending and stop.signum is None):
+            while pending and len(running) < processes and stop.signum is None:
                 seed = pending.pop(0)
                 child = context.Process(
                     target=_child,
@@ -136,8 +139,31 @@ def train_seeds(
             _collect(queue, running, outcomes, total, say)
     finally:
         if in_main:
-            signal.signal(signal.SIGTERM, previous)
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+    for seed in pending:  # Stopped before their turn.
+        outcomes[seed] = SeedOutcome(seed, None, NOT_STARTED, stop.signum)
+        say(f"seed {seed}: {NOT_STARTED}")
     return [outcomes[seed] for seed in seeds]
+
+
+_STOPS = (signal.SIGINT, signal.SIGTERM)
+NOT_STARTED = "not started: stopped by a signal"
+
+
+class _Stop:
+    """The parent's handler of SIGINT and SIGTERM: no seed starts after one; SIGTERM is passed on
+    to the running children (Ctrl-C reaches them from the terminal, with the whole group)."""
+
+    def __init__(self, running: dict) -> None:
+        self.signum: int | None = None
+        self._running = running
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        self.signum = self.signum or signum
+        if signum == signal.SIGTERM:
+            for child in self._running.values():
+                _signal(child, signum)
 
 
 def _collect(queue, running: dict, outcomes: dict, total: int, say) -> None:
@@ -146,8 +172,6 @@ def _collect(queue, running: dict, outcomes: dict, total: int, say) -> None:
         message = queue.get(timeout=_POLL_S)
     except queues.Empty:
         message = None
-    except KeyboardInterrupt:  # The children got it too: they save; wait for their outcomes.
-        return
     if message is not None:
         kind, seed, *rest = message
         if kind == "start":
@@ -189,12 +213,16 @@ def _in_main_thread() -> bool:
 
 
 def summary_lines(outcomes: Sequence[SeedOutcome]) -> list[str]:
-    """A table of the seeds' runs, then the mean and IQM of their final eval scores with 95%
-    bootstrap confidence intervals."""
+    """A table of the seeds' runs, then the mean and IQM of the final eval scores of the runs
+    that trained to their end (not those a signal stopped), with 95% bootstrap confidence
+    intervals."""
     lines = [f"{'seed':>6}  {'final eval':>10}  {'best eval':>10}  {'env steps':>9}  run"]
     finals = []
     for outcome in outcomes:
         result = outcome.result
+        if outcome.signum is not None:
+            lines.append(f"{outcome.seed:>6}  {outcome.error}")
+            continue
         if outcome.error is not None or result is None:
             lines.append(f"{outcome.seed:>6}  failed: {outcome.error}")
             continue
@@ -203,12 +231,12 @@ def summary_lines(outcomes: Sequence[SeedOutcome]) -> list[str]:
             f"{outcome.seed:>6}  {result.eval_score:>10.2f}  {result.best_eval_score:>10.2f}  "
             f"{result.env_steps:>9}  {status}"
         )
-        if result.eval_score == result.eval_score:  # Not NaN.
+        if not result.stopped and result.eval_score == result.eval_score:  # Final, not NaN.
             finals.append(result.eval_score)
     if finals:
         summary = aggregates.summarize(finals)
         lines.append(
-            f"final eval over {summary.runs} seeds: mean {summary.mean:.2f} "
+            f"final eval over {summary.runs} finished seeds: mean {summary.mean:.2f} "
             f"[{summary.mean_ci[0]:.2f}, {summary.mean_ci[1]:.2f}], IQM {summary.iqm:.2f} "
             f"[{summary.iqm_ci[0]:.2f}, {summary.iqm_ci[1]:.2f}] (95% bootstrap CIs), "
             f"std {summary.std:.2f}"

@@ -103,9 +103,10 @@ def _train_seeds(args: argparse.Namespace, overrides: dict, world: mpi.World) ->
         args.config, args.seeds, args.logdir, overrides, args.name, args.parallel, tracking=tracking
     )
     print("\n".join(seeds.summary_lines(outcomes)), flush=True)
-    if any(outcome.error is not None for outcome in outcomes):
+    if any(outcome.error is not None and outcome.signum is None for outcome in outcomes):
         return 1
     stopped = [o.result.signum for o in outcomes if o.result is not None and o.result.stopped]
+    stopped += [o.signum for o in outcomes if o.signum is not None]
     return 128 + stopped[0] if stopped else 0  # As a single run stopped by a signal.
 
 

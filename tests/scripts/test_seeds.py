@@ -33,7 +33,7 @@ def test_seeds_train_apart_a_failed_seed_is_reported_and_the_others_finish(tmp_p
     assert "injected fault in reset" in result.stderr  # The whole error, once.
     (done,) = [line for line in lines if re.match(r"\s+5\s+-?\d+\.\d\d\s", line)]
     assert done.split()[3] == "256" and done.endswith("-s5")
-    assert lines[-1].startswith("final eval over 1 seeds: mean ")
+    assert lines[-1].startswith("final eval over 1 finished seeds: mean ")
     # Each run stamps its directory when it starts, so either seed's may sort first.
     runs = {run.rsplit("-", 1)[1]: run for run in os.listdir(tmp_path / "logs")}
     assert sorted(runs) == ["s1", "s5"]
@@ -78,14 +78,16 @@ def test_the_python_api_trains_seeds_and_returns_their_outcomes(tmp_path):
     assert [outcome.seed for outcome in outcomes] == [4, 2]
     assert all(outcome.ok and outcome.result.env_steps == 256 for outcome in outcomes)
     assert outcomes[0].result.run_dir.endswith("-debug-s4")
-    assert summary_lines(outcomes)[-1].startswith("final eval over 2 seeds: mean ")
+    assert summary_lines(outcomes)[-1].startswith("final eval over 2 finished seeds: mean ")
 
 
 def test_sigterm_to_the_seeds_process_stops_every_run_saved_and_exported(tmp_path):
+    """Both running seeds save and export; the third never starts, and the aggregate does not
+    average stopped runs as if they were final."""
     import signal
 
     process = subprocess.Popen(
-        [sys.executable, "-m", "agents.scripts.train", "--config=debug", "--seeds", "0", "1",
+        [sys.executable, "-m", "agents.scripts.train", "--config=debug", "--seeds", "0", "1", "2",
          "--parallel", "2", "--set", "train_steps=1000000", "--logdir", "logs"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
         env=dict(os.environ, PYTHONPATH=os.getcwd()),
@@ -101,5 +103,8 @@ def test_sigterm_to_the_seeds_process_stops_every_run_saved_and_exported(tmp_pat
     assert process.returncode == 128 + signal.SIGTERM, stderr
     rows = [line for line in rest.splitlines() if line.endswith("(stopped by a signal)")]
     assert len(rows) == 2
+    assert "     2  not started: stopped by a signal" in rest.splitlines()
+    assert "seed 2: started" not in rest and "final eval over" not in rest
+    assert len(os.listdir(tmp_path / "logs")) == 2
     for run in os.listdir(tmp_path / "logs"):
         assert os.path.isfile(tmp_path / "logs" / run / "policy" / "saved_model.pb")
