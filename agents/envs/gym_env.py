@@ -2,7 +2,8 @@
 
 Training steps a `NativeEnv` inside the compiled call; evaluation, rendering and a policy's own
 loop want a gymnasium `Env`. `NativeGymEnv` steps a batch of one eagerly: the same dynamics,
-Box actions clipped as in training, truncation at `max_episode_steps`.
+Box actions clipped as in training, truncation at `max_episode_steps` as gymnasium's `TimeLimit`
+does (also on a step that terminates).
 """
 
 from __future__ import annotations
@@ -60,7 +61,8 @@ class NativeGymEnv(gym.Env):
         self._steps += 1
         terminated = bool(np.asarray(terminated)[0])
         limit = self.native.max_episode_steps
-        truncated = not terminated and limit is not None and self._steps >= limit
+        # As gymnasium's TimeLimit: the limit's step is truncated, whether or not it terminates.
+        truncated = limit is not None and self._steps >= limit
         observ = np.asarray(self.native.observe(self._state))[0]
         return observ, float(np.asarray(reward)[0]), terminated, truncated, {}
 
