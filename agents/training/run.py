@@ -112,11 +112,13 @@ class Run:
         config, world, rank_seed = self.config, self.world, self._rank_seed
         keras.utils.set_random_seed(seed)  # The same initial network on every rank.
         envs = budget.rank_envs(config, world.size)  # Before any env is built.
-        self.train_env = self._make_batch_env(envs, rank_seed, "train")
+        # The few evaluation envs first: their spaces size the estimate, checked before the
+        # training envs and the agent allocate.
         self.eval_env = self._make_batch_env(config.eval_agents, rank_seed + 10_000, "eval")
+        space = self.eval_env.observation_space
+        memory_estimate.check(config, space, self.eval_env.action_space)
+        self.train_env = self._make_batch_env(envs, rank_seed, "train")
         self._eval_limit = self._episode_limit()
-        space = self.train_env.observation_space
-        memory_estimate.check(config, space, self.train_env.action_space)  # Before allocating.
         try:
             key = self._agent_key()
             self.agent, state = agent_pool.build(

@@ -15,7 +15,7 @@ from agents.config.config import Config
 from agents.config.errors import UsageError
 from agents.config.files import CONFIG_FILE
 from agents.tools.checkpoints import list_checkpoints
-from agents.training import run_dirs
+from agents.training import memory_estimate, run_dirs
 from agents.training.metrics_log import METRICS_FILE, read_metrics
 
 CUSTOM_NAME = "custom"  # The run name of a config given as a dict.
@@ -80,6 +80,7 @@ def planned_run(
         base = {**named.defaults_of(CUSTOM_NAME), **config}
         name = CUSTOM_NAME
     full = Config.build(base, overrides)
+    memory_estimate.check(full)  # Before anything is built: a lower bound.
     seed = _seed(seed, recorded)
     env = full.env if name == CUSTOM_NAME or full.env != base.get("env") else None
     return full, name, seed, run_dirs.label(name, seed, env, run_name)
