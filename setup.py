@@ -10,11 +10,24 @@ setuptools.setup(
     name="batch-ppo-tf2",
     version="0.1.0",
     license="Apache-2.0",  # The license of the original TensorFlow Agents design.
+    license_files=["LICENSE", "NOTICE"],
+    author="The agents authors",
     description="Batched, in-graph PPO for TensorFlow 2 and gymnasium.",
     long_description=pathlib.Path("README.md").read_text(encoding="utf-8"),
     long_description_content_type="text/markdown",
     packages=setuptools.find_packages(include=["agents", "agents.*"]),
     python_requires=">=3.10",
+    classifiers=[
+        "Development Status :: 3 - Alpha",
+        "Intended Audience :: Science/Research",
+        "License :: OSI Approved :: Apache Software License",
+        "Operating System :: POSIX :: Linux",
+        "Programming Language :: Python :: 3",
+        "Programming Language :: Python :: 3.10",
+        "Programming Language :: Python :: 3.11",
+        "Programming Language :: Python :: 3.12",
+        "Topic :: Scientific/Engineering :: Artificial Intelligence",
+    ],
     install_requires=[
         # tfp 0.25 is the release that imports and runs with TF 2.16-2.21; it needs tf-keras.
         "tensorflow>=2.16,<2.22",
