@@ -100,7 +100,7 @@ def _named_errors(run, world: mpi.World, outcome: LoopOutcome) -> Iterator[None]
     except (BatchEnvError, FloatingPointError, CheckpointError) as error:
         raise TrainingError(f"Stopped at env step {run.env_steps}: {error}") from error
     except Exception as error:
-        cache = compile_cache.unreadable(error)
+        cache = compile_cache.failure(error)
         if cache is not None:
             raise TrainingError(
                 f"Stopped at env step {run.env_steps}: {cache}.", "resume"

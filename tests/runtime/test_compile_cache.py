@@ -1,7 +1,6 @@
 """Tests for the persistent XLA compilation cache's setting (no TensorFlow needed)."""
 
 import os
-import re
 
 from agents.runtime import compile_cache
 from tests.scripts.capture import untimed
@@ -89,41 +88,133 @@ def test_a_limit_that_is_not_a_positive_number_is_named_in_one_warning(tmp_path,
         assert compile_cache.enable({"AGENTS_XLA_CACHE_MB": "lots"}) is not None
 
 
-def test_a_damaged_cache_stops_the_run_with_one_line_and_is_moved_aside(tmp_path):
-    """Through the command line: a garbled entry is met at the first compiled call; the run
-    stops naming the cache, the cache moves aside, and the resumed run trains."""
-    import glob
+def _train(tmp_path, *extra, limit_file_size=None):
+    """The debug config through the command line, with its XLA cache under tmp_path/cache."""
+    import resource
     import subprocess
     import sys
 
     env = {k: v for k, v in os.environ.items() if k not in ("TF_XLA_FLAGS", "AGENTS_XLA_CACHE")}
     env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
     argv = [sys.executable, "-m", "agents.scripts.train", "--config=debug"]
-    argv += [f"--logdir={tmp_path / 'logs'}", "--set", "train_steps=64"]
+    argv += [f"--logdir={tmp_path / 'logs'}", "--set", "train_steps=64", *extra]
 
-    def train(*extra):
-        return subprocess.run([*argv, *extra], capture_output=True, text=True, env=env)
+    def limit():  # As `ulimit -f`, in the child only.
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit_file_size, limit_file_size))
 
-    assert train().returncode == 0  # Fills the cache.
+    return subprocess.run(
+        argv, capture_output=True, text=True, env=env,
+        preexec_fn=limit if limit_file_size else None,
+    )  # fmt: skip
+
+
+def test_a_cache_that_cannot_take_entries_costs_the_run_nothing_but_one_warning(tmp_path):
+    """Through the command line: a garbled entry is set aside alone before TensorFlow reads it,
+    and a process that may not write files as large as entries (`ulimit -f 400`) runs without
+    the cache; both runs finish, each with one warning, and the cache keeps what it had."""
+    import glob
+
+    filled = _train(tmp_path)
+    assert filled.returncode == 0, filled.stderr
     (cache,) = glob.glob(str(tmp_path / "cache" / "agents" / "xla-*"))
-    entries = os.listdir(cache)
+    entries = sorted(name for name in os.listdir(cache) if name.endswith(".pb"))
     assert entries
+    kept = os.path.join(cache, "xla_compile_cache__kept__XLA_CPU_JIT.pb")
+    with open(kept, "wb") as handle:  # A whole entry of another program: never touched.
+        handle.write(b"\x08\x01" * 64)
     for entry in entries:
         with open(os.path.join(cache, entry), "wb") as handle:
             handle.write(os.urandom(4096))
-    result = train()
-    assert result.returncode == 1
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    (line,) = lines
-    assert line.startswith(f"error: Stopped at env step 32: XLA's compile cache {cache} could not")
-    # Random bytes read as a garbled proto, or, where they announce a longer entry, as one cut
-    # short: either names the cache.
-    assert re.search(r"\(an entry is (garbled|cut short)\); moved it to", line), line
-    assert "Resume with: " in line
-    (moved,) = glob.glob(f"{cache}.unreadable-*")
-    assert sorted(os.listdir(moved)) == sorted(entries)  # Kept, for a look; nothing deleted.
-    resume = line.split("Resume with: ")[1].split()[-1]  # --timestamp=<run>
-    resumed = train(resume)
-    assert resumed.returncode == 0, resumed.stderr
-    assert untimed(resumed.stdout.splitlines()[-1]).startswith("Done: 64 env steps")
+    garbled = _train(tmp_path)
+    assert garbled.returncode == 0, garbled.stderr
+    (line,) = garbled.stderr.splitlines()
+    assert line.startswith(f"warning: XLA's compile cache {cache}: set aside {len(entries)} ")
+    names = set(os.listdir(cache))
+    assert {f"{entry}.unreadable" for entry in entries} <= names and os.path.exists(kept)
+    assert untimed(garbled.stdout.splitlines()[-1]).startswith("Done: 64 env steps")
+    before = {name: os.path.getsize(os.path.join(cache, name)) for name in os.listdir(cache)}
+    limited = _train(tmp_path, limit_file_size=400 * 1024)
+    assert limited.returncode == 0, limited.stderr
+    assert limited.stderr.splitlines() == [
+        f"warning: XLA's compile cache {cache} is not usable (ulimit -f lets this process write "
+        "files of 400 KiB at most); this run compiles without it. Free space or fix the "
+        "folder's permissions, or set AGENTS_XLA_CACHE=0 to turn the cache off."
+    ]
+    after = {name: os.path.getsize(os.path.join(cache, name)) for name in os.listdir(cache)}
+    assert after == before  # Untouched.
+
+
+def test_a_folder_without_room_or_that_cannot_be_written_leaves_the_cache_off(
+    tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    full = os.statvfs_result((4096, 4096, 100, 10, 10, 100, 10, 10, 0, 255))
+    monkeypatch.setattr(compile_cache.os, "statvfs", lambda path: full)
+    environ = {}
+    assert compile_cache.enable(environ) is None and environ == {}
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "is not usable (0 MB free on its file system); this run compiles without it" in line
+    monkeypatch.undo()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+
+    def refused(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(compile_cache.tempfile, "mkstemp", refused)
+    assert compile_cache.enable(environ) is None and environ == {}
+    assert "is not usable (Permission denied)" in capsys.readouterr().err
+
+
+class DataLossError(Exception):
+    """Stands for TensorFlow's error of that name (the cache matches errors by name)."""
+
+
+class OutOfRangeError(Exception):
+    pass
+
+
+class ResourceExhaustedError(Exception):
+    pass
+
+
+def test_a_failed_write_is_named_as_one_and_leaves_the_cache_as_it_was(tmp_path):
+    directory = str(tmp_path)
+    environ = {"TF_XLA_FLAGS": f"--tf_xla_persistent_cache_directory={directory}"}
+    whole = _entries(directory, [(100, 10)])[0]
+    partial = os.path.join(directory, "xla_compile_cache__1__XLA_CPU_JIT.pb.pbvm-ab-12-cd.tmp")
+    for error, reason in [
+        (OutOfRangeError, "File too large"),
+        (ResourceExhaustedError, "No space left on device"),
+    ]:
+        open(partial, "wb").close()
+        message = f"Graph execution error:\n\n{partial}; {reason}\n\t [[{{{{node while}}}}]]"
+        line = compile_cache.failure(error(message), environ)
+        assert line == (
+            f"XLA's compile cache {directory} could not be written ({reason}); the cache is "
+            "unchanged. Free space there, or set AGENTS_XLA_CACHE=0 to run without it"
+        )
+        assert not os.path.exists(partial) and os.path.exists(whole)
+    assert compile_cache.failure(ValueError("another error"), environ) is None
+
+
+def test_a_garbled_or_cut_entry_read_at_run_time_is_set_aside_alone(tmp_path):
+    directory = str(tmp_path)
+    environ = {"TF_XLA_FLAGS": f"--tf_xla_persistent_cache_directory={directory}"}
+    good, bad = _entries(directory, [(100, 10), (100, 10)])
+    with open(bad, "wb") as handle:
+        handle.write(b"\x0a\x40short")  # A 64-byte field with 5 bytes: cut short.
+    line = compile_cache.failure(OutOfRangeError("Read less bytes than requested"), environ)
+    assert "could not be read (garbled: xla_compile_cache__1__XLA_CPU_JIT.pb)" in line
+    assert os.path.exists(good) and os.path.exists(f"{bad}.unreadable")
+    line = compile_cache.failure(DataLossError(f"Can't parse {good} as binary proto"), environ)
+    assert os.path.exists(f"{good}.unreadable") and "xla_compile_cache__0__" in line
+
+
+def test_the_framing_check_tells_whole_entries_from_damaged_ones(tmp_path):
+    path = tmp_path / "entry.pb"
+    # Field 1 varint 150, field 2 a 3-byte string, field 3 fixed32, field 4 fixed64.
+    whole = b"\x08\x96\x01" + b"\x12\x03abc" + b"\x1d" + bytes(4) + b"\x21" + bytes(8)
+    damaged = [whole[:-1], b"\x12\x7fab", b"\x00\x01", b"\x0b", b"\x08\xff"]
+    for data, expected in [(whole, True)] + [(data, False) for data in damaged]:
+        path.write_bytes(data)
+        assert compile_cache._whole(str(path)) is expected, data
