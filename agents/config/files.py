@@ -14,6 +14,7 @@ from agents.config.errors import UsageError
 from agents.tools.attr_dict import AttrDict
 
 CONFIG_FILE = "config.yaml"
+_TOP_KEYS = {"config", "name", "seed", "world_size"}  # What `save_config` writes.
 
 
 def save_config(
@@ -49,7 +50,8 @@ def read_config_file(
 
     Raises:
         UsageError: If the file is missing, not YAML, incomplete (a truncated file lacks `name`,
-            written after `config`), or holds an unknown key.
+            written after `config`), holds an unknown key, or a key beside `config:` other than
+            `name`, `seed` and `world_size`.
     """
     if not os.path.isfile(path):
         raise UsageError(f"No config file {path!r}.")
@@ -65,6 +67,12 @@ def read_config_file(
     if missing or not isinstance(data["config"], dict):
         what = "empty" if data is None else f"incomplete (no {', '.join(missing) or 'config'})"
         raise UsageError(f"{path!r} is {what}: restore it from a backup.")
+    beside = sorted(set(data) - _TOP_KEYS)
+    if beside:  # E.g. a key meant for `config:` written at the top level: it would be lost.
+        raise UsageError(
+            f"{path!r} holds {', '.join(map(repr, beside))} beside `config:`; a config file holds "
+            f"only {', '.join(sorted(_TOP_KEYS))}: move config keys under `config:`."
+        )
     saved = {k: v for k, v in data["config"].items() if k not in schema.RETIRED}
     world_size = data.get("world_size", 1)
     unknown = sorted(set(saved) - set(schema.KEYS))

@@ -17,7 +17,7 @@ from agents.config import budget
 from agents.config.config import Config
 from agents.config.errors import UsageError
 from agents.envs import NativeBatchEnv, make_native
-from agents.envs.python import exploration
+from agents.envs.python import exploration, vector_envs
 from agents.envs.python.batch_envs import batch_episode_limit, make_batch_env
 from agents.ppo import compilation
 from agents.ppo.algorithm import Evaluator
@@ -115,9 +115,11 @@ class Run:
         # The few evaluation envs first: their spaces size the estimate, checked before the
         # training envs and the agent allocate.
         self.eval_env = self._make_batch_env(config.eval_agents, rank_seed + 10_000, "eval")
+        self._eval_batch = self._envs[-1] if self._envs else None  # Python envs' batch.
         space = self.eval_env.observation_space
         memory_estimate.check(config, space, self.eval_env.action_space)
         self.train_env = self._make_batch_env(envs, rank_seed, "train")
+        self._train_batch = self._envs[-1] if self._envs else None
         self._eval_limit = self._episode_limit()
         try:
             key = self._agent_key()
@@ -181,7 +183,7 @@ class Run:
             for frames in walk:
                 self.agent.warm_up(frames)
             return
-        batch_env = self._envs[0]  # The training envs, as Python objects.
+        batch_env = self._train_batch  # The training envs, as Python objects.
         with self._python_errors():
             for frames in exploration.random_frames(batch_env, steps, self._rank_seed):
                 self.agent.warm_up(frames)
@@ -340,7 +342,8 @@ class Run:
         metrics["env_steps_per_second"] = done.size / (time.perf_counter() - start)
         metrics["env_steps"] = float(self.env_steps)
         metrics.update(summaries.histograms(self.rollout(), self._log_std()))
-        visited = exploration.visited_states(self._envs[0]) if self._envs else None
+        batch = self._train_batch
+        visited = exploration.visited_states(batch) if batch is not None else None
         if visited is not None:  # Distinct cells of all envs of all ranks.
             union = set().union(*self.world.allgather(visited))
             metrics["visited_cells"] = float(len(union))
@@ -393,11 +396,14 @@ class Run:
         if self.config.native_env:
             limit = self.eval_env.max_episode_steps
         else:
-            limit = batch_episode_limit(self._envs[-1])
+            limit = batch_episode_limit(self._eval_batch)
         if limit is None:
+            how = "set max_episode_steps (e.g. --set max_episode_steps=1000)"
+            if vector_envs.is_registered(self.config.env):  # It ignores max_episode_steps.
+                how = "give its envs a time limit (gymnasium's TimeLimit wrapper)"
             raise UsageError(
                 f"Evaluation plays whole episodes, but {self.config.env!r} has no time limit: "
-                "set max_episode_steps (e.g. --set max_episode_steps=1000)."
+                f"{how}."
             )
         return limit
 

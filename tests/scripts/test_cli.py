@@ -146,6 +146,10 @@ def test_config_yaml_with_fewer_keys_is_read_and_unknown_keys_are_named(tmp_path
     path.write_text(yaml.safe_dump({"name": "old", "config": {"lerning_rate": 1.0}}))
     with pytest.raises(UsageError, match="Unknown config keys in .*: lerning_rate"):
         files.read_config_file(str(path))
+    # A config key written beside `config:` would be silently lost: named instead.
+    path.write_text(yaml.safe_dump({"name": "old", "config": {}, "learning_rate": 1e-3}))
+    with pytest.raises(UsageError, match="holds 'learning_rate' beside `config:`; a config file"):
+        files.read_config_file(str(path))
 
 
 def test_resumed_run_takes_its_named_configs_values_for_keys_its_file_lacks(tmp_path):
