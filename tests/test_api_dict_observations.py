@@ -147,3 +147,28 @@ def test_minigrid_image_and_direction_as_a_dict_learn_the_empty_room(tmp_path):
     result = agents.train(config, logdir=str(tmp_path), verbose=0)
     # The shortest path earns 1 - 0.9 * 4 / 100 = 0.964; a random walk about 0.5 when it arrives.
     assert result.eval_score >= 0.9
+
+
+def test_a_vector_env_whose_mask_allows_no_action_stops_the_run_in_one_line(tmp_path):
+    """A vector env's all-zero mask is refused naming the env, as a callable env's is: no
+    action may be sent then, and the run must not send a forbidden one."""
+
+    class Closed(Phases):
+        def _observ(self):
+            observ = super()._observ()
+            if self._t - self._start >= 3:  # From its third step on, nothing is allowed.
+                observ["action_mask"] = np.zeros(4, np.int8)
+            return observ
+
+    ILLEGAL.clear()
+    vector_env = gym.vector.SyncVectorEnv(
+        [lambda: gym.wrappers.TimeLimit(Closed(), LENGTH) for _ in range(2)]
+    )
+    with pytest.raises(RuntimeError) as caught:
+        agents.train(
+            dict(configs.debug.differences(), max_episode_steps=LENGTH),
+            logdir=str(tmp_path), env=vector_env, verbose=0,
+        )  # fmt: skip
+    (line,) = str(caught.value).splitlines()
+    assert "environment 0 " in line and "'action_mask' that allows no action: [0, 0, 0, 0]" in line
+    assert ILLEGAL == []  # Stopped before any action went to a step that allows none.

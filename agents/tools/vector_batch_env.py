@@ -12,7 +12,7 @@ import numpy as np
 
 from agents.tools import dict_observations, env_checks
 from agents.tools.batch_env import BatchEnvError, Waiting
-from agents.tools.dict_observations import PackedDict
+from agents.tools.dict_observations import MASK_KEY, PackedDict
 from agents.tools.vector_failures import WORKER_ERROR, failing_env, reissue
 
 NEXT_STEP, SAME_STEP, DISABLED = "NextStep", "SameStep", "Disabled"
@@ -71,6 +71,12 @@ class VectorBatchEnv:
         if isinstance(self.observation_space, gym.spaces.Dict):
             self._pack_dicts()
         self.action_space = vector_env.single_action_space
+        self._mask = None  # Where a packed action mask lies, and the choices each entry has.
+        if isinstance(self.observation_space, PackedDict):
+            field = dict_observations.mask_field(self.observation_space)
+            nvec = getattr(self.action_space, "nvec", None)
+            groups = None if nvec is None else np.asarray(nvec).reshape(-1).tolist()
+            self._mask = None if field is None else (field, groups)
         self._far_limits = None
         if isinstance(self.observation_space, gym.spaces.Box):
             self._far_limits = env_checks.far_limits(self.observation_space)
@@ -126,7 +132,21 @@ class VectorBatchEnv:
                 observ, reward, terminated, truncated, self._count, self.observation_space
             )
             raise BatchEnvError(self.env_name(index), index or 0, "step", text)
+        self._refuse_empty_masks(arrays[0], np.arange(self._count), "step")
         return (*arrays, info)
+
+    def _refuse_empty_masks(self, observ: np.ndarray, indices: np.ndarray, method: str) -> None:
+        """An action mask that allows no action is refused, naming its env: a policy can only
+        send a forbidden action then."""
+        if self._mask is None:
+            return
+        row = dict_observations.first_empty_mask(self._mask[0], observ, self._mask[1])
+        if row is not None:
+            index = int(indices[row])
+            field = self._mask[0]
+            mask = observ[row, field.start : field.start + field.size].astype(int).tolist()
+            text = f"an {MASK_KEY!r} that allows no action: {mask}"
+            raise BatchEnvError(self.env_name(index), index, method, text)
 
     def reset(self, indices=None, seed: int | None = None) -> np.ndarray:
         """Reset some or all environments (see `BatchEnv.reset`); environment i is seeded with
@@ -220,6 +240,7 @@ class VectorBatchEnv:
             problem = env_checks.observ_problem(observ[row], self.observation_space)
             if problem:
                 raise BatchEnvError(self.env_name(index), index, "reset", problem)
+        self._refuse_empty_masks(observ, indices, "reset")
         return observ
 
     def _final_observations(self, observ: np.ndarray, done: np.ndarray, info: dict) -> np.ndarray:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 from typing import Any
@@ -177,13 +178,17 @@ def _atari(env: gym.Env, noop_max: int = 30) -> gym.Env:
 def episode_limit(env: Any) -> int | None:
     """The most steps an episode of `env` can take, where the env says so; else None.
 
-    Read from gymnasium's time limit (`spec.max_episode_steps`), ALE's frame cap (a step is at
-    least one frame) and MiniGrid's own `max_steps`, in that order. `env` may be an
+    Read from gymnasium's time limit (`spec.max_episode_steps`, or a `TimeLimit` wrapper's own
+    where the env has no spec), ALE's frame cap (a step is at least one frame) and MiniGrid's own
+    `max_steps`, in that order. `env` may be an
     `ExternalProcess`, whose attributes are read in its child.
     """
     limit = spec_limit(getattr(env, "spec", None))
     if limit is not None:
         return limit
+    if isinstance(env, gym.Env):  # A TimeLimit around an env of no spec (a user's class).
+        with contextlib.suppress(AttributeError):
+            return steps_limit(env.get_wrapper_attr("_max_episode_steps"))
     try:
         steps = env.get_wrapper_attr("max_steps") if isinstance(env, gym.Env) else env.max_steps
     except AttributeError:
