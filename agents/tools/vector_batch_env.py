@@ -90,6 +90,7 @@ class VectorBatchEnv:
         self._id = env_id or _spec_id(vector_env)
         self._name = name
         self._first = {}  # SameStep: index -> first observation of its next episode.
+        self._failed = False  # Whether a call raised (an async env is then ended, not closed).
         self._waiting: tuple[str, float] | None = None
 
     def __len__(self) -> int:
@@ -202,7 +203,12 @@ class VectorBatchEnv:
     def close(self) -> None:
         """Close the vector env; a failing `close` is one warning line (see `BatchEnv.close`)."""
         try:
-            self._env.close()
+            if self._async and self._failed:
+                # After a worker failed (or died) the others' pipes are in no known state: a
+                # polite close would wait on them for ever. Their processes are ended instead.
+                self._env.close(terminate=True)
+            else:
+                self._env.close()
         except Exception as error:
             env_checks.warn_close_failed(self.env_name(), error)
 
@@ -294,6 +300,7 @@ class VectorBatchEnv:
                 finally:
                     reissue([w for w in logged if not WORKER_ERROR.search(str(w.message))])
         except Exception as error:  # Not KeyboardInterrupt: that is the user's.
+            self._failed = True
             index = failing_env(error, [str(w.message) for w in logged])
             name = self.env_name(index)
             raise BatchEnvError(name, index or 0, method, error) from error

@@ -67,3 +67,21 @@ def test_an_id_envpool_lacks_is_one_line_naming_the_other_backends(tmp_path):
     assert code == 2 and stderr.count("\n") == 1
     assert "EnvPool has no 'tests.scripts.faulty_envs:Faulty-none-v0'" in stderr
     assert "gymnasium-sync or gymnasium-async" in stderr
+
+
+def test_a_worker_that_dies_in_an_async_vector_env_ends_the_process_with_one_line(tmp_path):
+    """A worker killed mid-step leaves the others' pipes in no known state: the run stops naming
+    the env, and the process ends (its surviving workers are ended, not waited for)."""
+    import subprocess
+    import sys
+
+    env = faulty_envs.env_id("Faulty-kill-v0")
+    argv = [sys.executable, "-m", "agents.scripts.train", "--config=debug", f"--logdir={tmp_path}",
+            "--set", f"env={env}", "env_backend=gymnasium-async"]  # fmt: skip
+    result = subprocess.run(
+        argv, capture_output=True, text=True, timeout=180,
+        env=dict(os.environ, PYTHONPATH=os.getcwd()),
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and "Train vector env (Faulty-kill-v0) failed in step" in errors[0]
