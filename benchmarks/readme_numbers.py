@@ -331,9 +331,11 @@ def _passing(records: list[dict], selection: str) -> list[dict]:
 
 
 def recent_suites(records: list[dict]) -> list[dict]:
-    """The last three passing runs of the whole suite with README's test command: README's span
-    of its time."""
-    return _passing(records, WHOLE)[-3:]
+    """The last three passing runs of the whole suite with README's test command at the commit
+    of the newest one: README's span of its time (a line never spans commits)."""
+    passing = _passing(records, WHOLE)
+    commit = passing[-1].get("commit") if passing else None
+    return [r for r in passing if r.get("commit") == commit][-3:]
 
 
 def quick_suite(records: list[dict]) -> list[dict]:

@@ -55,6 +55,9 @@ def test_ci_and_the_suite_benchmark_run_readmes_test_command(tmp_path):
     from benchmarks import readme_numbers
 
     assert [r["seconds"] for r in readme_numbers.recent_suites(records)] == [600.0]
+    # Runs of one commit make a line: an older commit's runs are not in its span.
+    at = [dict(records[1], commit="a", seconds=700.0), dict(records[1], commit="b")]
+    assert [r["seconds"] for r in readme_numbers.recent_suites(at + at[1:])] == [600.0, 600.0]
     quick = {"selection": "not slow", "returncode": 0, "command": command}
     records += [dict(quick, seconds=300.0), dict(quick, seconds=320.0)]
     records += [dict(quick, seconds=200.0, returncode=1)]  # A failing run is no figure.
