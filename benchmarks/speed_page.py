@@ -14,12 +14,13 @@ RECORDS = os.path.join(HERE, "results", "vs_sb3.jsonl")
 _INTRO = """# Speed against Stable-Baselines3
 
 Whole processes, from the command to its exit, as a user meets them: Stable-Baselines3's PPO
-(RL-Zoo's tuned settings, one torch thread) and ours (`python -m agents.scripts.train
---config=<task> --set train_steps=<budget>`, its evaluation phases, final checkpoint, learning
-curve and policy export included), alternating in one run on the same budget and seed. Ours
-reads XLA's persistent compile cache, as a user's runs after their first of a config do (the
-first also compiles). Afterwards, untimed, each side's deterministic policy plays 20 fresh
-episodes. Generated from `benchmarks/results/vs_sb3.jsonl` by:
+(RL-Zoo's tuned hyperparameters, with VecNormalize on Pendulum, which RL-Zoo's Pendulum settings
+do not use; one torch thread) and ours (`python -m agents.scripts.train --config=<task> --set
+train_steps=<budget>`, on both cores, its evaluation phases, final checkpoint, learning curve
+and policy export included), alternating in one run on the same budget and seed. Ours reads
+XLA's persistent compile cache, as a user's runs after their first of a config do; a first
+run, which also compiles, is not measured here. Afterwards, untimed, each side's deterministic
+policy plays 20 fresh episodes. Generated from `benchmarks/results/vs_sb3.jsonl` by:
 
 ```sh
 python benchmarks/vs_sb3.py --sb3-python /path/to/sb3/bin/python --tasks pendulum cartpole \\
