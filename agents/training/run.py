@@ -13,7 +13,7 @@ import numpy as np
 import tensorflow as tf
 
 from agents import tools
-from agents.config import budget
+from agents.config import budget, memory_estimate
 from agents.config.config import Config
 from agents.config.errors import UsageError
 from agents.envs import NativeBatchEnv, make_native
@@ -26,7 +26,7 @@ from agents.ppo.rollouts import rollouts_then_updates
 from agents.runtime import tf_loading
 from agents.tools.mpi import World
 from agents.tools.ranks import ranks_of
-from agents.training import agent_pool, memory_estimate, summaries
+from agents.training import agent_pool, summaries
 
 EVAL_CALL_STEPS = 100  # Simulation steps per compiled evaluation call.
 RANK_SEED_STRIDE = 100_000  # Rank r's envs and sampling use seed + r * stride.

@@ -10,12 +10,12 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from agents.config import files, named, schema
+from agents.config import files, memory_estimate, named, schema
 from agents.config.config import Config
 from agents.config.errors import UsageError
 from agents.config.files import CONFIG_FILE
 from agents.tools.checkpoints import list_checkpoints
-from agents.training import memory_estimate, run_dirs
+from agents.training import run_dirs
 from agents.training.metrics_log import METRICS_FILE, read_metrics
 
 CUSTOM_NAME = "custom"  # The run name of a config given as a dict.

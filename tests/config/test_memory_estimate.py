@@ -9,10 +9,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from agents.config import schema
+from agents.config import memory_estimate, schema
 from agents.config.errors import UsageError
 from agents.scripts import train
-from agents.training import memory_estimate
 from tests.scripts.capture import run_main
 
 _ENV = memory_estimate.PYTHON_ENV_BYTES
