@@ -7,8 +7,11 @@ config key by group with its default, what it accepts and what it does.
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Callable
 
 from agents.config import schema, validate
+from agents.config.errors import UsageError
 from agents.scripts import configs
 from agents.scripts.arg_types import MAX_SEED, seed
 
@@ -134,3 +137,13 @@ def markdown_table() -> str:
 
 if __name__ == "__main__":
     print(markdown_table())  # docs/training.md's table, between TABLE_BEGIN and TABLE_END.
+
+
+def exit_status(body: Callable[[], None]) -> int:
+    """A command's exit status: `body()` and 0, or its `UsageError` as one line on stderr and 2."""
+    try:
+        body()
+    except UsageError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0

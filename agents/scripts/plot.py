@@ -15,8 +15,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from agents.config.errors import UsageError
 from agents.multirun import comparison
+from agents.scripts import cli
 from agents.training.curves import plot_run
 
 
@@ -36,18 +36,17 @@ def main(argv: list[str] | None = None) -> int:
         help="Output PNG or SVG (default: <run_dir>/learning_curve.png, or comparison.png).",
     )
     args = parser.parse_args(argv)
-    try:
-        if args.run_dir:
-            print(plot_run(args.run_dir, args.out))
-            return 0
-        runs = [comparison.read_run(run, args.group) for run in comparison.find_runs(args.runs)]
-        groups = comparison.group_runs(runs)
-        print(comparison.format_table(comparison.table(groups)))
-        print(comparison.plot(groups, args.out or "comparison.png", args.x))
-    except UsageError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    return 0
+    return cli.exit_status(lambda: _plot(args))
+
+
+def _plot(args: argparse.Namespace) -> None:
+    if args.run_dir:
+        print(plot_run(args.run_dir, args.out))
+        return
+    runs = [comparison.read_run(run, args.group) for run in comparison.find_runs(args.runs)]
+    groups = comparison.group_runs(runs)
+    print(comparison.format_table(comparison.table(groups)))
+    print(comparison.plot(groups, args.out or "comparison.png", args.x))
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from agents.config import named
 from agents.config.errors import UsageError
 from agents.config.values import parse_overrides
 from agents.multirun import tuning
+from agents.scripts import cli
 from agents.scripts.arg_types import seed
 
 
@@ -40,22 +41,21 @@ def main(argv: list[str] | None = None) -> int:
         help="Config values every trial shares, e.g. --set train_steps=50000.",
     )  # fmt: skip
     args = parser.parse_args(argv)
-    try:
-        if args.trials < 1:
-            raise UsageError(f"--trials must be at least 1, got {args.trials}.")
-        space = tuning.load_space(args.space)
-        overrides = parse_overrides(args.set)
-        study = tuning.tune(
-            args.config, args.trials, args.logdir, space, args.study, args.seed, overrides
-        )
-        print("\n".join(tuning.results_table(study)))
-        name = args.study or named.config_name(args.config)
-        best = tuning.write_best(study, os.path.join(args.logdir, f"tune-{name}-best"))
-        print(f"Best trial {study.best_trial.number}: eval {study.best_value:.2f}; config {best}")
-    except UsageError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    return 0
+    return cli.exit_status(lambda: _tune(args))
+
+
+def _tune(args: argparse.Namespace) -> None:
+    if args.trials < 1:
+        raise UsageError(f"--trials must be at least 1, got {args.trials}.")
+    space = tuning.load_space(args.space)
+    overrides = parse_overrides(args.set)
+    study = tuning.tune(
+        args.config, args.trials, args.logdir, space, args.study, args.seed, overrides
+    )
+    print("\n".join(tuning.results_table(study)))
+    name = args.study or named.config_name(args.config)
+    best = tuning.write_best(study, os.path.join(args.logdir, f"tune-{name}-best"))
+    print(f"Best trial {study.best_trial.number}: eval {study.best_value:.2f}; config {best}")
 
 
 if __name__ == "__main__":

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 
 from agents.config import files
 from agents.config.errors import UsageError
 from agents.policy import Policy, play_episode
 from agents.runtime import tf_loading
-from agents.scripts import shutdown
+from agents.scripts import cli, shutdown
 from agents.scripts.arg_types import positive_int, seed
 from agents.training import checkpoint_policy, progress
 
@@ -147,12 +146,7 @@ def _free_path(outdir: str, stem: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     tf_loading.import_tensorflow()
-    try:
-        visualize(args)
-    except UsageError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    return 0
+    return cli.exit_status(lambda: visualize(args))
 
 
 if __name__ == "__main__":
