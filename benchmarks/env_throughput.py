@@ -20,7 +20,7 @@ Each run appends one record per row to `benchmarks/results/env_throughput.jsonl`
 commit, machine, load, date); `--page` rewrites docs/results/env_throughput.md from the records
 of the newest sitting.
 
-Run: `python benchmarks/env_throughput.py [--envs 8] [--steps 2000] [--repeats 3] [--markdown]
+Run: `python -m benchmarks.env_throughput [--envs 8] [--steps 2000] [--repeats 3] [--markdown]
 [--page]`.
 """
 
@@ -42,11 +42,12 @@ import gymnasium
 import numpy as np
 
 from agents import tools
+from benchmarks import common
+from benchmarks.pages import env_throughput_page
 
 # TensorFlow is imported inside functions: ExternalProcess spawns its children, which re-import this
 # script as a module, and a top-level TensorFlow import would cost every child seconds and memory.
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV_IDS = ("Pendulum-v1", "CartPole-v1")
 WARMUP_STEPS = 20
 Runner = Callable[[int], None]  # Runs the given number of batch steps.
@@ -145,11 +146,10 @@ def _rate(run: Runner, steps: int, envs: int, repeats: int) -> float:
 
 def _machine_info() -> str:
     import tensorflow as tf
-    from common import cores
 
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     return (
-        f"{datetime.datetime.now():%Y-%m-%d %H:%M} | {cores()} CPUs (load {load}) | "
+        f"{datetime.datetime.now():%Y-%m-%d %H:%M} | {common.cores()} CPUs (load {load}) | "
         f"Python {platform.python_version()} | TF {tf.__version__} | "
         f"gymnasium {gymnasium.__version__}"
     )
@@ -172,17 +172,16 @@ def _format(rows: list[tuple[str, ...]], markdown: bool) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """Runs every mode for every environment and prints the table."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--envs", type=int, default=8, help="environments per batch")
     parser.add_argument("--steps", type=int, default=2000, help="timed batch steps per repeat")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs; the median is shown")
     parser.add_argument("--markdown", action="store_true", help="also print a markdown table")
     parser.add_argument("--page", action="store_true", help="rewrite the results page")
     args = parser.parse_args(argv)
-    import env_throughput_page
-    from speed_matrix import commit, machine, read_records
-
-    started, revision, host = time.strftime("%Y-%m-%d %H:%M:%S"), commit(ROOT), machine()
+    started, revision, host = time.strftime("%Y-%m-%d %H:%M:%S"), common.commit(), common.machine()
     records = []
     rows = [("env", "mode", "steps/s", "ratio to raw")]
     for env_id in ENV_IDS:
@@ -206,7 +205,7 @@ def main(argv: list[str] | None = None) -> None:
         file.writelines(json.dumps(record) + "\n" for record in records)
     if args.page:
         with open(env_throughput_page.PAGE, "w", encoding="utf-8") as file:
-            file.write(env_throughput_page.page(read_records(env_throughput_page.RECORDS)))
+            file.write(env_throughput_page.page(common.read_records(env_throughput_page.RECORDS)))
     info = f"{_machine_info()} | {args.envs} envs, {args.steps} steps, median of {args.repeats}"
     print(info, _format(rows, markdown=False), sep="\n")
     if args.markdown:

@@ -3,11 +3,11 @@
 Training is the costly part of an exploration sitting; its score is a sample: over 100 episodes a
 success rate near the 0.9 line has a standard error of 3 points. This plays each shown run's
 exported policy (from the run directories the sitting left under `--runs`) over `--episodes`
-fresh episodes, as `exploration.py` scores, and rewrites those records' scores with `episodes`
-and `rescored` (date, commit and machine of the scoring); training figures, curves and the
-sitting's commit stay. The page says which scores were taken again.
+fresh episodes, as `python -m benchmarks.exploration` scores, and rewrites those records' scores
+with `episodes` and `rescored` (date, commit and machine of the scoring); training figures, curves
+and the sitting's commit stay. The page says which scores were taken again.
 
-Run: `python benchmarks/exploration_rescore.py --task keycorridor --runs DIR [--episodes 500]
+Run: `python -m benchmarks.exploration_rescore --task keycorridor --runs DIR [--episodes 500]
 [--page]` (DIR: the sitting's `--out`, holding `<task>/<arm>/<time>-<config>-s<seed>`).
 """
 
@@ -20,10 +20,8 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from benchmarks import exploration  # noqa: E402
-from benchmarks.common import new_sitting  # noqa: E402
+from benchmarks import common
+from benchmarks.pages import exploration_page
 
 
 def _run_time(date: str) -> str:
@@ -50,10 +48,10 @@ def run_dir(runs: str, record: dict) -> str:
 
 def rescore(records: list[dict], task: str, runs: str, episodes: int) -> list[dict]:
     """`records` with the shown runs of `task` scored again over `episodes` episodes."""
-    shown = {id(record) for record in exploration.shown(records) if record["task"] == task}
+    shown = {id(record) for record in exploration_page.shown(records) if record["task"] == task}
     if not shown:
-        sys.exit(f"--task {task}: no shown records; tasks with some: {exploration.TASKS}")
-    scoring = new_sitting(exploration.ROOT)
+        sys.exit(f"--task {task}: no shown records; tasks with some: {exploration_page.TASKS}")
+    scoring = common.new_sitting()
     stamp = dict(
         date=time.strftime("%Y-%m-%d %H:%M"), **{k: scoring[k] for k in ("commit", "machine")}
     )
@@ -61,7 +59,7 @@ def rescore(records: list[dict], task: str, runs: str, episodes: int) -> list[di
     for record in records:
         if id(record) in shown:
             directory = run_dir(runs, record)
-            scores = exploration.score_on_minigrid(directory, record["env_id"], episodes)
+            scores = common.score_on_minigrid(directory, record["env_id"], episodes)
             record = dict(record, **scores, episodes=episodes, rescored=stamp)
             print(
                 f"{record['arm']} seed {record['seed']}: success "
@@ -73,17 +71,21 @@ def rescore(records: list[dict], task: str, runs: str, episodes: int) -> list[di
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--task", required=True, choices=exploration.TASKS)
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--task", required=True, choices=exploration_page.TASKS)
     parser.add_argument("--runs", required=True, help="the sitting's --out directory")
     parser.add_argument("--episodes", type=int, default=500)
     parser.add_argument("--page", action="store_true", help="rewrite the results page")
     args = parser.parse_args(argv)
-    records = rescore(exploration.read_records(), args.task, args.runs, args.episodes)
-    with open(exploration.RECORDS, "w", encoding="utf-8") as file:
+    records = rescore(
+        common.read_records(exploration_page.RECORDS), args.task, args.runs, args.episodes
+    )
+    with open(exploration_page.RECORDS, "w", encoding="utf-8") as file:
         file.writelines(json.dumps(record) + "\n" for record in records)
     if args.page:
-        exploration.main(["--page-only"])
+        exploration_page.write(records)
     return 0
 
 

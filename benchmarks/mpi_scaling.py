@@ -19,7 +19,7 @@ Each run appends a record per launch to `benchmarks/results/mpi_scaling.jsonl` (
 batch mode, commit, machine, load, date); `--page` rewrites docs/results/mpi_scaling.md from the
 records of the newest sitting.
 
-Run: `python benchmarks/mpi_scaling.py [--ranks 1 2] [--seeds 0 1 2] [--mpi_batch per_rank global]
+Run: `python -m benchmarks.mpi_scaling [--ranks 1 2] [--seeds 0 1 2] [--mpi_batch per_rank global]
 [--steps 98304] [--env_cost_us 200] [--page]`.
 """
 
@@ -37,14 +37,8 @@ import time
 
 import gymnasium
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import mpi_scaling_page  # noqa: E402
-from common import machine_line  # noqa: E402
-from speed_matrix import commit, machine, read_records  # noqa: E402
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-RECORDS = os.path.join(HERE, "results", "mpi_scaling.jsonl")
+from benchmarks import common
+from benchmarks.pages import mpi_scaling_page
 
 PHASES = 4  # Train phases, each followed by a short evaluation.
 EVAL_EPISODES = 20
@@ -122,10 +116,10 @@ def worker(steps: int, cost_us: float, seed: int, mpi_batch: str) -> None:
 
 
 def launch(ranks: int, seed: int, mpi_batch: str, args: argparse.Namespace) -> dict:
-    command = [MPIRUN, "-n", str(ranks), sys.executable, os.path.abspath(__file__), "--worker"]
+    command = [MPIRUN, "-n", str(ranks), sys.executable, "-m", __spec__.name, "--worker"]
     command += [f"--steps={args.steps}", f"--env_cost_us={args.env_cost_us}", f"--seed={seed}"]
     command += ["--mpi_batch", mpi_batch]
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    env = common.checkout_env(TF_CPP_MIN_LOG_LEVEL="3")
     result = subprocess.run(command, capture_output=True, text=True, env=env)
     if result.returncode:
         raise RuntimeError(
@@ -135,7 +129,9 @@ def launch(ranks: int, seed: int, mpi_batch: str, args: argparse.Namespace) -> d
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--ranks", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--steps", type=int, default=98_304, help="Total training env steps.")
     parser.add_argument("--env_cost_us", type=float, default=200.0)
@@ -156,9 +152,9 @@ def main() -> None:
     call = 16 * rollout * max(args.ranks)  # Env steps of one training call of the widest run.
     if args.steps % (PHASES * call):
         parser.error(f"--steps must be a multiple of {PHASES * call} (whole calls per phase).")
-    host, revision = machine(), commit(ROOT)
+    host, revision = common.machine(), common.commit()
     started = time.strftime("%Y-%m-%d %H:%M:%S")
-    print(f"{machine_line()}; SlowPendulum-v0 (+{args.env_cost_us:g} µs/step)", flush=True)
+    print(f"{common.machine_line()}; SlowPendulum-v0 (+{args.env_cost_us:g} µs/step)", flush=True)
     for seed in args.seeds:
         for mpi_batch in args.mpi_batch:
             for ranks in args.ranks:  # Alternating, so that load affects every run alike.
@@ -177,7 +173,7 @@ def main() -> None:
                     env_cost_us=args.env_cost_us,
                     **result,
                 )
-                with open(RECORDS, "a", encoding="utf-8") as file:
+                with open(mpi_scaling_page.RECORDS, "a", encoding="utf-8") as file:
                     file.write(json.dumps(record) + "\n")
                 print(
                     f"seed {seed}, {ranks} rank(s), {record['mpi_batch']}: "
@@ -185,7 +181,7 @@ def main() -> None:
                     f"eval {result['eval_mean']:.1f}",
                     flush=True,
                 )
-    text = mpi_scaling_page.page(read_records(RECORDS))
+    text = mpi_scaling_page.page(common.read_records(mpi_scaling_page.RECORDS))
     print(text)
     if args.page:
         with open(mpi_scaling_page.PAGE, "w", encoding="utf-8") as file:

@@ -16,7 +16,7 @@ envs after compiling: the PPO rollout alone (sampling, buffer writes and the env
 of one step less than a rollout of 16 or of 128 steps, the buffer emptied between them), and
 whole training calls (rollouts with their updates), best of 5 calls each.
 
-Run: `python benchmarks/native.py [--configs cartpole_native pendulum_native] [--seeds 3]
+Run: `python -m benchmarks.native [--configs cartpole_native pendulum_native] [--seeds 3]
 [--gym] [--steady] [--page] [--out benchmarks/out]`.
 """
 
@@ -29,12 +29,9 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import native_page  # noqa: E402
-from common import append_record, new_sitting, timed_process  # noqa: E402
+from benchmarks import common
+from benchmarks.pages import native_page
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_OUT = os.path.join(HERE, "out")
 EPISODES = 20
 CONFIGS = (
     "cartpole_native",
@@ -53,7 +50,7 @@ def run(config: str, seed: int, native: bool, runs_dir: str) -> dict:
     command = [sys.executable, "-m", "agents.scripts.train", f"--config={config}"]
     command += [f"--seed={seed}", f"--logdir={logdir}", "--set", f"native_env={native}"]
     os.makedirs(logdir)
-    _, seconds = timed_process(command, os.path.join(logdir, "stderr.log"))
+    _, seconds = common.timed_process(command, os.path.join(logdir, "stderr.log"))
     (run_dir,) = [os.path.join(logdir, name) for name in os.listdir(logdir) if name != "stderr.log"]
     return dict(run_dir=run_dir, seconds=seconds)
 
@@ -127,21 +124,21 @@ def steady(envs: int = 1024) -> list[dict]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {__spec__.name}", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--configs", nargs="+", default=list(CONFIGS))
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--gym", action="store_true", help="also train on gymnasium's envs")
     parser.add_argument("--steady", action="store_true", help="steady-state speeds instead")
     parser.add_argument("--page", action="store_true", help="rewrite docs/results/native.md")
-    parser.add_argument("--out", default=DEFAULT_OUT)
+    parser.add_argument("--out", default=common.DEFAULT_OUT)
     args = parser.parse_args()
-    from speed_matrix import read_records
-
-    sitting = new_sitting(os.path.dirname(HERE))
+    sitting = common.new_sitting()
     kind = "steady" if args.steady else "gym" if args.gym else "native"
 
     def record(figures: dict) -> None:
-        append_record(native_page.RECORDS, sitting, kind=kind, **figures)
+        common.append_record(native_page.RECORDS, sitting, kind=kind, **figures)
 
     if args.steady:
         for row in steady():
@@ -164,7 +161,7 @@ def main() -> int:
                         flush=True,
                     )
         shutil.rmtree(os.environ["XDG_CACHE_HOME"], ignore_errors=True)
-    text = native_page.page(read_records(native_page.RECORDS))
+    text = native_page.page(common.read_records(native_page.RECORDS))
     if args.page:
         with open(native_page.PAGE, "w", encoding="utf-8") as file:
             file.write(text)

@@ -1,12 +1,13 @@
-"""Stable-Baselines3 PPO side of `vs_sb3.py`; runs under a Python that has stable-baselines3.
+"""Stable-Baselines3 PPO side of `vs_sb3`; runs, from the repository's root, under a Python that
+has stable-baselines3.
 
-    python sb3_driver.py train TASK STEPS SEED MODEL   # trains; saves MODEL.zip (+ MODEL.pkl)
-    python sb3_driver.py eval TASK SEED MODEL EPISODES  # deterministic eval of the saved model
+    python -m benchmarks.sb3_driver train TASK STEPS SEED MODEL   # trains; saves MODEL.zip (+ .pkl)
+    python -m benchmarks.sb3_driver eval TASK SEED MODEL EPISODES  # deterministic eval of MODEL
 
 Each prints one JSON line. Settings are RL-Zoo's tuned PPO hyperparameters for Pendulum-v1 and
 CartPole-v1 (rl-baselines3-zoo `hyperparams/ppo.yml`) and SB3's defaults on our cheetah config's
 layout (8 envs x 256 steps) for HalfCheetah-v5. Torch runs on one thread, as the zoo's CPU runs.
-It imports nothing of `agents`.
+It imports nothing of `agents` or of the other benchmarks.
 """
 
 from __future__ import annotations

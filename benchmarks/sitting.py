@@ -1,6 +1,6 @@
 """Every results page measured again at one commit on one machine, one benchmark at a time.
 
-`python benchmarks/sitting.py` runs, shortest first, the benchmark behind each records file whose
+`python -m benchmarks.sitting` runs, shortest first, the benchmark behind each records file whose
 shown records are not all at the measured checkout's commit and on this machine, then rewrites the
 pages from the records (`python -m benchmarks.pages`, which redraws the plots they change) after
 each. A whole sitting takes hours on 2 cores; what is done stays done (its records name the commit
@@ -27,14 +27,12 @@ import sys
 import time
 from dataclasses import dataclass, replace
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, HERE)
-sys.path.insert(0, ROOT)
-
-import test_suite  # noqa: E402  (the benchmarks' folder is on the path from here)
+from benchmarks import common
+from benchmarks.pages import checks, readme_timings
 
 PAGES = [sys.executable, "-m", "benchmarks.pages"]  # Run in this checkout.
+RESULTS = common.RESULTS  # This checkout's records, which gain the measured checkout's.
+LOGS = os.path.join(common.DEFAULT_OUT, "sitting")
 
 
 @dataclass(frozen=True)
@@ -50,7 +48,8 @@ class Parts:
 
 @dataclass(frozen=True)
 class Step:
-    """The benchmark commands (each after `python`) that write one records file's sitting."""
+    """The benchmark commands (each a module and its arguments, run as `python -m`) that write
+    one records file's sitting."""
 
     records: str
     page: str
@@ -67,34 +66,34 @@ STEPS = (
     Step(
         "env_throughput",
         "docs/results/env_throughput.md",
-        (("benchmarks/env_throughput.py", "--page"),),
+        (("benchmarks.env_throughput", "--page"),),
     ),
     Step(
         "api_memory",
         "docs/results/api_memory.md",
         (
-            ("benchmarks/api_memory.py", "--kept_agents", "4"),
-            ("benchmarks/api_memory.py", "--kept_agents", "0", "--page"),
+            ("benchmarks.api_memory", "--kept_agents", "4"),
+            ("benchmarks.api_memory", "--kept_agents", "0", "--page"),
         ),
     ),
     Step(
         "minigrid_native",
         "docs/results/minigrid_native.md",
-        (("benchmarks/minigrid_native.py", "--page"),),
+        (("benchmarks.minigrid_native", "--page"),),
     ),
     Step(
         "learning",
         "docs/results/learning.md",
         (
-            ("benchmarks/learning.py", "--tasks", "pendulum", "--seeds", "10", "--page"),
-            ("benchmarks/learning.py", "--tasks", "cartpole", "--seeds", "3", "--page"),
+            ("benchmarks.learning", "--tasks", "pendulum", "--seeds", "10", "--page"),
+            ("benchmarks.learning", "--tasks", "cartpole", "--seeds", "3", "--page"),
         ),
     ),
     Step(
         "vs_sb3",
         "docs/results/speed.md",
         (
-            ("benchmarks/vs_sb3.py", "--sb3-python", "{sb3}", "--tasks", "pendulum", "cartpole")
+            ("benchmarks.vs_sb3", "--sb3-python", "{sb3}", "--tasks", "pendulum", "cartpole")
             + ("--rounds", "2", "--page"),
         ),
         needs_sb3=True,
@@ -102,61 +101,66 @@ STEPS = (
     Step(
         "rnd",
         "docs/results/rnd.md",
-        (("benchmarks/rnd.py", "--seeds", "3", "--set", "native_env=True", "--page"),),
+        (("benchmarks.rnd", "--seeds", "3", "--set", "native_env=True", "--page"),),
     ),
     Step(
         "speed_matrix",
         "docs/results/speed_matrix.md",
-        (("benchmarks/speed_matrix.py", "--quick", "--page"),),
+        (("benchmarks.speed_matrix", "--quick", "--page"),),
     ),
     Step(
         "native",
         "docs/results/native.md",
         (
-            ("benchmarks/native.py", "--seeds", "3", "--page"),
-            ("benchmarks/native.py", "--seeds", "1", "--gym", "--page", "--configs")
+            ("benchmarks.native", "--seeds", "3", "--page"),
+            ("benchmarks.native", "--seeds", "1", "--gym", "--page", "--configs")
             + ("cartpole_native", "pendulum_native", "acrobot_native", "mountaincar_native")
             + ("mountaincar_continuous_native",),
-            ("benchmarks/native.py", "--steady", "--page"),
+            ("benchmarks.native", "--steady", "--page"),
         ),
     ),
     Step(
         "test_suite",
         "README.md",
-        (("benchmarks/test_suite.py",), ("benchmarks/test_suite.py", "--not-slow")),
-        newest_of=("selection", (test_suite.WHOLE, test_suite.QUICK)),
+        (("benchmarks.test_suite",), ("benchmarks.test_suite", "--not-slow")),
+        newest_of=("selection", (readme_timings.WHOLE, readme_timings.QUICK)),
         duration_key="seconds",
     ),
     Step(
         "mpi_scaling",
         "docs/results/mpi_scaling.md",
         (
-            ("benchmarks/mpi_scaling.py", "--seeds", *map(str, range(16)))
+            ("benchmarks.mpi_scaling", "--seeds", *map(str, range(16)))
             + ("--mpi_batch", "per_rank", "global", "--page"),
         ),
     ),
     Step(
         "env_backends",
         "docs/results/env_backends.md",
-        (("benchmarks/env_backends.py", "--rounds", "3", "--seconds", "6", "--page"),),
+        (("benchmarks.env_backends", "--rounds", "3", "--seconds", "6", "--page"),),
     ),
     Step(
         "mujoco",
         "docs/results/mujoco.md",
-        (("benchmarks/mujoco_scores.py", "--seeds", "3", "--parallel", "2", "--page"),),
+        (("benchmarks.mujoco_scores", "--seeds", "3", "--parallel", "2", "--page"),),
     ),
     Step(
         "exploration",
         "docs/results/exploration.md",
         (
             (
-                "benchmarks/exploration.py",
+                "benchmarks.exploration",
                 *("--seeds", "3", "--episodes", "500", "--jobs", "2", "--page"),
             ),
         ),
         parts=Parts("task", ("doorkey16", "keycorridor", "multiroom"), "--tasks", runs=3 * 3),
     ),
 )
+
+
+def shell(command: tuple[str, ...]) -> str:
+    """A step's command as a user types it (and its page shows it)."""
+    return " ".join(["python", "-m", *command])
 
 
 def _minute(text: str) -> datetime.datetime:
@@ -183,10 +187,8 @@ def last_minutes(step: Step, shown: list[dict]) -> float | None:
 
 
 def _measured(records: list[dict], commit: str, machine: str) -> bool:
-    from pages import record_machine
-
     return bool(records) and all(
-        r.get("commit") == commit and record_machine(r) == machine for r in records
+        r.get("commit") == commit and checks.record_machine(r) == machine for r in records
     )
 
 
@@ -280,7 +282,7 @@ def collect(checkout: str, commit: str) -> list[str]:
     for step in STEPS:
         name = f"{step.records}.jsonl"
         theirs = os.path.join(checkout, "benchmarks", "results", name)
-        ours = os.path.join(HERE, "results", name)
+        ours = os.path.join(RESULTS, name)
         if os.path.realpath(theirs) == os.path.realpath(ours) or not os.path.exists(theirs):
             continue
         with open(theirs, encoding="utf-8") as file:
@@ -306,7 +308,7 @@ def restore(checkout: str) -> list[str]:
     once `collect` has their records: each step then measures the commit as it is (the test
     suite's page checks fail on the records an earlier step appended there). Returns the paths
     restored or removed."""
-    if os.path.realpath(checkout) == os.path.realpath(os.path.dirname(HERE)):
+    if os.path.realpath(checkout) == os.path.realpath(common.ROOT):
         return []
     paths = ["benchmarks/results", "docs", "README.md"]
 
@@ -326,11 +328,9 @@ def restore(checkout: str) -> list[str]:
 
 
 def _shown() -> dict[str, list[dict]]:
-    import pages
-
     return {
         os.path.basename(path)[: -len(".jsonl")]: kept
-        for path, (_, kept) in pages.records_and_shown().items()
+        for path, (_, kept) in checks.records_and_shown().items()
     }
 
 
@@ -338,11 +338,11 @@ def _run(step: Step, checkout: str, sb3: str | None, log_path: str) -> int:
     """Runs all of `step`'s commands in `checkout`, importing its own `agents`; the first
     non-zero exit status, or 0 (a benchmark exits non-zero when its own checks fail too, after
     writing its records)."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([checkout, os.environ.get("PYTHONPATH", "")]))
+    env = common.checkout_env(checkout)
     codes = []
     with open(log_path, "a", encoding="utf-8") as log:
         for command in step.commands:
-            argv = [sys.executable, *(sb3 if part == "{sb3}" else part for part in command)]
+            argv = [sys.executable, "-m", *(sb3 if part == "{sb3}" else part for part in command)]
             log.write(f"$ {' '.join(argv)}\n")
             log.flush()
             codes.append(
@@ -352,10 +352,12 @@ def _run(step: Step, checkout: str, sb3: str | None, log_path: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from speed_matrix import commit, machine
-
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--checkout", default=ROOT, help="the checkout measured (default: this)")
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "--checkout", default=common.ROOT, help="the checkout measured (default: this)"
+    )
     parser.add_argument("--sb3-python", help="the Python of a venv with stable-baselines3")
     parser.add_argument("--only", nargs="+", choices=[s.records for s in STEPS], default=None)
     parser.add_argument("--skip", nargs="+", choices=[s.records for s in STEPS], default=[])
@@ -369,11 +371,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--collect", action="store_true", help="only add the checkout's records")
     args = parser.parse_args(argv)
     checkout = os.path.abspath(args.checkout)
-    if not os.path.isdir(os.path.join(checkout, "benchmarks")):
+    if not os.path.exists(os.path.join(checkout, "benchmarks", "__init__.py")):
         parser.error(
-            f"--checkout {args.checkout}: no benchmarks/ there; give a checkout of this repository"
+            f"--checkout {args.checkout}: no benchmarks package there (run as `python -m "
+            "benchmarks.<name>`); give a checkout of this repository at such a commit"
         )
-    target, here = commit(checkout), machine()
+    target, here = common.commit(checkout), common.machine()
     if target.endswith("-dirty") or target == "unknown":
         parser.error(
             f"--checkout {args.checkout} is at {target}: commit its code first, so records name it"
@@ -392,9 +395,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     for step, minutes in steps:
         took = "?" if minutes is None else f"{minutes:.0f} min"
-        print(
-            f"  {step.records} (last: {took}): " + " && ".join(" ".join(c) for c in step.commands)
-        )
+        print(f"  {step.records} (last: {took}): " + " && ".join(map(shell, step.commands)))
     if args.plan or not steps:
         return 0
     if any(step.needs_sb3 for step, _ in steps) and not args.sb3_python:
@@ -402,12 +403,11 @@ def main(argv: list[str] | None = None) -> int:
             "vs_sb3 needs --sb3-python PATH (a venv's python with stable-baselines3) "
             "or --skip vs_sb3"
         )
-    out = os.path.join(HERE, "out", "sitting")
-    os.makedirs(out, exist_ok=True)
+    os.makedirs(LOGS, exist_ok=True)
     collect(checkout, target)  # What an earlier, stopped sitting left there, before it goes.
     failed = []
     for index, (step, minutes) in enumerate(steps, 1):
-        log_path = os.path.join(out, f"{step.records}.log")
+        log_path = os.path.join(LOGS, f"{step.records}.log")
         took = "?" if minutes is None else f"{minutes:.0f}"
         print(
             f"[{index}/{len(steps)}] {time.strftime('%H:%M')} {step.records} "
@@ -424,7 +424,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"    {line}")
         subprocess.run(
             PAGES,
-            cwd=ROOT,
+            cwd=common.ROOT,
             stdout=subprocess.DEVNULL,
             check=False,
         )

@@ -23,7 +23,7 @@ training calls.
 XLA's persistent compilation cache is off unless `--xla-cache` (then a second run shows what a
 user's second start of the same config costs).
 
-Run: `python benchmarks/speed.py [--tasks pendulum cartpole] [--calls 8] [--xla-cache]`.
+Run: `python -m benchmarks.speed [--tasks pendulum cartpole] [--calls 8] [--xla-cache]`.
 """
 
 from __future__ import annotations
@@ -38,9 +38,7 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import cores, run_script  # noqa: E402
-from learning import table  # noqa: E402
+from benchmarks import common
 
 COLUMNS = (
     ("import s", "{import_s:.1f}"),
@@ -123,7 +121,7 @@ def measure(task: str, calls: int, env: dict) -> dict[str, float]:
 
     measured = {}
     for part in ("update", "rollout"):
-        command = [sys.executable, os.path.abspath(__file__), "--child", task, str(calls), part]
+        command = [sys.executable, "-m", __spec__.name, "--child", task, str(calls), part]
         result = subprocess.run(
             command + [repr(time.time())], stdout=subprocess.PIPE, text=True, check=True, env=env
         )
@@ -146,7 +144,9 @@ def measure(task: str, calls: int, env: dict) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--tasks", nargs="+", default=["pendulum", "cartpole"])
     parser.add_argument("--calls", type=int, default=8, help="timed calls after the first")
     parser.add_argument(
@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         help="use XLA's persistent cache, as train does (default: off, every start compiles)",
     )
     args = parser.parse_args(argv)
-    env = dict(os.environ)
+    env = common.checkout_env()
     if not args.xla_cache:
         env["AGENTS_XLA_CACHE"] = "0"
     rows = []
@@ -165,12 +165,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{task}: {measured}", file=sys.stderr)
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     print(
-        f"{time.strftime('%Y-%m-%d %H:%M')} | {cores()} CPUs (load {load}) | "
+        f"{time.strftime('%Y-%m-%d %H:%M')} | {common.cores()} CPUs (load {load}) | "
         f"Python {platform.python_version()} | XLA cache {'on' if args.xla_cache else 'off'}\n"
     )
-    print(table(["task"] + [name for name, _ in COLUMNS], rows))
+    print(common.table(["task"] + [name for name, _ in COLUMNS], rows))
     return 0
 
 
 if __name__ == "__main__":
-    run_script(main, child)
+    common.run_script(main, child)

@@ -8,7 +8,7 @@ machine, load, date) to `benchmarks/results/test_suite.jsonl`; README's line on 
 suite takes is generated from the newest records of README's command (`python -m
 benchmarks.pages`). Exits with pytest's status.
 
-Run: `python benchmarks/test_suite.py [--not-slow]`.
+Run: `python -m benchmarks.test_suite [--not-slow]`.
 """
 
 from __future__ import annotations
@@ -21,17 +21,11 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-RECORDS = os.path.join(HERE, "results", "test_suite.jsonl")
-README = os.path.join(ROOT, "README.md")
+from benchmarks import common
+from benchmarks.pages import readme_timings
 
-
-def readme_command(readme: str = README) -> str:
-    """The test command of README's second shell block: what follows its last `&& `."""
-    with open(readme, encoding="utf-8") as file:
-        blocks = re.findall(r"```sh\n(.*?)\n```", file.read(), re.DOTALL)
-    return blocks[1].split("&& ")[-1].strip()
+RECORDS = os.path.join(common.RESULTS, "test_suite.jsonl")
+DURATION = re.compile(r"^(\d+\.\d+)s (call|setup|teardown)\s+(\S+)")
 
 
 def counts(output: str) -> dict[str, int]:
@@ -40,10 +34,6 @@ def counts(output: str) -> dict[str, int]:
     if not lines:
         return {}
     return {name: int(number) for number, name in re.findall(r"(\d+) (\w+)", lines[-1])}
-
-
-WHOLE, QUICK = "all", "not slow"  # A record's `selection`: the whole suite, or `-m "not slow"`.
-DURATION = re.compile(r"^(\d+\.\d+)s (call|setup|teardown)\s+(\S+)")
 
 
 def slowest(output: str) -> list[list]:
@@ -62,22 +52,21 @@ def by_file(durations: list[list]) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--not-slow", action="store_true", help="deselect tests marked slow")
     args = parser.parse_args(argv)
-    sys.path.insert(0, HERE)
-    from speed_matrix import commit, machine
-
-    readme = readme_command()
+    readme = readme_timings.readme_command()
     if not readme.startswith("python -m pytest "):
         raise SystemExit(f"README's test command is not `python -m pytest ...`: {readme!r}")
     command = [sys.executable, *readme.split()[1:], "--durations=0"]
     if args.not_slow:
-        command += ["-m", QUICK]
-    started, revision, host = time.strftime("%Y-%m-%d %H:%M:%S"), commit(ROOT), machine()
+        command += ["-m", readme_timings.QUICK]
+    started, revision, host = time.strftime("%Y-%m-%d %H:%M:%S"), common.commit(), common.machine()
     begun = time.perf_counter()
     result = subprocess.run(
-        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        command, cwd=common.ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     seconds = time.perf_counter() - begun
     durations = slowest(result.stdout)
@@ -90,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         machine=host,
         load=os.getloadavg()[0],
         command=readme,
-        selection=QUICK if args.not_slow else WHOLE,
+        selection=readme_timings.QUICK if args.not_slow else readme_timings.WHOLE,
         seconds=seconds,
         returncode=result.returncode,
         slowest=durations[:30],

@@ -3,10 +3,10 @@
 Per task and round, alternating (SB3, ours, SB3, ours, ...), each side trains in a whole process
 timed from spawn to exit, as a user meets it:
 
-- SB3: `sb3_driver.py train` under `--sb3-python` (RL-Zoo's tuned settings for Pendulum-v1,
-  4 envs x 1024, batch 64, 10 epochs, gSDE, VecNormalize; for CartPole-v1, 8 envs x 32, batch 256,
-  20 epochs, linear lr and clip; SB3's defaults on 8 envs x 256 for HalfCheetah-v5), one torch
-  thread; the process ends after saving the model.
+- SB3: `python -m benchmarks.sb3_driver train` under `--sb3-python` (RL-Zoo's tuned settings
+  for Pendulum-v1, 4 envs x 1024, batch 64, 10 epochs, gSDE, VecNormalize; for CartPole-v1, 8 envs
+  x 32, batch 256, 20 epochs, linear lr and clip; SB3's defaults on 8 envs x 256 for
+  HalfCheetah-v5), one torch thread; the process ends after saving the model.
 - ours: `python -m agents.scripts.train --config=<task> --set train_steps=<budget>` (its periodic
   eval phases, the final checkpoint, the curve and the policy export included). `pendulum_native`
   trains on Pendulum as TensorFlow ops against SB3's Pendulum, and is scored on gymnasium's.
@@ -19,7 +19,7 @@ rollouts; "env steps" says what each trained. Ratio is SB3 wall / ours wall. Wri
 `benchmarks/results/vs_sb3.jsonl`; `--page` rewrites docs/results/speed.md from the newest
 sitting.
 
-Run: `python benchmarks/vs_sb3.py --sb3-python /path/to/sb3/bin/python
+Run: `python -m benchmarks.vs_sb3 --sb3-python /path/to/sb3/bin/python
 [--tasks pendulum cartpole cheetah] [--steps N] [--rounds 1] [--out benchmarks/out] [--page]`.
 """
 
@@ -33,12 +33,10 @@ import statistics
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import last_json, machine_line, run_script, timed_process  # noqa: E402
-from learning import DEFAULT_OUT, EVAL_EPISODES, run_child, table  # noqa: E402
+from benchmarks import common
+from benchmarks.pages import speed_page
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+DRIVER = "benchmarks.sb3_driver"  # Run from the repository's root under `--sb3-python`.
 BUDGETS = {
     "pendulum": 100_000,
     "cartpole": 100_000,
@@ -53,8 +51,8 @@ HEADER = [
     "SB3 wall s",
     "ours wall s",
     "ratio SB3/ours",
-    f"SB3 eval ({EVAL_EPISODES} ep.)",
-    f"ours eval ({EVAL_EPISODES} ep.)",
+    f"SB3 eval ({common.EVAL_EPISODES} ep.)",
+    f"ours eval ({common.EVAL_EPISODES} ep.)",
 ]
 
 
@@ -70,7 +68,7 @@ def child(run_dir: str) -> dict[str, float]:
     config = dict(files.load_config(run_dir), native_env=False)
     run = Run(config, run_dir, seed=0)
     try:
-        scores = run.evaluate(EVAL_EPISODES)
+        scores = run.evaluate(common.EVAL_EPISODES)
         env_steps = run.env_steps
     finally:
         run.close()
@@ -80,14 +78,15 @@ def child(run_dir: str) -> dict[str, float]:
 
 def run_sb3(python: str, task: str, budget: int, seed: int, directory: str) -> dict:
     """Trains (timed) and evaluates (untimed) SB3 PPO; returns its measurements."""
-    driver, model = os.path.join(HERE, "sb3_driver.py"), os.path.join(directory, "model")
+    model = os.path.abspath(os.path.join(directory, "model"))
     task = task.removesuffix("_native")  # SB3 trains on gymnasium's env of the same id.
-    command = [python, driver, "train", task, str(budget), str(seed), model]
-    stdout, seconds = timed_process(command, os.path.join(directory, "train.log"))
-    result = dict(last_json(stdout), seconds=seconds)
-    command = [python, driver, "eval", task, str(seed), model, str(EVAL_EPISODES)]
-    stdout, _ = timed_process(command, os.path.join(directory, "eval.log"))
-    return dict(result, **last_json(stdout))
+    command = [python, "-m", DRIVER, "train", task, str(budget), str(seed), model]
+    log = os.path.join(directory, "train.log")
+    stdout, seconds = common.timed_process(command, log, cwd=common.ROOT)
+    result = dict(common.last_json(stdout), seconds=seconds)
+    command = [python, "-m", DRIVER, "eval", task, str(seed), model, str(common.EVAL_EPISODES)]
+    stdout, _ = common.timed_process(command, os.path.join(directory, "eval.log"), cwd=common.ROOT)
+    return dict(result, **common.last_json(stdout))
 
 
 def run_ours(task: str, budget: int, seed: int, directory: str) -> dict:
@@ -101,11 +100,11 @@ def run_ours(task: str, budget: int, seed: int, directory: str) -> dict:
     command = [sys.executable, "-m", "agents.scripts.train", f"--config={task}"]
     command += [f"--logdir={logdir}", f"--seed={seed}"]
     command += [arg for override in overrides for arg in ("--set", override)]
-    _, seconds = timed_process(command, os.path.join(directory, "train.log"))
+    _, seconds = common.timed_process(command, os.path.join(directory, "train.log"))
     (run_name,) = os.listdir(logdir)
     run_dir = os.path.join(logdir, run_name)
     # run_child empties its run_dir argument: give it a fresh one, the run to evaluate before it.
-    result = run_child(__file__, [run_dir], os.path.join(directory, "eval"))
+    result = common.run_child(__spec__.name, [run_dir], os.path.join(directory, "eval"))
     return dict(result, seconds=seconds)
 
 
@@ -165,26 +164,27 @@ def report(results: dict[str, list[dict]], budgets: dict[str, int], seconds: flo
         rows.append(row(task, "median", budget, sb3, ours))
         ratio = sb3["seconds"] / ours["seconds"]
         lines.append(f"{task}: SB3 takes {ratio:.2f}x our wall time for {budget:,} env steps")
-    return "\n\n".join([machine_line(seconds), table(HEADER, rows), "\n".join(lines)])
+    return "\n\n".join([common.machine_line(seconds), common.table(HEADER, rows), "\n".join(lines)])
 
 
 def main(argv: list[str] | None = None) -> int:
     """Runs the comparison, prints and saves the report; returns 0."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--sb3-python", required=True, help="a Python with stable-baselines3")
     parser.add_argument("--tasks", nargs="+", choices=list(BUDGETS), default=list(BUDGETS))
     parser.add_argument("--steps", type=int, help="env-step budget of every task (default: each)")
     parser.add_argument("--rounds", type=int, default=1, help="SB3/ours pairs per task")
-    parser.add_argument("--out", default=DEFAULT_OUT, help="directory of the report and runs")
+    parser.add_argument(
+        "--out", default=common.DEFAULT_OUT, help="directory of the report and runs"
+    )
     parser.add_argument("--page", action="store_true", help="rewrite docs/results/speed.md")
     args = parser.parse_args(argv)
-    import speed_page
-    from speed_matrix import commit, machine, read_records
-
     budgets = {task: args.steps or BUDGETS[task] for task in args.tasks}
     runs_dir = os.path.join(args.out, "vs_sb3")
     start, results = time.perf_counter(), {}
-    started, revision, host = time.strftime("%Y-%m-%d %H:%M:%S"), commit(ROOT), machine()
+    started, revision, host = time.strftime("%Y-%m-%d %H:%M:%S"), common.commit(), common.machine()
     for task in args.tasks:
         results[task] = []
         for seed in range(args.rounds):
@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
                     file.write(json.dumps(record) + "\n")
     if args.page:
         with open(speed_page.PAGE, "w", encoding="utf-8") as file:
-            file.write(speed_page.page(read_records(speed_page.RECORDS)))
+            file.write(speed_page.page(common.read_records(speed_page.RECORDS)))
     text = report(results, budgets, time.perf_counter() - start)
     with open(os.path.join(args.out, "vs_sb3.md"), "w") as handle:
         handle.write(text + "\n")
@@ -207,4 +207,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    run_script(main, child)
+    common.run_script(main, child)

@@ -1,14 +1,10 @@
 """Scoring exploration's shown runs again from their saved policies."""
 
-import importlib
-
 import pytest
 
-from benchmarks import pages  # noqa: F401
-
-# After `pages`, which puts the benchmarks' folder on sys.path for their helpers' imports.
-exploration = importlib.import_module("benchmarks.exploration")
-rescore = importlib.import_module("benchmarks.exploration_rescore")
+from benchmarks import common, exploration
+from benchmarks import exploration_rescore as rescore
+from benchmarks.pages import exploration_page
 
 
 def _record(started, task, arm, seed, success):
@@ -52,7 +48,7 @@ def test_the_shown_runs_of_the_task_are_scored_again_and_nothing_else(tmp_path, 
             success_stochastic=0.91, success_mode=0.92, return_stochastic=0.8, return_mode=0.81
         )
 
-    monkeypatch.setattr(exploration, "score_on_minigrid", score)
+    monkeypatch.setattr(common, "score_on_minigrid", score)
     result = rescore.rescore([old, *new, other], "keycorridor", str(tmp_path), 500)
     assert (
         result[0] == old and result[3] == other
@@ -66,7 +62,7 @@ def test_the_shown_runs_of_the_task_are_scored_again_and_nothing_else(tmp_path, 
         assert after["success_stochastic"] == 0.91 and after["episodes"] == 500
         assert after["curve"] == before["curve"] and after["commit"] == before["commit"]
         assert set(after["rescored"]) == {"date", "commit", "machine"}
-    text = " ".join(exploration.page(result).split())
+    text = " ".join(exploration_page.page(result).split())
     assert "MiniGrid-keycorridor: the scores of its 2 runs were taken again" in text
     assert "over 500 episodes each" in text
     assert "100 or 500 episodes per seed" in text  # DoorKey's still over 100.

@@ -1,17 +1,18 @@
 """The results pages' generators: the newest sitting is shown, and its figures are computed
 from the records (synthetic records here; the committed pages are checked in test_pages.py)."""
 
-import importlib
 import json
 import os
 
-from benchmarks import pages  # noqa: F401
-
-# After `pages`, which puts the benchmarks' folder on sys.path for their helpers' imports.
-exploration = importlib.import_module("benchmarks.exploration")
-mujoco_scores = importlib.import_module("benchmarks.mujoco_scores")
-native_page = importlib.import_module("benchmarks.native_page")
-test_suite = importlib.import_module("benchmarks.test_suite")
+from benchmarks import common, sitting, speed_matrix, test_suite
+from benchmarks.pages import (
+    checks,
+    env_backends_page,
+    exploration_page,
+    mujoco_page,
+    native_page,
+    readme_numbers,
+)
 
 
 def _sitting(started):
@@ -25,7 +26,7 @@ def _mujoco(started, seed, score, task="hopper"):
     return dict(
         **_sitting(started),
         task=task,
-        env=mujoco_scores.REFERENCES[task].env,
+        env=mujoco_page.REFERENCES[task].env,
         seed=seed,
         parallel=1,
         env_backend="python",
@@ -46,7 +47,7 @@ def test_mujoco_page_shows_the_newest_sitting_of_each_task_with_its_mean_and_che
         _mujoco("2026-02-01 10:00:00", seed, score)
         for seed, score in enumerate((3000.0, 2600.0, 1000.0))
     ]
-    text = mujoco_scores.page(old + new)
+    text = mujoco_page.page(old + new)
     row = next(line for line in text.splitlines() if line.startswith("| Hopper-v5"))
     assert "3,000 ± 10 | 2,600 ± 10 | 1,000 ± 10 | **2,200** | 2,052 ± 314 | 2,530 |" in row
     assert "100 ± 10" not in text  # The older sitting is not shown.
@@ -57,23 +58,23 @@ def test_mujoco_page_shows_the_newest_sitting_of_each_task_with_its_mean_and_che
 
 
 def test_mujoco_page_without_records_says_so():
-    assert "No records yet." in mujoco_scores.page([])
+    assert "No records yet." in mujoco_page.page([])
 
 
 def test_mujoco_records_kept_are_the_newest_sitting_of_each_task():
     old = [_mujoco("2026-01-01 10:00:00", seed, 100.0) for seed in range(3)]
     ant = [_mujoco("2026-01-01 10:00:00", 0, 900.0, task="ant")]  # Not run since: kept.
     new = [_mujoco("2026-02-01 10:00:00", seed, 200.0) for seed in range(2)]
-    assert mujoco_scores.shown(old + ant + new) == new + ant
+    assert mujoco_page.shown(old + ant + new) == new + ant
 
 
 def test_exploration_return_level_counts_from_where_it_holds_to_the_end():
     # One early report of a few lucky episodes is not learning: the level must hold.
     lucky = [[1, 0.0], [2, 0.7], [3, 0.0], [4, 0.0]]
-    assert exploration.held_from(lucky) is None
+    assert exploration_page.held_from(lucky) is None
     learned = [[1, 0.0], [2, 0.6], [3, 0.4], [4, 0.5], [5, 0.8]]
-    assert exploration.held_from(learned) == 4
-    assert exploration.held_from([[7, 0.5]]) == 7 and exploration.held_from([]) is None
+    assert exploration_page.held_from(learned) == 4
+    assert exploration_page.held_from([[7, 0.5]]) == 7 and exploration_page.held_from([]) is None
 
 
 def _explored(task, arm, seed, success, **keys):
@@ -88,17 +89,17 @@ def test_exploration_page_names_each_tasks_policy_and_how_many_runs_shared_the_m
         _explored("keycorridor", arm, seed, success, network="recurrent_categorical", concurrent=2)
         for arm, seed, success in [("rnd", 0, 0.95), ("rnd", 1, 0.5), ("control", 0, 0.1)]
     ]
-    lines = exploration.page([old, *new]).splitlines()
+    lines = exploration_page.page([old, *new]).splitlines()
     rows = {line.split(" | ")[0]: line for line in lines if " to " in line}  # Sittings' rows.
     # Records from before the network was recorded ran network=auto: the MLP; concurrency unknown.
     assert "| - | MLP | 0.999 |" in rows["| doorkey16"]
     assert "| 2 | MLP + GRU | 0.999 |" in rows["| keycorridor"]
-    assert exploration.solved(new, "keycorridor", "rnd") == (1, 2)
-    assert exploration.solved(new, "keycorridor", "control") == (0, 1)
+    assert exploration_page.solved(new, "keycorridor", "rnd") == (1, 2)
+    assert exploration_page.solved(new, "keycorridor", "control") == (0, 1)
 
 
 def test_exploration_page_says_how_many_episodes_scored_each_seed():
-    text = lambda runs: " ".join(exploration.page(runs).split())  # noqa: E731
+    text = lambda runs: " ".join(exploration_page.page(runs).split())  # noqa: E731
     scored = [_explored("doorkey16", "rnd", seed, 0.9, episodes=500) for seed in range(2)]
     assert "500 episodes per seed" in text(scored)
     # A task of an older sitting scored with the earlier default.
@@ -162,26 +163,24 @@ def test_the_suite_record_sums_each_files_tests_costliest_first():
 
 
 def test_readme_numbers_say_which_benchmark_has_no_records_and_keep_the_others(monkeypatch):
-    readme_numbers = importlib.import_module("benchmarks.readme_numbers")
-    real = readme_numbers._read
+    real = readme_numbers.read
     monkeypatch.setattr(
-        readme_numbers, "_read", lambda name: [] if name == "exploration" else real(name)
+        readme_numbers, "read", lambda name: [] if name == "exploration" else real(name)
     )
     bullets = readme_numbers.block()
     assert "- **Exploration on native MiniGrid**: not measured (no records in" in bullets
     assert "- **MuJoCo** (" in bullets and "- **Exploration from pixels** (" in bullets
-    monkeypatch.setattr(readme_numbers, "_read", lambda name: [])
+    monkeypatch.setattr(readme_numbers, "read", lambda name: [])
     assert readme_numbers.block().count(": not measured (no records in") == 10
 
 
 def test_a_cpu_named_by_brand_only_is_told_apart_by_family_and_model(tmp_path):
-    speed_matrix = importlib.import_module("benchmarks.speed_matrix")
     block = "processor\t: {n}\ncpu family\t: 25\nmodel\t\t: {m}\nmodel name\t: {name}\n\n"
     cpuinfo = tmp_path / "cpuinfo"
     cpuinfo.write_text(block.format(n=0, m=1, name="AMD EPYC") + block.format(n=1, m=9, name="x"))
-    assert speed_matrix.machine(str(cpuinfo)).startswith("AMD EPYC (family 25 model 1), ")
+    assert common.machine(str(cpuinfo)).startswith("AMD EPYC (family 25 model 1), ")
     cpuinfo.write_text(block.format(n=0, m=106, name="Intel(R) Xeon(R) Platinum 8375C CPU"))
-    assert speed_matrix.machine(str(cpuinfo)).startswith("Intel(R) Xeon(R) Platinum 8375C CPU, ")
+    assert common.machine(str(cpuinfo)).startswith("Intel(R) Xeon(R) Platinum 8375C CPU, ")
 
 
 def test_sittings_name_each_files_commits_machines_and_dates_and_count_them_all():
@@ -192,7 +191,7 @@ def test_sittings_name_each_files_commits_machines_and_dates_and_count_them_all(
         date="2026-11-26 06:22",
         machine_line="2026-11-26 06:22 | 2 CPUs (AMD EPYC), load 0.6, 1.2, 1.4 | Python 3.11",
     )
-    lines = pages.sittings(
+    lines = checks.sittings(
         {"a.jsonl": [one, later], "b.jsonl": [older], "c.jsonl": [], "d.jsonl": [dict(one)]}
     )
     assert lines == [
@@ -206,7 +205,6 @@ def test_sittings_name_each_files_commits_machines_and_dates_and_count_them_all(
 
 
 def test_speed_matrix_against_another_checkout_alternates_which_runs_first(tmp_path, monkeypatch):
-    speed_matrix = importlib.import_module("benchmarks.speed_matrix")
     calls = []
 
     def measure(family, seconds, checkout, timeout):
@@ -230,7 +228,6 @@ def test_speed_matrix_against_another_checkout_alternates_which_runs_first(tmp_p
 
 
 def test_a_sitting_plans_the_steps_not_at_the_commit_and_machine_shortest_first():
-    sitting = importlib.import_module("benchmarks.sitting")
     here = dict(_sitting("2026-11-27 07:00:00"), commit="aaa1111")
     long = [dict(here, date="2026-11-27 07:30"), dict(here, commit="bbb2222")]
     whole = dict(here, selection="all")
@@ -270,7 +267,6 @@ def test_a_sitting_plans_the_steps_not_at_the_commit_and_machine_shortest_first(
 
 
 def test_a_sitting_measures_a_step_part_by_part_and_resumes_at_the_parts_not_done():
-    sitting = importlib.import_module("benchmarks.sitting")
     step = next(s for s in sitting.STEPS if s.parts)
     here = dict(_sitting("2026-11-27 07:00:00"), commit="aaa1111")
     names, runs = step.parts.names, step.parts.runs
@@ -308,7 +304,6 @@ def test_a_sitting_measures_a_step_part_by_part_and_resumes_at_the_parts_not_don
 
 
 def test_collecting_a_checkouts_sitting_adds_only_its_records_at_that_commit(tmp_path, monkeypatch):
-    sitting = importlib.import_module("benchmarks.sitting")
     ours, theirs = tmp_path / "ours", tmp_path / "theirs"
     for root in (ours, theirs):
         (root / "benchmarks" / "results").mkdir(parents=True)
@@ -317,7 +312,7 @@ def test_collecting_a_checkouts_sitting_adds_only_its_records_at_that_commit(tmp
     new = json.dumps(dict(_sitting("2026-11-27 09:00:00"), commit="aaa1111"))
     (ours / "benchmarks" / "results" / "rnd.jsonl").write_text(kept + "\n")
     (theirs / "benchmarks" / "results" / "rnd.jsonl").write_text(f"{pruned}\n{kept}\n{new}\n")
-    monkeypatch.setattr(sitting, "HERE", str(ours / "benchmarks"))
+    monkeypatch.setattr(sitting, "RESULTS", str(ours / "benchmarks" / "results"))
     lines = sitting.collect(str(theirs), "aaa1111")
     assert lines == [f"rnd.jsonl: 1 new records from {theirs}"]
     assert (ours / "benchmarks" / "results" / "rnd.jsonl").read_text() == f"{kept}\n{new}\n"
@@ -325,27 +320,25 @@ def test_collecting_a_checkouts_sitting_adds_only_its_records_at_that_commit(tmp
 
 
 def test_each_sitting_step_runs_the_commands_its_page_shows():
-    sitting = importlib.import_module("benchmarks.sitting")
     root = os.path.dirname(os.path.dirname(sitting.__file__))
     for step in sitting.STEPS:
         with open(os.path.join(root, step.page), encoding="utf-8") as file:
             text = " ".join(file.read().replace("\\\n", " ").split())
         for command in step.commands:
-            line = " ".join(["python", *command]).replace("{sb3}", "/path/to/sb3/bin/python")
+            line = sitting.shell(command).replace("{sb3}", "/path/to/sb3/bin/python")
             assert line in text, (step.page, line)
 
 
 def test_env_backends_page_names_the_cpus_family_and_model_where_records_have_them():
-    env_backends = importlib.import_module("benchmarks.env_backends")
     line = "2026-11-28 06:22 | 2 CPUs (AMD EPYC), load 0.6, 1.2, 1.4 | Python 3.11.7"
     base = dict(config="cartpole", run="2026-11-28 06:22", round=0, seconds=6.0, commit="aaa1111")
     records = [
         dict(base, backend=backend, steps_per_second=speed, machine_line=line, load=0.5)
         for backend, speed in (("python", 100.0), ("envpool", 150.0))
     ]
-    old = env_backends.page(records)
+    old = env_backends_page.page(records)
     assert "| 2 CPUs (AMD EPYC) | Python 3.11.7 | commit aaa1111 |" in old
-    new = env_backends.page(
+    new = env_backends_page.page(
         [dict(r, machine="AMD EPYC (family 25 model 1), 2 cores") for r in records]
     )
     assert "| AMD EPYC (family 25 model 1), 2 cores | Python 3.11.7 | commit aaa1111 |" in new
@@ -358,10 +351,10 @@ def test_a_sitting_runs_each_step_in_the_checkout_reports_a_failure_and_goes_on(
     import subprocess
     import sys
 
-    sitting = importlib.import_module("benchmarks.sitting")
     ours, theirs = tmp_path / "ours", tmp_path / "theirs"
     (ours / "benchmarks" / "results").mkdir(parents=True)
     (theirs / "benchmarks" / "results").mkdir(parents=True)
+    (theirs / "benchmarks" / "__init__.py").write_text("")
     (theirs / "benchmarks" / "bench.py").write_text(
         "import json, os, sys\n"
         "if sys.argv[1] == 'fail': sys.exit(3)\n"
@@ -381,18 +374,19 @@ def test_a_sitting_runs_each_step_in_the_checkout_reports_a_failure_and_goes_on(
     head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     head = head.stdout.strip()
     steps = (
-        sitting.Step("rnd", "page.md", (("benchmarks/bench.py", "rnd", head),)),
+        sitting.Step("rnd", "page.md", (("benchmarks.bench", "rnd", head),)),
         # A command exiting non-zero (a crash, or a benchmark's own checks failing): the step's
         # other commands still run and its records are kept.
         sitting.Step(
             "native",
             "page.md",
-            (("benchmarks/bench.py", "fail", head), ("benchmarks/bench.py", "native", head)),
+            (("benchmarks.bench", "fail", head), ("benchmarks.bench", "native", head)),
         ),
-        sitting.Step("learning", "page.md", (("benchmarks/bench.py", "learning", head),)),
+        sitting.Step("learning", "page.md", (("benchmarks.bench", "learning", head),)),
     )
     monkeypatch.setattr(sitting, "STEPS", steps)
-    monkeypatch.setattr(sitting, "HERE", str(ours / "benchmarks"))
+    monkeypatch.setattr(sitting, "RESULTS", str(ours / "benchmarks" / "results"))
+    monkeypatch.setattr(sitting, "LOGS", str(ours / "benchmarks" / "out" / "sitting"))
     monkeypatch.setattr(sitting, "_shown", lambda: {})
     pages_ran = tmp_path / "pages_ran"
     monkeypatch.setattr(sitting, "PAGES", [sys.executable, "-c", f"open({str(pages_ran)!r}, 'a')"])

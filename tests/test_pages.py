@@ -1,24 +1,25 @@
 """The results pages that benchmarks' records make equal what those records give today."""
 
-from benchmarks import pages
+from benchmarks import common
+from benchmarks.pages import checks, readme_timings, registry
 
 
 def test_every_generated_results_page_equals_what_its_records_give():
     # A page edited by hand, or records appended without `--page`, fail here:
     # `python -m benchmarks.pages` writes them again.
-    assert pages.stale() == []
+    assert checks.stale() == []
 
 
 def test_every_plot_of_the_pages_shows_the_records_it_is_drawn_from():
     # Records re-measured and their PNG left from the sitting before fail here:
     # `python -m benchmarks.pages` redraws the plots whose stamp is not their records' digest.
-    assert pages.stale_figures() == []
+    assert checks.stale_figures() == []
 
 
 def test_records_files_hold_only_what_the_pages_show():
     # Older sittings are git's history: `python -m benchmarks.pages` drops them.
     assert {
-        path: len(records) - len(kept) for path, (records, kept) in pages.unshown().items()
+        path: len(records) - len(kept) for path, (records, kept) in checks.unshown().items()
     } == {}
 
 
@@ -28,23 +29,21 @@ def test_the_pages_command_covers_the_pages_that_say_they_are_generated():
     import re
 
     said = []
-    for path in glob.glob(os.path.join(pages.ROOT, "docs", "results", "*.md")):
+    for path in glob.glob(os.path.join(common.ROOT, "docs", "results", "*.md")):
         with open(path, encoding="utf-8") as file:
             text = file.read()
         if re.search(r"Generated\s+(from|by)\b", text):
-            said.append(os.path.relpath(path, pages.ROOT))
-    generated = [path for path in pages.pages() if path.startswith("docs/results/")]
+            said.append(os.path.relpath(path, common.ROOT))
+    generated = [path for path in registry.pages() if path.startswith("docs/results/")]
     assert sorted(said) == sorted(generated)
 
 
 def test_ci_and_the_suite_benchmark_run_readmes_test_command(tmp_path):
     import os
 
-    from benchmarks import test_suite
-
-    command = test_suite.readme_command()
+    command = readme_timings.readme_command()
     assert command.startswith("python -m pytest ") and command.endswith(" tests")
-    with open(os.path.join(pages.ROOT, ".ci", "run"), encoding="utf-8") as file:
+    with open(os.path.join(common.ROOT, ".ci", "run"), encoding="utf-8") as file:
         assert file.read().rstrip().splitlines()[-1] == command
     # Records of another command are not README's figure: only this command's are shown.
     records = [
@@ -52,17 +51,15 @@ def test_ci_and_the_suite_benchmark_run_readmes_test_command(tmp_path):
         {"selection": "all", "returncode": 0, "seconds": 600.0, "command": command},
         {"selection": "all", "returncode": 1, "seconds": 500.0, "command": command},
     ]
-    from benchmarks import readme_numbers
-
-    assert [r["seconds"] for r in readme_numbers.recent_suites(records)] == [600.0]
+    assert [r["seconds"] for r in readme_timings.recent_suites(records)] == [600.0]
     # Runs of one commit make a line: an older commit's runs are not in its span.
     at = [dict(records[1], commit="a", seconds=700.0), dict(records[1], commit="b")]
-    assert [r["seconds"] for r in readme_numbers.recent_suites(at + at[1:])] == [600.0, 600.0]
+    assert [r["seconds"] for r in readme_timings.recent_suites(at + at[1:])] == [600.0, 600.0]
     quick = {"selection": "not slow", "returncode": 0, "command": command}
     records += [dict(quick, seconds=300.0), dict(quick, seconds=320.0)]
     records += [dict(quick, seconds=200.0, returncode=1)]  # A failing run is no figure.
-    assert [r["seconds"] for r in readme_numbers.quick_suite(records)] == [320.0]
-    assert [r["seconds"] for r in readme_numbers.shown_suites(records)] == [600.0, 320.0]
+    assert [r["seconds"] for r in readme_timings.quick_suite(records)] == [320.0]
+    assert [r["seconds"] for r in readme_timings.shown_suites(records)] == [600.0, 320.0]
     readme = tmp_path / "README.md"
     readme.write_text("# x\n\n```sh\npip install x && run\n```\n\n```sh\na && b && pytest t\n```\n")
-    assert test_suite.readme_command(str(readme)) == "pytest t"
+    assert readme_timings.readme_command(str(readme)) == "pytest t"

@@ -1,12 +1,6 @@
 """The results pages' plots: stamped with their records' and code's digest; curves aligned."""
 
-import importlib
-
-from benchmarks import pages  # noqa: F401
-
-# After `pages`, which puts the benchmarks' folder on sys.path for their helpers' imports.
-exploration = importlib.import_module("benchmarks.exploration")
-plots = importlib.import_module("benchmarks.plots")
+from benchmarks.pages import exploration_page, learning_page, plots
 
 
 def _draw(path, data):
@@ -73,13 +67,13 @@ def test_seeds_reporting_at_different_steps_are_aligned_on_the_steps_any_reports
     # Seed b skips the report at 20 (no episode ended in that window) and runs past seed a's end.
     a = [[10, 0.1], [20, 0.2], [30, 0.3]]
     b = [[10, 0.5], [30, 0.7], [40, 0.9]]
-    steps, rows = exploration.aligned([a, b])
+    steps, rows = exploration_page.aligned([a, b])
     assert steps == [10, 20, 30]  # Up to 30, the last step both reach.
     assert rows == [[0.1, 0.2, 0.3], [0.5, 0.5, 0.7]]  # b holds 0.5 through 20.
 
 
 def test_a_curve_starting_late_holds_its_first_report_before_it():
-    steps, rows = exploration.aligned([[[5, 0.0], [10, 1.0]], [[10, 0.4]]])
+    steps, rows = exploration_page.aligned([[[5, 0.0], [10, 1.0]], [[10, 0.4]]])
     assert steps == [5, 10]
     assert rows == [[0.0, 1.0], [0.4, 0.4]]
 
@@ -92,7 +86,7 @@ def test_aligned_scores_equal_a_slow_reference_on_random_curves():
     for _ in range(3):
         at = np.sort(generator.choice(np.arange(1, 100), size=20, replace=False))
         curves.append([[int(s), float(generator.random())] for s in at])
-    steps, rows = exploration.aligned(curves)
+    steps, rows = exploration_page.aligned(curves)
     end = min(c[-1][0] for c in curves)
     assert steps == sorted({s for c in curves for s, _ in c if s <= end})
     for curve, row in zip(curves, rows, strict=True):
@@ -102,8 +96,6 @@ def test_aligned_scores_equal_a_slow_reference_on_random_curves():
 
 
 def test_learning_plots_are_drawn_from_the_newest_sitting_whose_records_hold_curves(tmp_path):
-    learning = importlib.import_module("benchmarks.learning")
-
     def record(started, task, seed, curve=None):
         run = dict(started=started, task=task, seed=seed, eval_mean=1.0, env_steps=20)
         return run if curve is None else dict(run, curve=curve)
@@ -114,7 +106,7 @@ def test_learning_plots_are_drawn_from_the_newest_sitting_whose_records_hold_cur
         record("2026-02-01 10:00:00", "pendulum", 1, [[10.0, -700.0], [20.0, -250.0]]),
         record("2026-02-01 10:00:00", "cartpole", 0),  # Kept no curve: nothing to draw.
     ]
-    (plot,) = learning.plots(records, str(tmp_path))
+    (plot,) = learning_page.plots(records, str(tmp_path))
     assert plot.path == str(tmp_path / "learning_pendulum.png")
     assert [run["seed"] for run in plot.data] == [0, 1]  # The newest sitting's seeds.
     assert plots.stale([plot]) == [plot]

@@ -4,11 +4,34 @@ from __future__ import annotations
 
 import os
 import statistics
+from typing import NamedTuple
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-PAGE = os.path.join(os.path.dirname(HERE), "docs", "results", "learning.md")
-RECORDS = os.path.join(HERE, "results", "learning.jsonl")
+import numpy as np
+
+from benchmarks import common
+from benchmarks.common import EVAL_EPISODES  # By name: `save_curves`' source is in its digest.
+from benchmarks.pages.plots import Plot
+
+PAGE = os.path.join(common.ROOT, "docs", "results", "learning.md")
+RECORDS = os.path.join(common.RESULTS, "learning.jsonl")
 TITLES = {"pendulum": "Pendulum-v1", "cartpole": "CartPole-v1"}
+
+
+class Target(NamedTuple):
+    """What a task's runs must reach."""
+
+    env: str
+    budget: int  # Training env steps.
+    median_eval: float
+    worst_eval: float | None
+    steps_per_second: float  # Median over seeds.
+    max_rss_mb: float | None
+
+
+TARGETS = {
+    "pendulum": Target("Pendulum-v1", 100_000, -200.0, -300.0, 8_000.0, 700.0),
+    "cartpole": Target("CartPole-v1", 60_000, 495.0, None, 12_000.0, None),
+}
 
 _INTRO = """# Learning curves: Pendulum and CartPole
 
@@ -20,8 +43,8 @@ training calls (rollout and update) after tracing; peak RSS is the child process
 from `benchmarks/results/learning.jsonl` by:
 
 ```sh
-python benchmarks/learning.py --tasks pendulum --seeds 10 --page
-python benchmarks/learning.py --tasks cartpole --seeds 3 --page
+python -m benchmarks.learning --tasks pendulum --seeds 10 --page
+python -m benchmarks.learning --tasks cartpole --seeds 3 --page
 ```
 
 Stable-Baselines3 on the same tasks, side by side: [speed](speed.md).
@@ -79,3 +102,29 @@ def page(records: list[dict]) -> str:
         if runs:
             lines += section(task, runs)
     return "\n".join(lines)
+
+
+def save_curves(task: str, runs: list[dict], path: str) -> str:
+    """Saves a PNG of the eval curve (its record's `curve`) of every seed of `task`; returns its
+    path, stamped with the records it shows."""
+    from agents.training import curves as plot
+
+    curves = {f"seed {run['seed']}": np.asarray(run["curve"]).T for run in runs}
+    target = TARGETS[task]
+    title = f"{target.env}: eval score of the deterministic policy (last: {EVAL_EPISODES} episodes)"
+    return plot.plot_runs(curves, path, title, target=target.median_eval)
+
+
+def plots(records: list[dict], out: str = os.path.dirname(PAGE)) -> list[Plot]:
+    """The page's plots (`<out>/learning_<task>.png`), from the newest sitting of each task
+    whose records hold their curves (records before `curve` was kept have none to draw)."""
+    from agents.training import curves
+
+    found = []
+    for task in TARGETS:
+        runs = newest(records, task)
+        if runs and all("curve" in run for run in runs):
+            path = os.path.join(out, f"learning_{task}.png")
+            draw = lambda t=task, r=runs, p=path: save_curves(t, r, p)  # noqa: E731
+            found.append(Plot(path, runs, draw, code=(save_curves, curves.plot_runs)))
+    return found

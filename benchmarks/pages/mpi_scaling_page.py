@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 import statistics
 
-from common import sitting
+from benchmarks import common
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-PAGE = os.path.join(os.path.dirname(HERE), "docs", "results", "mpi_scaling.md")
+PAGE = os.path.join(common.ROOT, "docs", "results", "mpi_scaling.md")
+RECORDS = os.path.join(common.RESULTS, "mpi_scaling.jsonl")
 
 _INTRO = """# MPI scaling
 
@@ -28,14 +28,14 @@ def _command(seeds: list[int]) -> str:
     """The command that measures a sitting of `seeds` and writes this page."""
     listed = " ".join(str(seed) for seed in seeds)
     return (
-        f"\n```sh\npython benchmarks/mpi_scaling.py --seeds {listed} --mpi_batch per_rank global "
+        f"\n```sh\npython -m benchmarks.mpi_scaling --seeds {listed} --mpi_batch per_rank global "
         "--page\n```\n"
     )
 
 
 def page(records: list[dict]) -> str:
     """The page's Markdown: one row per (ranks, batch mode), over the sitting's seeds."""
-    rows = sitting(records)
+    rows = common.sitting(records)
     if not rows:
         return _INTRO + _command([0, 1, 2]) + "\nNo sitting recorded yet.\n"
     seeds = sorted({record["seed"] for record in rows})

@@ -1,6 +1,6 @@
 """docs/results/native.md, from the native benchmark's records (`benchmarks/results/native.jsonl`).
 
-Three kinds of sitting: the native runs over seeds (`python benchmarks/native.py --seeds 3`),
+Three kinds of sitting: the native runs over seeds (`python -m benchmarks.native --seeds 3`),
 the same configs on gymnasium's envs beside them (`--gym`), and the steady state (`--steady`);
 each section shows the newest sitting of its kind.
 """
@@ -10,9 +10,10 @@ from __future__ import annotations
 import os
 import statistics
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-PAGE = os.path.join(os.path.dirname(HERE), "docs", "results", "native.md")
-RECORDS = os.path.join(HERE, "results", "native.jsonl")
+from benchmarks import common
+
+PAGE = os.path.join(common.ROOT, "docs", "results", "native.md")
+RECORDS = os.path.join(common.RESULTS, "native.jsonl")
 # Published scores of tuned PPO on gymnasium's env, by source.
 REFERENCE = {
     "CartPole-v1": "475 (gymnasium's reward threshold)",
@@ -69,7 +70,7 @@ def _run_table(rows: list[dict]) -> list[str]:
 
 
 def _native_section(rows: list[dict]) -> list[str]:
-    lines = ["## Over seeds", "", "```sh", "python benchmarks/native.py --seeds 3 --page", "```"]
+    lines = ["## Over seeds", "", "```sh", "python -m benchmarks.native --seeds 3 --page", "```"]
     lines += ["", _head(rows), "", *_run_table(rows), ""]
     lines += [
         "| config | first run s (compiling) | later runs s | median eval | mean eval | worst eval "
@@ -97,7 +98,7 @@ def _gym_section(rows: list[dict]) -> list[str]:
         "alternating with the native run of the same seed, both from an empty compile cache:",
         "",
         "```sh",
-        "python benchmarks/native.py --seeds 1 --gym --page --configs cartpole_native "
+        "python -m benchmarks.native --seeds 1 --gym --page --configs cartpole_native "
         "pendulum_native \\",
         "    acrobot_native mountaincar_native mountaincar_continuous_native",
         "```",
@@ -127,7 +128,7 @@ def _steady_section(rows: list[dict]) -> list[str]:
         "## Steady state",
         "",
         "```sh",
-        "python benchmarks/native.py --steady --page",
+        "python -m benchmarks.native --steady --page",
         "```",
         "",
         f"{_head(rows)} | best of 5 calls after compiling:",

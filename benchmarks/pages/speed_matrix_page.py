@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 
-from common import sitting
+from benchmarks import common
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-PAGE = os.path.join(os.path.dirname(HERE), "docs", "results", "speed_matrix.md")
+PAGE = os.path.join(common.ROOT, "docs", "results", "speed_matrix.md")
+RECORDS = os.path.join(common.RESULTS, "speed_matrix.jsonl")
 
 _INTRO = """# Speed matrix
 
@@ -18,7 +18,7 @@ persistent cache off). Generated from `benchmarks/results/speed_matrix.jsonl` (t
 sitting) by `--page`:
 
 ```sh
-python benchmarks/speed_matrix.py --quick --page
+python -m benchmarks.speed_matrix --quick --page
 ```
 
 (`--against CHECKOUT` measures another checkout alternately, one process at a time, and prints
@@ -44,7 +44,7 @@ A family missing from the table could not run on the machine (e.g. `cheetah` wit
 
 def page(records: list[dict]) -> str:
     """The page's Markdown: the newest sitting's table of the measured checkout."""
-    rows = sitting(records)
+    rows = common.sitting(records)
     measured = [record for record in rows if not record["against"]]
     if not measured:
         return _INTRO + "\nNo sitting recorded yet.\n"

@@ -5,11 +5,10 @@ from __future__ import annotations
 import os
 import statistics
 
-from common import sitting
+from benchmarks import common
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-PAGE = os.path.join(os.path.dirname(HERE), "docs", "results", "speed.md")
-RECORDS = os.path.join(HERE, "results", "vs_sb3.jsonl")
+PAGE = os.path.join(common.ROOT, "docs", "results", "speed.md")
+RECORDS = os.path.join(common.RESULTS, "vs_sb3.jsonl")
 
 _INTRO = """# Speed against Stable-Baselines3
 
@@ -23,7 +22,7 @@ run, which also compiles, is not measured here. Afterwards, untimed, each side's
 policy plays 20 fresh episodes. Generated from `benchmarks/results/vs_sb3.jsonl` by:
 
 ```sh
-python benchmarks/vs_sb3.py --sb3-python /path/to/sb3/bin/python --tasks pendulum cartpole \\
+python -m benchmarks.vs_sb3 --sb3-python /path/to/sb3/bin/python --tasks pendulum cartpole \\
     --rounds 2 --page
 ```
 """
@@ -32,7 +31,7 @@ _AFTER = """
 ## The compiled hot path
 
 ```sh
-python benchmarks/speed.py [--tasks pendulum cartpole] [--calls 8] [--xla-cache]
+python -m benchmarks.speed [--tasks pendulum cartpole] [--calls 8] [--xla-cache]
 ```
 
 prints, per task, the seconds to import TensorFlow and the package, to build the training
@@ -45,7 +44,7 @@ training-call throughput of every agent family is on the [Speed matrix](speed_ma
 
 def ratios(records: list[dict]) -> dict[str, float]:
     """Task -> SB3's median wall time over ours, in the newest sitting."""
-    rows = sitting(records)
+    rows = common.sitting(records)
     found = {}
     for task in dict.fromkeys(row["task"] for row in rows):
         wall = {
@@ -59,7 +58,7 @@ def ratios(records: list[dict]) -> dict[str, float]:
 
 
 def page(records: list[dict]) -> str:
-    rows = sitting(records)
+    rows = common.sitting(records)
     if not rows:
         return _INTRO + "\nNo sitting recorded yet.\n" + _AFTER
     loads = [row["load"] for row in rows]

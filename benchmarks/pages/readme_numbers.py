@@ -9,21 +9,23 @@ import os
 import statistics
 import textwrap
 
-from common import sitting
-from test_suite import QUICK, WHOLE, readme_command
+from benchmarks import common
+from benchmarks.pages import (
+    exploration_page,
+    learning_page,
+    mujoco_page,
+    native_page,
+    rnd_page,
+    speed_page,
+)
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-README = os.path.join(os.path.dirname(HERE), "README.md")
 BEGIN = "<!-- numbers generated from benchmarks/results by python -m benchmarks.pages -->"
 END = "<!-- end of generated numbers -->"
-TIMES_BEGIN = "<!-- timings generated from benchmarks/results by python -m benchmarks.pages -->"
-TIMES_END = "<!-- end of generated timings -->"
 
 
-def _read(name: str) -> list[dict]:
-    from benchmarks.speed_matrix import read_records
-
-    return read_records(os.path.join(HERE, "results", f"{name}.jsonl"))
+def read(name: str) -> list[dict]:
+    """The records of `benchmarks/results/<name>.jsonl`."""
+    return common.read_records(os.path.join(common.RESULTS, f"{name}.jsonl"))
 
 
 class NoRecordsError(LookupError):
@@ -41,7 +43,7 @@ def _need(rows, records: str, title: str):
     return rows
 
 
-def _where(*records: dict) -> str:
+def where(*records: dict) -> str:
     """The day (or days) the records were made, and the machine of the last."""
     days = sorted(record["date"][:10] for record in records)
     span = days[0] if days[0] == days[-1] else f"{days[0]} to {days[-1]}"
@@ -49,27 +51,25 @@ def _where(*records: dict) -> str:
 
 
 def mujoco() -> str:
-    from benchmarks import mujoco_scores as bench
-
-    results = _need(bench.newest(_read("mujoco")), "mujoco", "MuJoCo")
+    results = _need(mujoco_page.newest(read("mujoco")), "mujoco", "MuJoCo")
     seeds = max(len(by_seed) for by_seed in results.values())
     parts, judged, missed = [], 0, []
     for task, by_seed in results.items():
         runs = list(by_seed.values())
         mean = statistics.fmean(run["eval_mean"] for run in runs)
-        name = bench.REFERENCES[task].env.removesuffix("-v5")
+        name = mujoco_page.REFERENCES[task].env.removesuffix("-v5")
         budget = f"{max(run['env_steps'] for run in runs) / 1e6:.2f}M"
         if len(runs) < seeds:
             budget += f", {len(runs)} seed{'s' if len(runs) > 1 else ''}"
-        parts.append(f"{name} {mean:,.{bench.digits(task)}f} ({budget})")
-        checks = bench.checks(task, bench.summarize(runs))
+        parts.append(f"{name} {mean:,.{mujoco_page.digits(task)}f} ({budget})")
+        checks = mujoco_page.checks(task, mujoco_page.summarize(runs))
         judged += bool(checks)
         if not all(ok for ok, _ in checks):
             missed.append(name)
     first = next(iter(next(iter(results.values())).values()))
     short = f"; {', '.join(missed)} {'does' if len(missed) == 1 else 'do'} not" if missed else ""
     return (
-        f"- **MuJoCo** ({_where(first)}), mean deterministic eval over {seeds} seeds at the "
+        f"- **MuJoCo** ({where(first)}), mean deterministic eval over {seeds} seeds at the "
         f"configs' budgets (env steps): {', '.join(parts)}; {judged - len(missed)} of {judged} "
         "tasks reach the published PPO score (TF-Agents', RL-Zoo's for Ant) with no seed below "
         f"half of it{short} ([MuJoCo](docs/results/mujoco.md))."
@@ -77,18 +77,14 @@ def mujoco() -> str:
 
 
 def speed() -> str:
-    from benchmarks import speed_page
-
-    rows = _need(sitting(_read("vs_sb3")), "vs_sb3", "Speed")
+    rows = _need(common.sitting(read("vs_sb3")), "vs_sb3", "Speed")
     ratios = speed_page.ratios(rows)
     budget = rows[0]["budget"]
-    from benchmarks import learning_page
-
     names = learning_page.TITLES
     parts = [f"{names.get(task, task)} {ratio:.2f}x" for task, ratio in ratios.items()]
     rounds = len({row["round"] for row in rows})
     return (
-        f"- **Speed** ({_where(rows[0])}): {budget // 1000}k env steps from command to exit "
+        f"- **Speed** ({where(rows[0])}): {budget // 1000}k env steps from command to exit "
         "against Stable-Baselines3 with RL-Zoo's hyperparameters (plus VecNormalize on Pendulum, "
         "which RL-Zoo does not use; SB3 on one torch thread, ours on both cores with a warm XLA "
         f"cache), SB3's median wall time over ours over {rounds} rounds: {', '.join(parts)} "
@@ -97,9 +93,7 @@ def speed() -> str:
 
 
 def learning() -> str:
-    from benchmarks import learning_page
-
-    records = _read("learning")
+    records = read("learning")
     parts, misses = [], []
     for task, title in learning_page.TITLES.items():
         runs = learning_page.newest(records, task)
@@ -108,7 +102,7 @@ def learning() -> str:
             parts.append(
                 f"{title} median {statistics.median(evals):.1f}, worst {min(evals):.1f} over "
                 f"{len(runs)} seeds at {max(r['env_steps'] for r in runs):,} env steps "
-                f"({_where(runs[0])})"
+                f"({where(runs[0])})"
             )
             misses += [text for passed, text in runs[0]["checks"] if not passed]
     _need(parts, "learning", "Learning")
@@ -122,13 +116,11 @@ def learning() -> str:
 def throughput() -> str:
     """Pendulum's rate in whole training runs (the learning benchmark's seeds): the median of the
     training calls' and of end to end; the speed matrix's short, steady figure is on its page."""
-    from benchmarks import learning_page
-
-    runs = _need(learning_page.newest(_read("learning"), "pendulum"), "learning", "Throughput")
+    runs = _need(learning_page.newest(read("learning"), "pendulum"), "learning", "Throughput")
     calls = statistics.median(r["call_steps_per_second"] for r in runs)
     whole = statistics.median(r["steps_per_second"] for r in runs)
     return (
-        f"- **Throughput** ({_where(runs[0])}): Pendulum-v1 trains at a median of {calls:,.0f} "
+        f"- **Throughput** ({where(runs[0])}): Pendulum-v1 trains at a median of {calls:,.0f} "
         f"env steps/s in its training calls (rollout and update) and {whole:,.0f} end to end "
         f"(evaluation and compiling included) over the {len(runs)} runs of the learning "
         "benchmark; every agent family's training calls on the [speed "
@@ -137,17 +129,17 @@ def throughput() -> str:
 
 
 def native_minigrid() -> str:
-    rows = sitting(_read("minigrid_native"))
+    rows = common.sitting(read("minigrid_native"))
     doorkey = _need(
         [r for r in rows if r["env_id"] == "MiniGrid-DoorKey-8x8-v0"],
         "minigrid_native",
         "Native MiniGrid",
     )[0]
     python = [r["minigrid_python_steps_per_second"] for r in rows]
-    matrix = {r["family"]: r for r in sitting(_read("speed_matrix")) if not r["against"]}
+    matrix = {r["family"]: r for r in common.sitting(read("speed_matrix")) if not r["against"]}
     rnd, pixels = matrix.get("minigrid_native_rnd"), matrix.get("minigrid_native_pixels")
     text = (
-        f"- **Native MiniGrid** ({_where(doorkey)}): minigrid's envs as TensorFlow ops, "
+        f"- **Native MiniGrid** ({where(doorkey)}): minigrid's envs as TensorFlow ops, "
         f"{doorkey['envs']:,} DoorKey-8x8 envs at {doorkey['steps_per_second'] / 1e6:.2f}M env "
         f"steps/s under random actions, where minigrid's own step runs "
         f"{min(python) / 1e3:.1f}-{max(python) / 1e3:.1f}k per env in Python "
@@ -156,30 +148,28 @@ def native_minigrid() -> str:
     if rnd is not None:
         text += (
             f" RND on the symbolic view trains at {rnd['steps_per_second'] / 1e3:.0f}k env "
-            f"steps/s in its training calls ({_where(rnd)}; one XLA program, [speed "
+            f"steps/s in its training calls ({where(rnd)}; one XLA program, [speed "
             "matrix](docs/results/speed_matrix.md))."
         )
     if pixels is not None:
         text += (
             f" The CNN+GRU pixel agent with RND on its 56x56 frames: "
-            f"{pixels['steps_per_second']:,.0f} env steps/s ({_where(pixels)})."
+            f"{pixels['steps_per_second']:,.0f} env steps/s ({where(pixels)})."
         )
     return text
 
 
 def rnd() -> str:
-    from benchmarks import rnd as rnd_benchmark
-
-    results = rnd_benchmark.sitting_results(_read("rnd"))
+    results = rnd_page.sitting_results(read("rnd"))
     _need(results.get("RND"), "rnd", "Exploration from pixels")
     counts = {
-        agent: sum(run["train_success"] >= rnd_benchmark.REACH_SUCCESS for run in by_seed.values())
+        agent: sum(run["train_success"] >= rnd_page.REACH_SUCCESS for run in by_seed.values())
         for agent, by_seed in results.items()
     }
     first = next(iter(results["RND"].values()))
     seeds = len(results["RND"])
     return (
-        f"- **Exploration from pixels** ({_where(first)}): the pixel agent with RND reaches "
+        f"- **Exploration from pixels** ({where(first)}): the pixel agent with RND reaches "
         f"MiniGrid-Empty-16x16's goal in {counts['RND']} of {seeds} seeds, its control in "
         f"{counts['control']} of {len(results['control'])}, at {first['env_steps']:,} env steps "
         "([RND](docs/results/rnd.md))."
@@ -187,23 +177,27 @@ def rnd() -> str:
 
 
 def exploration() -> str:
-    from benchmarks import exploration as bench
-
-    runs = _need(bench.shown(_read("exploration")), "exploration", "Exploration on native MiniGrid")
+    runs = _need(
+        exploration_page.shown(read("exploration")), "exploration", "Exploration on native MiniGrid"
+    )
     tasks = []
     for task in dict.fromkeys(r["task"] for r in runs):
         first = next(r for r in runs if r["task"] == task)
         env_id = first["env_id"].removeprefix("MiniGrid-").removesuffix("-v0")
-        rnd, control = bench.solved(runs, task, "rnd"), bench.solved(runs, task, "control")
-        noveld = bench.solved(runs, task, "noveld")
+        rnd, control = (
+            exploration_page.solved(runs, task, "rnd"),
+            exploration_page.solved(runs, task, "control"),
+        )
+        noveld = exploration_page.solved(runs, task, "noveld")
+        policy = exploration_page.policy(first)
         tasks.append(
-            f"{env_id} ({bench.policy(first)}) at {first['train_steps'] / 1e6:.1f}M env steps, "
+            f"{env_id} ({policy}) at {first['train_steps'] / 1e6:.1f}M env steps, "
             "extrinsic discount "
             f"{first['discount']}: RND {rnd[0]} of {rnd[1]}, control {control[0]} of "
             f"{control[1]}" + (f", NovelD {noveld[0]} of {noveld[1]}" if noveld[1] else "")
         )
     return (
-        f"- **Exploration on native MiniGrid** ({_where(*runs)}): seeds whose policy succeeds "
+        f"- **Exploration on native MiniGrid** ({where(*runs)}): seeds whose policy succeeds "
         f"in at least 90% of minigrid's own episodes, RND against its control (the same agent "
         f"without the bonus) and, where run, NovelD (the same agent with an episodic bonus): "
         f"{'; '.join(tasks)} ([exploration](docs/results/exploration.md))."
@@ -211,9 +205,7 @@ def exploration() -> str:
 
 
 def native() -> str:
-    from benchmarks import native_page
-
-    records = _read("native")
+    records = read("native")
     runs = native_page.newest(records, "native")
     by_config: dict[str, list[dict]] = {}
     for run in runs:
@@ -234,7 +226,7 @@ def native() -> str:
         if config in by_config
     ]
     text = (
-        f"- **Native environments** ({_where(runs[0])}): gymnasium's classic control as TensorFlow "
+        f"- **Native environments** ({where(runs[0])}): gymnasium's classic control as TensorFlow "
         f"ops, each run a whole process from command to exit (the first of each config compiling): "
         f"CartPole-v1 {cartpole[0]['env_steps']:,} env steps in {seconds('cartpole_native')}, "
         f"500 on gymnasium's CartPole in {solved} of {len(cartpole)} seeds; Pendulum-v1 "
@@ -257,7 +249,7 @@ def native() -> str:
 
 
 def scaling() -> str:
-    rows = sitting(_read("mpi_scaling"))
+    rows = common.sitting(read("mpi_scaling"))
     groups: dict[str, list[dict]] = {}
     for row in rows:
         groups.setdefault(row["mpi_batch"], []).append(row)
@@ -271,7 +263,7 @@ def scaling() -> str:
 
     modes = [m for m in ("per_rank", "global") if m in groups]
     return (
-        f"- **Scaling** ({_where(rows[0])}): `mpirun -n 2` on an env-bound Pendulum, env steps/s "
+        f"- **Scaling** ({where(rows[0])}): `mpirun -n 2` on an env-bound Pendulum, env steps/s "
         f"and return at equal env steps over {len(groups['one process'])} seeds against one "
         f"process's (return {statistics.fmean(r['eval_mean'] for r in groups['one process']):.0f})"
         f": {'; '.join(f'mpi_batch={m} {figures(m)}' for m in modes)} "
@@ -280,7 +272,7 @@ def scaling() -> str:
 
 
 def memory() -> str:
-    records = _need(_read("api_memory"), "api_memory", "Memory")
+    records = _need(read("api_memory"), "api_memory", "Memory")
     newest = records[-1]["commit"]
     rows = [r for r in records if r["commit"] == newest]
 
@@ -290,76 +282,10 @@ def memory() -> str:
 
     calls = len(rows[0]["rss_mb"])
     return (
-        f'- **Memory** ({_where(rows[0])}): {calls} `agents.train("debug")` calls in one process '
+        f'- **Memory** ({where(rows[0])}): {calls} `agents.train("debug")` calls in one process '
         f"grow it by {growth(True)} (agents of ended runs reused), {growth(False)} without "
         "([memory](docs/results/api_memory.md))."
     )
-
-
-def timings() -> str:
-    """The paragraph under README's two commands: how long each takes, from records."""
-    rows = [r for r in sitting(_read("vs_sb3")) if r["task"] == "pendulum" and r["side"] == "ours"]
-    seconds = sorted(r["seconds"] for r in rows)
-    train = "trains PPO on Pendulum-v1"
-    if seconds:
-        train += (
-            f" ({seconds[0]:.1f}-{seconds[-1]:.1f} s from command to exit over {len(seconds)} "
-            f"runs, {_where(rows[0])}, 2 cores; [speed](docs/results/speed.md))"
-            if len(seconds) > 1
-            else f" ({seconds[0]:.1f} s from command to exit, {_where(rows[0])})"
-        )
-    suites = _read("test_suite")
-    recent = recent_suites(suites)
-    suite = "runs the whole test suite, learning tests included"
-    if recent:
-        low, high = min(r["seconds"] for r in recent) / 60, max(r["seconds"] for r in recent) / 60
-        span = f"{low:.0f}" if round(low) == round(high) else f"{low:.0f}-{high:.0f}"
-        runs = f"over the last {len(recent)} runs" if len(recent) > 1 else "for one run"
-        suite += (
-            f" ({span} minutes {runs}, {recent[-1].get('passed', 0):,} tests, "
-            f"{_where(recent[-1])}; `python benchmarks/test_suite.py`)"
-        )
-    for quick in quick_suite(suites):
-        suite += (
-            f'; without the learning tests marked slow (`-m "{QUICK}"`) it takes '
-            f"{quick['seconds'] / 60:.0f} minutes ({quick.get('passed', 0):,} tests, "
-            f"{_where(quick)}; `python benchmarks/test_suite.py --not-slow`)"
-        )
-    text = (
-        f"The first command installs the package and {train}; the second installs the test "
-        f"dependencies and {suite}."
-    )
-    wrapped = textwrap.fill(text, 100, break_on_hyphens=False)
-    return "\n".join([TIMES_BEGIN, wrapped, TIMES_END])
-
-
-def _passing(records: list[dict], selection: str) -> list[dict]:
-    """The passing runs of README's test command over `selection` (`WHOLE` or `QUICK`)."""
-    command = readme_command()
-    return [
-        r
-        for r in records
-        if r["selection"] == selection and r["returncode"] == 0 and r.get("command") == command
-    ]
-
-
-def recent_suites(records: list[dict]) -> list[dict]:
-    """The last three passing runs of the whole suite with README's test command at the commit
-    of the newest one: README's span of its time (a line never spans commits)."""
-    passing = _passing(records, WHOLE)
-    commit = passing[-1].get("commit") if passing else None
-    return [r for r in passing if r.get("commit") == commit][-3:]
-
-
-def quick_suite(records: list[dict]) -> list[dict]:
-    """The newest passing run of README's test command without the tests marked slow (the
-    check a change gets before the learning tests), or none."""
-    return _passing(records, QUICK)[-1:]
-
-
-def shown_suites(records: list[dict]) -> list[dict]:
-    """The suite's runs README shows: its span of the whole suite, then the quick run."""
-    return recent_suites(records) + quick_suite(records)
 
 
 def block() -> str:
@@ -390,13 +316,3 @@ def block() -> str:
         for bullet in bullets
     ]
     return "\n".join([BEGIN, *wrapped, END])
-
-
-def readme() -> str:
-    """README.md with its generated block rewritten."""
-    with open(README, encoding="utf-8") as file:
-        text = file.read()
-    for begin, end, make in ((TIMES_BEGIN, TIMES_END, timings), (BEGIN, END, block)):
-        start, stop = text.index(begin), text.index(end) + len(end)
-        text = text[:start] + make() + text[stop:]
-    return text

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import os
 
-from common import sitting
+from benchmarks import common
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-PAGE = os.path.join(os.path.dirname(HERE), "docs", "results", "env_throughput.md")
-RECORDS = os.path.join(HERE, "results", "env_throughput.jsonl")
+PAGE = os.path.join(common.ROOT, "docs", "results", "env_throughput.md")
+RECORDS = os.path.join(common.RESULTS, "env_throughput.jsonl")
 
 _INTRO = """# Environment throughput
 
@@ -18,7 +17,7 @@ compiled loop or one `tf.function` call per step (the benchmark's docstring says
 adds). Generated from `benchmarks/results/env_throughput.jsonl` by:
 
 ```sh
-python benchmarks/env_throughput.py --page
+python -m benchmarks.env_throughput --page
 ```
 """
 
@@ -35,7 +34,7 @@ dispatch of the last row.
 def page(records: list[dict]) -> str:
     if not records:
         return _INTRO + "\nNo sitting recorded yet.\n"
-    rows = sitting(records)
+    rows = common.sitting(records)
     first, loads = rows[0], [row["load"] for row in rows]
     header = (
         f"{first['date']} | {first['machine']} | commit {first['commit']} | {first['envs']} envs, "

@@ -1,0 +1,1 @@
+"""The results pages, README's numbers and their plots, generated from the benchmarks' records."""

@@ -1,0 +1,93 @@
+"""The paragraph under README's two commands, how long each takes, between two markers; and the
+test command and selections of the suite it times, which `python -m benchmarks.test_suite` runs."""
+
+from __future__ import annotations
+
+import os
+import re
+import textwrap
+
+from benchmarks import common
+from benchmarks.pages import readme_numbers
+
+README = os.path.join(common.ROOT, "README.md")
+TIMES_BEGIN = "<!-- timings generated from benchmarks/results by python -m benchmarks.pages -->"
+TIMES_END = "<!-- end of generated timings -->"
+WHOLE, QUICK = "all", "not slow"  # A record's `selection`: the whole suite, or `-m "not slow"`.
+
+
+def readme_command(readme: str = README) -> str:
+    """The test command of README's second shell block: what follows its last `&& `."""
+    with open(readme, encoding="utf-8") as file:
+        blocks = re.findall(r"```sh\n(.*?)\n```", file.read(), re.DOTALL)
+    return blocks[1].split("&& ")[-1].strip()
+
+
+def timings() -> str:
+    """The paragraph under README's two commands: how long each takes, from records."""
+    rows = [
+        r
+        for r in common.sitting(readme_numbers.read("vs_sb3"))
+        if r["task"] == "pendulum" and r["side"] == "ours"
+    ]
+    seconds = sorted(r["seconds"] for r in rows)
+    train = "trains PPO on Pendulum-v1"
+    if seconds:
+        train += (
+            f" ({seconds[0]:.1f}-{seconds[-1]:.1f} s from command to exit over {len(seconds)} "
+            f"runs, {readme_numbers.where(rows[0])}, 2 cores; [speed](docs/results/speed.md))"
+            if len(seconds) > 1
+            else f" ({seconds[0]:.1f} s from command to exit, {readme_numbers.where(rows[0])})"
+        )
+    suites = readme_numbers.read("test_suite")
+    recent = recent_suites(suites)
+    suite = "runs the whole test suite, learning tests included"
+    if recent:
+        low, high = min(r["seconds"] for r in recent) / 60, max(r["seconds"] for r in recent) / 60
+        span = f"{low:.0f}" if round(low) == round(high) else f"{low:.0f}-{high:.0f}"
+        runs = f"over the last {len(recent)} runs" if len(recent) > 1 else "for one run"
+        suite += (
+            f" ({span} minutes {runs}, {recent[-1].get('passed', 0):,} tests, "
+            f"{readme_numbers.where(recent[-1])}; `python -m benchmarks.test_suite`)"
+        )
+    for quick in quick_suite(suites):
+        suite += (
+            f'; without the learning tests marked slow (`-m "{QUICK}"`) it takes '
+            f"{quick['seconds'] / 60:.0f} minutes ({quick.get('passed', 0):,} tests, "
+            f"{readme_numbers.where(quick)}; `python -m benchmarks.test_suite --not-slow`)"
+        )
+    text = (
+        f"The first command installs the package and {train}; the second installs the test "
+        f"dependencies and {suite}."
+    )
+    wrapped = textwrap.fill(text, 100, break_on_hyphens=False)
+    return "\n".join([TIMES_BEGIN, wrapped, TIMES_END])
+
+
+def _passing(records: list[dict], selection: str) -> list[dict]:
+    """The passing runs of README's test command over `selection` (`WHOLE` or `QUICK`)."""
+    command = readme_command()
+    return [
+        r
+        for r in records
+        if r["selection"] == selection and r["returncode"] == 0 and r.get("command") == command
+    ]
+
+
+def recent_suites(records: list[dict]) -> list[dict]:
+    """The last three passing runs of the whole suite with README's test command at the commit
+    of the newest one: README's span of its time (a line never spans commits)."""
+    passing = _passing(records, WHOLE)
+    commit = passing[-1].get("commit") if passing else None
+    return [r for r in passing if r.get("commit") == commit][-3:]
+
+
+def quick_suite(records: list[dict]) -> list[dict]:
+    """The newest passing run of README's test command without the tests marked slow (the
+    check a change gets before the learning tests), or none."""
+    return _passing(records, QUICK)[-1:]
+
+
+def shown_suites(records: list[dict]) -> list[dict]:
+    """The suite's runs README shows: its span of the whole suite, then the quick run."""
+    return recent_suites(records) + quick_suite(records)

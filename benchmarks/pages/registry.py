@@ -1,0 +1,93 @@
+"""What is generated from which records: every page, the records each records file's pages show,
+and every plot."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from benchmarks import common
+from benchmarks.pages import (
+    api_memory_page,
+    env_backends_page,
+    env_throughput_page,
+    exploration_page,
+    learning_page,
+    minigrid_native_page,
+    mpi_scaling_page,
+    mujoco_page,
+    native_page,
+    readme_page,
+    readme_timings,
+    rnd_page,
+    speed_matrix_page,
+    speed_page,
+)
+from benchmarks.pages.plots import Plot
+
+
+def _records(name: str) -> list[dict]:
+    return common.read_records(os.path.join(common.RESULTS, f"{name}.jsonl"))
+
+
+def pages() -> dict[str, Callable[[], str]]:
+    """Page path (relative to the repository) -> the text its records give."""
+    return {
+        "README.md": readme_page.page,
+        "docs/results/api_memory.md": lambda: api_memory_page.page(_records("api_memory")),
+        "docs/results/env_backends.md": lambda: env_backends_page.page(_records("env_backends")),
+        "docs/results/env_throughput.md": lambda: env_throughput_page.page(
+            _records("env_throughput")
+        ),
+        "docs/results/exploration.md": lambda: (
+            exploration_page.page(_records("exploration")) + "\n"
+        ),
+        "docs/results/learning.md": lambda: learning_page.page(_records("learning")),
+        "docs/results/minigrid_native.md": lambda: (
+            minigrid_native_page.page(_records("minigrid_native")) + "\n"
+        ),
+        "docs/results/mpi_scaling.md": lambda: mpi_scaling_page.page(_records("mpi_scaling")),
+        "docs/results/mujoco.md": lambda: mujoco_page.page(_records("mujoco")),
+        "docs/results/native.md": lambda: native_page.page(_records("native")),
+        "docs/results/rnd.md": lambda: rnd_page.page(_records("rnd")),
+        "docs/results/speed.md": lambda: speed_page.page(_records("vs_sb3")),
+        "docs/results/speed_matrix.md": lambda: speed_matrix_page.page(_records("speed_matrix")),
+    }
+
+
+def shown() -> dict[str, Callable[[list[dict]], list[dict]]]:
+    """Records file (relative to the repository) -> the records of it that pages and README show."""
+
+    def per(key: str, newest: Callable[[list[dict], str], list[dict]]) -> Callable:
+        return lambda records: [
+            record
+            for value in dict.fromkeys(r.get(key) for r in records)
+            for record in newest(records, value)
+        ]
+
+    views = {
+        "api_memory": api_memory_page.newest,
+        "env_backends": env_backends_page.latest,
+        "env_throughput": common.sitting,
+        "exploration": exploration_page.shown,
+        "learning": per("task", learning_page.newest),
+        "minigrid_native": common.sitting,
+        "mpi_scaling": common.sitting,
+        "mujoco": mujoco_page.shown,
+        "native": per("kind", native_page.newest),
+        "rnd": common.sitting,
+        "speed_matrix": common.sitting,
+        "test_suite": readme_timings.shown_suites,
+        "vs_sb3": common.sitting,
+    }
+    return {f"benchmarks/results/{name}.jsonl": view for name, view in views.items()}
+
+
+def figures() -> list[Plot]:
+    """The results pages' plots, each with the records it is drawn from."""
+    return [
+        *exploration_page.plots(_records("exploration")),
+        *learning_page.plots(_records("learning")),
+        *rnd_page.plots(_records("rnd")),
+        *mujoco_page.plots(_records("mujoco")),
+    ]
