@@ -9,7 +9,8 @@ Each run appends one JSON line to `benchmarks/results/api_memory.jsonl` (date, c
 load, RSS and seconds per call); `--page` rewrites docs/results/api_memory.md from the records of
 the newest commit.
 
-Run: `python -m benchmarks.api_memory [--config debug] [--calls 6] [--train_steps 256]`.
+Run: `python -m benchmarks.api_memory [--config debug] [--calls 6] [--train_steps N]` (default:
+the config's own budget).
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ def main() -> None:
     )
     parser.add_argument("--config", default="debug")
     parser.add_argument("--calls", type=int, default=6)
-    parser.add_argument("--train_steps", type=int, default=256)
+    parser.add_argument(
+        "--train_steps", type=int, default=None, help="Per call (default: the config's own)."
+    )
     parser.add_argument(
         "--kept_agents",
         type=int,
@@ -52,6 +55,10 @@ def main() -> None:
 
     if args.kept_agents is not None:
         agent_pool.MAX_AGENTS = args.kept_agents
+    if args.train_steps is None:
+        from agents.scripts import configs
+
+        args.train_steps = getattr(configs, args.config)()["train_steps"]
 
     start = time.perf_counter()
     rows = []
