@@ -125,6 +125,9 @@ def make_native(
             kwargs = dict(kwargs, wrapper=wrapper)
             if layout_bank is not None:
                 kwargs["layout_bank"] = layout_bank
+        from agents.runtime import tf_loading
+
+        tf_loading.prepare()  # The native envs load TensorFlow: its settings first.
         env = getattr(importlib.import_module(f"agents.envs.{module}"), name)(**kwargs)
     if max_episode_steps is not None:
         env.max_episode_steps = max_episode_steps

@@ -28,7 +28,10 @@ CACHE_FLAG = "--tf_xla_persistent_cache_directory"
 LIMIT_VARIABLE = "AGENTS_XLA_CACHE_MB"
 DEFAULT_LIMIT_MB = 1024
 CHECKED = ".checked"  # Its time: when the entries were last checked for damage.
-ROOM_BYTES = 64 << 20  # Free space and file size a start needs for its entries (1-6 MB each).
+ROOM_BYTES = 64 << 20
+_FOUND_UNUSABLE: set[str] = (
+    set()
+)  # Folders this process found unusable (and warned of).  # Free space and file size a start needs for its entries (1-6 MB each).
 
 
 def cache_directory() -> str:
@@ -54,8 +57,11 @@ def enable(environ=os.environ) -> str | None:
     if environ.get("AGENTS_XLA_CACHE") == "0" or CACHE_FLAG in environ.get(FLAGS, ""):
         return None
     directory = cache_directory()
+    if directory in _FOUND_UNUSABLE:  # Said once per process: the cache stays off.
+        return None
     reason = unusable(directory)
     if reason is not None:
+        _FOUND_UNUSABLE.add(directory)
         sys.stderr.write(
             f"warning: XLA's compile cache {directory} is not usable ({reason}); this run "
             "compiles without it. Free space or fix the folder's permissions, or set "

@@ -1,12 +1,17 @@
 """Generic RL infrastructure: batched environments, the simulation step, the training loop.
 
 Names are imported lazily so that light users (environment child processes in particular) do not pay
-for importing TensorFlow.
+for importing TensorFlow; importing the package makes TensorFlow's process settings first, for the
+modules that load it.
 """
 
 import importlib
 import sys
 import types
+
+from agents.runtime import tf_loading as _tf_loading
+
+_tf_loading.prepare()
 
 _NAMES = {
     "AttrDict": "attr_dict",

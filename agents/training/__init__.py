@@ -1,6 +1,7 @@
 """The library's training run: `Trainer` owns a run; the command line and `agents.train` use it.
 
-Plain Python until a run is built (TensorFlow loads in `Trainer.train`).
+TensorFlow loads in `Trainer.train`; its process settings are made first (by `agents.tools`, which
+this package imports, and again for the run's agent family).
 """
 
 from agents.training.callbacks import Callback, KeepBestPolicy, StopOnNoImprovement, StopOnScore

@@ -148,14 +148,17 @@ def test_a_folder_without_room_or_that_cannot_be_written_leaves_the_cache_off(
     tmp_path, monkeypatch, capsys
 ):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(compile_cache, "_FOUND_UNUSABLE", set())
     full = os.statvfs_result((4096, 4096, 100, 10, 10, 100, 10, 10, 0, 255))
     monkeypatch.setattr(compile_cache.os, "statvfs", lambda path: full)
     environ = {}
     assert compile_cache.enable(environ) is None and environ == {}
     (line,) = capsys.readouterr().err.splitlines()
     assert "is not usable (0 MB free on its file system); this run compiles without it" in line
+    assert compile_cache.enable(environ) is None and capsys.readouterr().err == ""  # Said once.
     monkeypatch.undo()
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(compile_cache, "_FOUND_UNUSABLE", set())
 
     def refused(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
