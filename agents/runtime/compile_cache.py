@@ -28,10 +28,8 @@ CACHE_FLAG = "--tf_xla_persistent_cache_directory"
 LIMIT_VARIABLE = "AGENTS_XLA_CACHE_MB"
 DEFAULT_LIMIT_MB = 1024
 CHECKED = ".checked"  # Its time: when the entries were last checked for damage.
-ROOM_BYTES = 64 << 20
-_FOUND_UNUSABLE: set[str] = (
-    set()
-)  # Folders this process found unusable (and warned of).  # Free space and file size a start needs for its entries (1-6 MB each).
+ROOM_BYTES = 64 << 20  # Free space and file size a start needs for its entries (1-6 MB each).
+_FOUND_UNUSABLE: set[str] = set()  # Folders this process found unusable (and warned of).
 
 
 def cache_directory() -> str:
