@@ -33,7 +33,7 @@ def _launch(mode, logdir, timeout):
 
 
 def test_two_ranks_train_identically_and_write_one_run(tmp_path):
-    result, _ = _launch("check", tmp_path, timeout=180)
+    result, _ = _launch("check", tmp_path, timeout=300)  # ~2 min idle; a guard against hangs.
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     for name in (
