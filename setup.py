@@ -9,7 +9,9 @@ setuptools.setup(
     # distributions of other projects on package indexes.
     name="batch-ppo-tf2",
     version="0.1.0",
-    license="Apache-2.0",  # The license of the original TensorFlow Agents design.
+    # The license of the original TensorFlow Agents design, as an SPDX expression (setuptools has
+    # deprecated License classifiers in its favour).
+    license="Apache-2.0",
     license_files=["LICENSE", "NOTICE"],
     author="The agents authors",
     description="Batched, in-graph PPO for TensorFlow 2 and gymnasium.",
@@ -20,7 +22,6 @@ setuptools.setup(
     classifiers=[
         "Development Status :: 3 - Alpha",
         "Intended Audience :: Science/Research",
-        "License :: OSI Approved :: Apache Software License",
         "Operating System :: POSIX :: Linux",
         "Programming Language :: Python :: 3",
         "Programming Language :: Python :: 3.10",
