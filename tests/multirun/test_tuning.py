@@ -1,7 +1,5 @@
 """The tuner: search spaces, Optuna's suggestions, pruning, and a study through the CLI."""
 
-import os
-
 import pytest
 
 from agents.config.errors import UsageError
@@ -67,28 +65,24 @@ def test_the_pruning_callback_reports_eval_scores_and_stops_where_told():
 
 
 @pytest.mark.slow
-def test_eight_debug_trials_prune_resume_and_write_a_best_config_that_reproduces(tmp_path):
-    import subprocess
-    import sys
+def test_debug_trials_prune_resume_and_write_a_best_config_that_reproduces(tmp_path, monkeypatch):
+    from agents.scripts import train, tune
+    from tests.scripts.capture import run_main
 
-    def command(*argv):
-        return subprocess.run(
-            [sys.executable, "-m", *argv], capture_output=True, text=True, timeout=900,
-            cwd=tmp_path, env=dict(os.environ, PYTHONPATH=os.getcwd()),
-        )  # fmt: skip
-
-    tune = command("agents.scripts.tune", "--config=debug", "--trials", "8", "--logdir", "logs")
-    assert tune.returncode == 0, tune.stderr
-    lines = tune.stdout.splitlines()
+    monkeypatch.chdir(tmp_path)  # The logdir and the best config's path are relative.
+    argv = ["--config=debug", "--logdir", "logs", "--trials"]
+    code, stdout, stderr = run_main(tune.main, [*argv, "4"])
+    assert code == 0, stderr
+    lines = stdout.splitlines()
     rows = [line.split() for line in lines if line[:5].strip().isdigit()]
-    assert len(rows) == 8 and {row[1] for row in rows} <= {"complete", "pruned"}
+    assert len(rows) == 4 and {row[1] for row in rows} <= {"complete", "pruned"}
     assert any(row[1] == "pruned" for row in rows)  # Pruning is active on debug budgets.
     best = lines[-1]
     assert best.startswith("Best trial ") and best.endswith("tune-debug-best/config.yaml")
     score = best.split("eval ")[1].split(";")[0]
-    again = command("agents.scripts.train", "--config=logs/tune-debug-best/config.yaml")
-    assert again.returncode == 0, again.stderr
-    assert f"Final eval {score}," in again.stdout  # The best trial's score, trained again.
-    more = command("agents.scripts.tune", "--config=debug", "--trials", "9", "--logdir", "logs")
-    assert more.returncode == 0 and "8 of 9 trials done" in more.stdout.splitlines()[0]
-    assert sum(line[:5].strip().isdigit() for line in more.stdout.splitlines()) == 9
+    code, stdout, stderr = run_main(train.main, ["--config=logs/tune-debug-best/config.yaml"])
+    assert code == 0, stderr
+    assert f"Final eval {score}," in stdout  # The best trial's score, trained again.
+    code, stdout, _ = run_main(tune.main, [*argv, "5"])
+    assert code == 0 and "4 of 5 trials done" in stdout.splitlines()[0]
+    assert sum(line[:5].strip().isdigit() for line in stdout.splitlines()) == 5
