@@ -4,83 +4,45 @@ Each trial is a normal run directory (`<timestamp>-<config>-trial<N>-s<seed>`) o
 with the trial's values, trained in this process; its eval reports go to Optuna as they come
 (a callback), and the median pruner stops a trial whose score at an evaluation is below the
 median of earlier trials' at that env step. The study lives in `<logdir>/tune-<study>.db`
-(SQLite), so a second call with the same study goes on where the first stopped. The objective is
-the final eval score. `pip install -e ".[tune]"`.
+(SQLite), so a second call with the same study (or a second process beside the first) goes on
+where it stands; a trial a signal stopped is tried again with its values. The objective is the
+final eval score. `pip install -e ".[tune]"`.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import os
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import yaml
+import numpy as np
 
-from agents.config import files, named, schema
+from agents.config import files, named
 from agents.config.errors import UsageError
 from agents.multirun import quiet_run
+from agents.multirun.tuning_space import DEFAULT_SPACE, suggest
 from agents.training.callbacks import Callback
 
-# Without a space of the user's: RL-Zoo's PPO sampler's ranges (rl_zoo3/hyperparams_opt.py).
-DEFAULT_SPACE: dict[str, dict[str, Any]] = {
-    "learning_rate": {"type": "float", "low": 1e-5, "high": 1e-2, "log": True},
-    "entropy_coef": {"type": "float", "low": 1e-8, "high": 0.1, "log": True},
-    "clip_ratio": {"type": "categorical", "choices": [0.1, 0.2, 0.3, 0.4]},
-    "gae_lambda": {"type": "categorical", "choices": [0.8, 0.9, 0.92, 0.95, 0.98, 0.99, 1.0]},
-    "discount": {"type": "categorical", "choices": [0.9, 0.95, 0.98, 0.99, 0.995, 0.999]},
-    "update_epochs": {"type": "categorical", "choices": [1, 5, 10, 20]},
-}
-_TYPES = {"float": ("low", "high"), "int": ("low", "high"), "categorical": ("choices",)}
+# A trial stopped by a signal records it here; the next call of the study tries its values again.
+STOPPED_ATTR, RETRY_ATTR = "stopped_by_signal", "retry_of"
 
 
-def load_space(path: str | None) -> dict[str, dict[str, Any]]:
-    """The search space of a YAML file (key: {type, low, high[, log]} or {type: categorical,
-    choices}), or `DEFAULT_SPACE` for None.
+class TuningStoppedError(Exception):
+    """A signal stopped the study's running trial (saved, its run kept); the study goes on where
+    it stopped when called again, trying that trial's values first.
 
-    Raises:
-        UsageError: A file that cannot be read, an unknown config key, or a bad entry.
+    Attributes:
+        signum: The signal.
+        trial: The stopped trial's number.
+        run_dir: Its run directory.
     """
-    if path is None:
-        return dict(DEFAULT_SPACE)
-    try:
-        with open(path) as handle:
-            space = yaml.safe_load(handle)
-    except (OSError, yaml.YAMLError) as error:
-        raise UsageError(f"Search space {path!r} cannot be read: {error}") from None
-    if not isinstance(space, dict) or not space:
-        raise UsageError(f"Search space {path!r} is empty: give key: {{type, low, high}} entries.")
-    for key, entry in space.items():
-        _check_entry(path, key, entry)
-    return space
 
-
-def _check_entry(path: str, key: str, entry: Any) -> None:
-    if key not in schema.KEYS:
-        raise UsageError(f"Search space {path!r}: {key!r} is no config key.")
-    kind = entry.get("type") if isinstance(entry, dict) else None
-    if kind not in _TYPES or any(field not in entry for field in _TYPES[kind]):
-        raise UsageError(
-            f"Search space {path!r}: {key}: {entry!r}; give {{type: float|int, low, high}} "
-            "(log: true for a log scale) or {type: categorical, choices: [...]}."
-        )
-
-
-def suggest(trial: Any, space: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """The trial's values of every key of `space` (Optuna's suggest API)."""
-    values = {}
-    for key, entry in space.items():
-        if entry["type"] == "categorical":
-            values[key] = trial.suggest_categorical(key, list(entry["choices"]))
-        elif entry["type"] == "int":
-            values[key] = trial.suggest_int(
-                key, entry["low"], entry["high"], log=entry.get("log", False)
-            )
-        else:
-            values[key] = trial.suggest_float(
-                key, float(entry["low"]), float(entry["high"]), log=entry.get("log", False)
-            )
-    return values
+    def __init__(self, signum: int, trial: int, run_dir: str | None) -> None:
+        super().__init__(f"Trial {trial} stopped by signal {signum} ({run_dir})")
+        self.signum, self.trial, self.run_dir = signum, trial, run_dir
 
 
 class Pruning(Callback):
@@ -112,6 +74,10 @@ def tune(
 ) -> Any:
     """Run the study of `config` until it holds `trials` finished trials; returns it.
 
+    Trial N's values are drawn by a sampler seeded with (`seed`, N): a study grown by a second
+    call, or by two processes at once, draws new values for every trial and the same values
+    as another study of the same seed and history.
+
     Args:
         config: A config name or a config.yaml path.
         trials: Finished (complete or pruned) trials the study should hold.
@@ -124,6 +90,7 @@ def tune(
 
     Raises:
         UsageError: Optuna is not installed, or a bad config, key or value.
+        TuningStoppedError: A signal stopped the running trial.
     """
     try:
         import optuna
@@ -132,16 +99,8 @@ def tune(
     space = dict(DEFAULT_SPACE if space is None else space)
     name = study or named.config_name(config)
     os.makedirs(logdir, exist_ok=True)
-    storage = f"sqlite:///{os.path.abspath(os.path.join(logdir, f'tune-{name}.db'))}"
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    the_study = optuna.create_study(
-        study_name=name,
-        storage=storage,
-        load_if_exists=True,
-        direction="maximize",
-        sampler=optuna.samplers.TPESampler(seed=seed),
-        pruner=optuna.pruners.MedianPruner(n_startup_trials=2),
-    )
+    path = os.path.abspath(os.path.join(logdir, f"tune-{name}.db"))
+    the_study = _open_study(optuna, name, f"sqlite:///{path}", seed)
     finished = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)
 
     def objective(trial) -> float:
@@ -152,7 +111,8 @@ def tune(
         )
         trial.set_user_attr("run_dir", result.run_dir)
         if result.stopped:
-            raise KeyboardInterrupt(f"Trial {trial.number} stopped by a signal: {result.run_dir}")
+            trial.set_user_attr(STOPPED_ATTR, result.signum)
+            raise TuningStoppedError(result.signum, trial.number, result.run_dir)
         if pruning.pruned:
             say(f"trial {trial.number}: pruned at {result.env_steps} env steps ({result.run_dir})")
             raise optuna.TrialPruned()
@@ -160,10 +120,98 @@ def tune(
         return result.eval_score
 
     done = len(the_study.get_trials(states=finished))
-    say(f"Study {name} in {storage[len('sqlite:///') :]}: {done} of {trials} trials done.")
+    say(f"Study {name} in {path}: {done} of {trials} trials done.")
+    for number in retry_stopped(the_study):
+        say(f"trial {number} was stopped by a signal: its values are tried again")
     while len(the_study.get_trials(states=finished)) < trials:
         the_study.optimize(objective, n_trials=1, catch=())
     return the_study
+
+
+# What SQLite says to the second of two processes creating one study database at once.
+_RACES = ("already exists", "UNIQUE constraint", "database is locked")
+
+
+def _open_study(optuna: Any, name: str, storage: str, seed: int) -> Any:
+    """The study, created or loaded; processes creating one database at once take turns."""
+    from sqlalchemy.exc import IntegrityError, OperationalError
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    for handler in logging.getLogger("optuna").handlers:
+        if not any(isinstance(kept, _NoStoppedTrace) for kept in handler.filters):
+            handler.addFilter(_NoStoppedTrace())
+    for attempt in range(10):
+        try:
+            return optuna.create_study(
+                study_name=name,
+                storage=storage,
+                load_if_exists=True,
+                direction="maximize",
+                sampler=_trial_seeded_sampler(optuna, seed),
+                pruner=optuna.pruners.MedianPruner(n_startup_trials=2),
+            )
+        except (IntegrityError, OperationalError) as error:
+            if attempt == 9 or not any(word in str(error) for word in _RACES):
+                raise
+            time.sleep(0.2 + 0.3 * attempt)
+    raise AssertionError("unreachable")
+
+
+class _NoStoppedTrace(logging.Filter):
+    """Drops Optuna's "trial failed" traceback for a trial a signal stopped: the command says
+    it in one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], TuningStoppedError))
+
+
+def retry_stopped(study: Any) -> list[int]:
+    """Queues the values of every trial a signal stopped that no trial has tried again yet;
+    returns those trials' numbers."""
+    retried = {trial.user_attrs.get(RETRY_ATTR) for trial in study.trials}
+    stopped = [
+        trial
+        for trial in study.trials
+        if STOPPED_ATTR in trial.user_attrs and trial.number not in retried
+    ]
+    for trial in stopped:
+        study.enqueue_trial(trial.params, user_attrs={RETRY_ATTR: trial.number})
+    return [trial.number for trial in stopped]
+
+
+def trial_seed(seed: int, number: int) -> int:
+    """The sampler's seed for trial `number` of a study tuned with `seed`."""
+    return int(np.random.SeedSequence([seed, number]).generate_state(1)[0])
+
+
+def _trial_seeded_sampler(optuna: Any, seed: int) -> Any:
+    """A TPE sampler seeded afresh for each trial with `trial_seed(seed, trial.number)`.
+
+    One sampler seeded once draws the same startup values in every process: a second call of
+    a study, or a second process on it, repeated the first one's trials exactly.
+    """
+
+    class TrialSeeded(optuna.samplers.BaseSampler):
+        def __init__(self) -> None:
+            self._tpe = optuna.samplers.TPESampler(seed=seed)
+
+        def before_trial(self, study, trial) -> None:
+            self._tpe = optuna.samplers.TPESampler(seed=trial_seed(seed, trial.number))
+            self._tpe.before_trial(study, trial)
+
+        def infer_relative_search_space(self, study, trial):
+            return self._tpe.infer_relative_search_space(study, trial)
+
+        def sample_relative(self, study, trial, search_space):
+            return self._tpe.sample_relative(study, trial, search_space)
+
+        def sample_independent(self, study, trial, param_name, param_distribution):
+            return self._tpe.sample_independent(study, trial, param_name, param_distribution)
+
+        def after_trial(self, study, trial, state, values) -> None:
+            self._tpe.after_trial(study, trial, state, values)
+
+    return TrialSeeded()
 
 
 def results_table(study: Any) -> list[str]:

@@ -18,7 +18,7 @@ import sys
 from agents.config import named
 from agents.config.errors import UsageError
 from agents.config.values import parse_overrides
-from agents.multirun import tuning
+from agents.multirun import tuning, tuning_space
 from agents.scripts import cli
 from agents.scripts.arg_types import seed
 
@@ -41,17 +41,28 @@ def main(argv: list[str] | None = None) -> int:
         help="Config values every trial shares, e.g. --set train_steps=50000.",
     )  # fmt: skip
     args = parser.parse_args(argv)
-    return cli.exit_status(lambda: _tune(args))
+    stopped = []
+    status = cli.exit_status(lambda: _tune(args, stopped))
+    return 128 + stopped[0] if stopped else status
 
 
-def _tune(args: argparse.Namespace) -> None:
+def _tune(args: argparse.Namespace, stopped: list[int]) -> None:
     if args.trials < 1:
         raise UsageError(f"--trials must be at least 1, got {args.trials}.")
-    space = tuning.load_space(args.space)
+    space = tuning_space.load_space(args.space)
     overrides = parse_overrides(args.set)
-    study = tuning.tune(
-        args.config, args.trials, args.logdir, space, args.study, args.seed, overrides
-    )
+    try:
+        study = tuning.tune(
+            args.config, args.trials, args.logdir, space, args.study, args.seed, overrides
+        )
+    except tuning.TuningStoppedError as stop:
+        stopped.append(stop.signum)
+        print(
+            f"Stopped by signal {stop.signum} in trial {stop.trial} (saved: {stop.run_dir}). "
+            "Run the same command to go on; that trial's values are tried again.",
+            file=sys.stderr,
+        )
+        return
     print("\n".join(tuning.results_table(study)))
     name = args.study or named.config_name(args.config)
     best = tuning.write_best(study, os.path.join(args.logdir, f"tune-{name}-best"))

@@ -1,9 +1,11 @@
 """The tuner: search spaces, Optuna's suggestions, pruning, and a study through the CLI."""
 
+import os
+
 import pytest
 
 from agents.config.errors import UsageError
-from agents.multirun import tuning
+from agents.multirun import tuning, tuning_space
 
 optuna = pytest.importorskip("optuna")
 
@@ -15,8 +17,8 @@ def test_a_space_file_is_read_and_bad_entries_are_one_line(tmp_path):
         "num_minibatches: {type: categorical, choices: [2, 4]}\n"
         "update_epochs: {type: int, low: 1, high: 3}\n"
     )
-    space = tuning.load_space(str(path))
-    values = tuning.suggest(
+    space = tuning_space.load_space(str(path))
+    values = tuning_space.suggest(
         optuna.trial.FixedTrial({"learning_rate": 1e-3, "num_minibatches": 4, "update_epochs": 2}),
         space,
     )
@@ -28,8 +30,83 @@ def test_a_space_file_is_read_and_bad_entries_are_one_line(tmp_path):
     ]:
         path.write_text(text)
         with pytest.raises(UsageError, match=message):
-            tuning.load_space(str(path))
-    assert tuning.load_space(None) == tuning.DEFAULT_SPACE
+            tuning_space.load_space(str(path))
+    assert tuning_space.load_space(None) == tuning_space.DEFAULT_SPACE
+
+
+@pytest.mark.parametrize(
+    "entry, message",
+    [
+        ("learning_rate: {type: float, low: 0.1, high: 0.01}", "low 0.1 is above high 0.01"),
+        ("learning_rate: {type: float, low: 0, high: 0.01, log: true}", "needs low > 0, got 0"),
+        ("learning_rate: {type: float, low: abc, high: 0.01}", "low and high must be numbers"),
+        ("learning_rate: {type: float, low: .nan, high: 0.01}", "must be finite"),
+        ("update_epochs: {type: int, low: 1.5, high: 4}", "must be integers"),
+        ("update_epochs: {type: categorical, choices: 4}", "must be a non-empty list"),
+        ("discount: {type: float, low: 0.9, high: 1.02}", "1.02 is outside what the key accepts"),
+        ("num_agents: {type: categorical, choices: [4, -2]}", "-2 is outside what the key accep"),
+    ],
+)
+def test_a_bad_range_ends_the_command_with_one_line_before_any_trial(tmp_path, entry, message):
+    from agents.scripts import tune
+    from tests.scripts.capture import run_main
+
+    space = tmp_path / "space.yaml"
+    space.write_text(entry + "\n")
+    argv = ["--config=debug", "--trials", "2", "--logdir", str(tmp_path), "--space", str(space)]
+    code, stdout, stderr = run_main(tune.main, argv)
+    assert code == 2 and stdout == ""
+    assert stderr.count("\n") == 1 and message in stderr, stderr
+    assert stderr.startswith(f"error: Search space {str(space)!r}: {entry.split(':')[0]}: ")
+    assert list(tmp_path.iterdir()) == [space]  # No study was created.
+
+
+def _quick_study(tmp_path, seed, trials, name="s"):
+    """A study of `tuning`'s sampler over a space of two keys, on an objective of no training."""
+    tmp_path.mkdir(exist_ok=True)
+    study = tuning._open_study(optuna, name, f"sqlite:///{tmp_path / 'tune.db'}", seed)
+    space = {"learning_rate": tuning_space.DEFAULT_SPACE["learning_rate"],
+             "clip_ratio": tuning_space.DEFAULT_SPACE["clip_ratio"]}  # fmt: skip
+    study.optimize(lambda trial: -tuning_space.suggest(trial, space)["learning_rate"], trials)
+    return [trial.params for trial in study.trials]
+
+
+def test_each_trial_draws_its_own_values_and_a_study_of_the_same_seed_draws_them_again(tmp_path):
+    first = _quick_study(tmp_path / "a", seed=3, trials=2)
+    grown = _quick_study(tmp_path / "a", seed=3, trials=2)  # A second call of the same study.
+    assert grown[:2] == first and len(grown) == 4
+    rates = [params["learning_rate"] for params in grown]
+    assert len(set(rates)) == 4  # One sampler seeded once repeated trials 0-1 as trials 2-3.
+    assert _quick_study(tmp_path / "b", seed=3, trials=4) == grown  # Reproducible by seed.
+    assert _quick_study(tmp_path / "c", seed=4, trials=1)[0] != grown[0]
+    assert tuning.trial_seed(3, 0) != tuning.trial_seed(3, 1) != tuning.trial_seed(4, 1)
+
+
+def test_processes_creating_one_study_at_once_all_open_it(tmp_path):
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(4) as pool:
+        pool.starmap(_quick_study, [(tmp_path, 0, 1)] * 4)  # All with the same seed.
+    study = optuna.load_study(study_name="s", storage=f"sqlite:///{tmp_path / 'tune.db'}")
+    assert len({trial.params["learning_rate"] for trial in study.trials}) == 4
+
+
+def test_a_trial_stopped_by_a_signal_is_tried_again_with_its_values_once(tmp_path):
+    study = tuning._open_study(optuna, "s", f"sqlite:///{tmp_path / 'tune.db'}", 0)
+    space = {"learning_rate": tuning_space.DEFAULT_SPACE["learning_rate"]}
+
+    def stopped(trial):
+        tuning_space.suggest(trial, space)
+        trial.set_user_attr(tuning.STOPPED_ATTR, 15)
+        raise tuning.TuningStoppedError(15, trial.number, "run")
+
+    with pytest.raises(tuning.TuningStoppedError):
+        study.optimize(stopped, 1, catch=())
+    assert tuning.retry_stopped(study) == [0]
+    assert tuning.retry_stopped(study) == []  # Queued once, not per call.
+    study.optimize(lambda trial: tuning_space.suggest(trial, space)["learning_rate"], 1)
+    again = study.trials[1]
+    assert again.params == study.trials[0].params and again.user_attrs[tuning.RETRY_ATTR] == 0
 
 
 def test_the_pruning_callback_reports_eval_scores_and_stops_where_told():
@@ -86,3 +163,40 @@ def test_debug_trials_prune_resume_and_write_a_best_config_that_reproduces(tmp_p
     code, stdout, _ = run_main(tune.main, [*argv, "5"])
     assert code == 0 and "4 of 5 trials done" in stdout.splitlines()[0]
     assert sum(line[:5].strip().isdigit() for line in stdout.splitlines()) == 5
+
+
+def test_sigterm_to_tune_saves_the_trial_in_one_line_and_the_next_call_tries_it_again(tmp_path):
+    import glob
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from agents.scripts import tune
+    from tests.scripts.capture import run_main
+
+    argv = ["--config=debug", "--trials", "1", "--logdir", str(tmp_path), "--set"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agents.scripts.tune", *argv, "train_steps=10000000"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not glob.glob(str(tmp_path / "*trial0*" / "metrics.jsonl")):  # A report is out.
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+        time.sleep(0.2)
+    process.send_signal(signal.SIGTERM)
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 128 + signal.SIGTERM
+    assert "Traceback" not in stderr and stderr.startswith("SIGTERM: stopping after this step.")
+    last = stderr.splitlines()[-1]
+    assert last.startswith("Stopped by signal 15 in trial 0 (saved: ")
+    assert last.endswith("Run the same command to go on; that trial's values are tried again.")
+    assert os.path.isfile(glob.glob(str(tmp_path / "*trial0*" / "policy" / "saved_model.pb"))[0])
+    code, stdout, stderr = run_main(tune.main, [*argv, "train_steps=256"])
+    assert code == 0, stderr
+    assert "trial 0 was stopped by a signal: its values are tried again" in stdout
+    study = optuna.load_study(study_name="debug", storage=f"sqlite:///{tmp_path / 'tune-debug.db'}")
+    stopped, again = study.trials
+    assert stopped.state.name == "FAIL" and again.state.name in ("COMPLETE", "PRUNED")
+    assert again.params == stopped.params
