@@ -1,6 +1,11 @@
-"""Layout banks: minigrid's generator, cached on disk, rebuilt when corrupt, read natively."""
+"""Layout banks: minigrid's generator, cached on disk, rebuilt when damaged or another bank's,
+built by several writers at once, read natively."""
 
 from __future__ import annotations
+
+import concurrent.futures
+import os
+import threading
 
 import numpy as np
 import pytest
@@ -98,9 +103,47 @@ def test_bank_is_cached_and_a_corrupt_cache_is_rebuilt(cache, monkeypatch, capsy
     data[len(data) // 2] ^= 0xFF
     path.write_bytes(bytes(data))
     rebuilt = layouts.bank("MiniGrid-DoorKey-5x5-v0", 8)
-    assert "is corrupt" in capsys.readouterr().err
+    assert "is not usable" in capsys.readouterr().err
     np.testing.assert_array_equal(rebuilt["grid"], first["grid"])
-    assert layouts._read(path, 8)["grid"].shape == first["grid"].shape
+
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])  # A write cut short.
+    rebuilt = layouts.bank("MiniGrid-DoorKey-5x5-v0", 8)
+    assert "is not usable (unreadable" in capsys.readouterr().err
+    np.testing.assert_array_equal(rebuilt["grid"], first["grid"])
+
+
+def test_a_bank_of_another_env_under_the_right_name_is_rebuilt(capsys):
+    path = layouts.path_of("MiniGrid-DoorKey-5x5-v0", 8, 0)
+    layouts.bank("MiniGrid-Empty-5x5-v0", 8)
+    layouts.path_of("MiniGrid-Empty-5x5-v0", 8, 0).rename(path)
+    bank = layouts.bank("MiniGrid-DoorKey-5x5-v0", 8)
+    err = capsys.readouterr().err
+    assert f"Layout bank {path} is not usable (it holds env_id 'MiniGrid-Empty-5x5-v0', " in err
+    np.testing.assert_array_equal(
+        bank["grid"], layouts.generate("MiniGrid-DoorKey-5x5-v0", 8, 0)["grid"]
+    )
+    np.testing.assert_array_equal(layouts.bank("MiniGrid-DoorKey-5x5-v0", 8)["grid"], bank["grid"])
+    assert capsys.readouterr().err == ""  # The rebuilt file is read as it is.
+
+
+def test_builders_of_one_bank_at_once_each_get_it(cache, monkeypatch):
+    """Two builders write their files before either renames its own into place."""
+    both_written = threading.Barrier(2, timeout=60)
+    rename = os.replace
+
+    def replace_when_both_wrote(source, target):
+        both_written.wait()
+        rename(source, target)
+
+    monkeypatch.setattr(layouts.os, "replace", replace_when_both_wrote)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        builds = [pool.submit(layouts.bank, "MiniGrid-Empty-5x5-v0", 4) for _ in range(2)]
+        banks = [build.result() for build in builds]
+    np.testing.assert_array_equal(banks[0]["grid"], banks[1]["grid"])
+    folder = layouts.path_of("MiniGrid-Empty-5x5-v0", 4, 0).parent
+    assert [path.name for path in folder.iterdir()] == [
+        layouts.path_of("MiniGrid-Empty-5x5-v0", 4, 0).name
+    ]
 
 
 def test_an_unwritable_cache_names_the_file_and_the_fix(tmp_path, monkeypatch):
