@@ -4,7 +4,8 @@ The W&B run is named as the run directory and holds the run's config and seed, e
 eval report's figures (under `train/` and `eval/`, stepped by training env steps, as TensorBoard
 has them), the TensorBoard event files and, at the end, the learning curve and the exported
 policy as a `model` artifact. `WANDB_MODE=offline` keeps it on disk under the run directory
-(`wandb sync` uploads it later). `pip install -e ".[track]"`.
+(`wandb sync` uploads it later); so does a server that does not answer in `INIT_TIMEOUT` seconds
+(no network), with one warning: tracking never costs the training. `pip install -e ".[track]"`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,11 @@ import os
 from agents.config import files
 from agents.config.errors import UsageError
 from agents.training.callbacks import Callback
+from agents.training.progress import warn
+
+# Seconds W&B may take to start an online run (its own default is 90) before the run is logged
+# offline instead; WANDB_INIT_TIMEOUT overrides it.
+INIT_TIMEOUT = 30.0
 
 
 class WandbTracker(Callback):
@@ -45,7 +51,7 @@ class WandbTracker(Callback):
         # package for another one of that name and suggests Weave): silent, as its settings say
         # for the run; `on_end` says in one line where the W&B run went.
         self._wandb.setup(settings=self._wandb.Settings(silent=True))
-        self._run = self._wandb.init(
+        options = dict(
             project=self._project,
             entity=self._entity,
             group=self._group,
@@ -53,8 +59,21 @@ class WandbTracker(Callback):
             dir=run.run_dir,
             config={**dict(run.config), "seed": seed, "run_dir": run.run_dir},
             reinit="create_new",
-            settings=self._wandb.Settings(silent=True),
         )
+        timeout = float(os.environ.get("WANDB_INIT_TIMEOUT", INIT_TIMEOUT))
+        try:
+            self._run = self._wandb.init(
+                **options, settings=self._wandb.Settings(silent=True, init_timeout=timeout)
+            )
+        except self._wandb.errors.CommError as error:  # No network, or no server answers.
+            reason = (str(error).strip().splitlines() or ["no answer"])[0]
+            warn(
+                f"warning: W&B's server did not answer in {timeout:g} s ({reason}); this run is "
+                "logged offline (the line at its end says how to upload it)"
+            )
+            self._run = self._wandb.init(
+                **options, mode="offline", settings=self._wandb.Settings(silent=True)
+            )
 
     def on_report(self, run, report) -> None:
         if self._run is None:

@@ -85,3 +85,27 @@ def test_track_without_wandb_is_one_line(monkeypatch):
     monkeypatch.setitem(sys.modules, "wandb", None)
     with pytest.raises(UsageError, match=r"pip install -e \"\.\[track\]\""):
         tracking.WandbTracker()
+
+
+def test_a_wandb_server_that_does_not_answer_logs_the_run_offline_with_one_warning(
+    tmp_path, monkeypatch, capsys
+):
+    import math
+
+    from agents.training.callbacks import RunHandle
+    from agents.training.tracking import WandbTracker
+    from agents.training.train_result import TrainResult
+
+    monkeypatch.delenv("WANDB_MODE", raising=False)
+    monkeypatch.setenv("WANDB_BASE_URL", "http://127.0.0.1:1")  # Nothing listens there.
+    monkeypatch.setenv("WANDB_API_KEY", "a" * 40)
+    monkeypatch.setenv("WANDB_INIT_TIMEOUT", "2")
+    tracker = WandbTracker(project="tests")
+    run = RunHandle(str(tmp_path), {"agent": "ppo"})
+    tracker.on_start(run)
+    tracker.on_report(run, type("Report", (), {"phase": "eval", "score": 1.5, "metrics": {}})())
+    tracker.on_end(run, TrainResult(str(tmp_path), 0, 1.5, best_eval_score=math.nan))
+    out, err = capsys.readouterr()
+    assert err.count("\n") == 1 and err.startswith("warning: W&B's server did not answer in 2 s (")
+    assert out.startswith("W&B run (offline): ") and "wandb sync " in out
+    assert glob.glob(str(tmp_path / "wandb" / "offline-run-*" / "run-*.wandb"))
