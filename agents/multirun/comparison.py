@@ -19,7 +19,11 @@ X_AXES = ("env_steps", "wall_time")
 
 
 class RunCurve(NamedTuple):
-    """One run's evaluations, read from its `metrics.jsonl` and `config.yaml`."""
+    """One run's evaluations, read from its `metrics.jsonl` and `config.yaml`.
+
+    `trained` is the last env step of any report and `budget` the config's `train_steps`: a run
+    below its budget is still training, or was stopped, and its last eval is not a final one.
+    """
 
     run_dir: str
     group: str
@@ -27,6 +31,13 @@ class RunCurve(NamedTuple):
     env_steps: np.ndarray
     wall_time: np.ndarray
     scores: np.ndarray
+    trained: int = 0
+    budget: int = 0
+
+    @property
+    def finished(self) -> bool:
+        """Whether the run trained its whole budget."""
+        return self.trained >= self.budget
 
 
 def find_runs(patterns: Sequence[str]) -> list[str]:
@@ -63,7 +74,8 @@ def read_run(run_dir: str, group_by: str = "config") -> RunCurve:
         group = f"{group_by}={config[group_by]}"
     else:
         raise UsageError(f"Unknown config key {group_by!r} to group runs by.")
-    evals = [record for record in read_metrics(run_dir) if record.get("phase") == "eval"]
+    records = read_metrics(run_dir)
+    evals = [record for record in records if record.get("phase") == "eval"]
     evals = [record for record in evals if record.get("score") is not None]
     column = lambda key: np.array([float(r.get(key, np.nan)) for r in evals])  # noqa: E731
     return RunCurve(
@@ -73,6 +85,8 @@ def read_run(run_dir: str, group_by: str = "config") -> RunCurve:
         column("env_steps"),
         column("wall_time"),
         column("score"),
+        max((int(record.get("env_steps", 0)) for record in records), default=0),
+        int(config.get("train_steps", 0)),
     )
 
 
@@ -85,20 +99,23 @@ def group_runs(runs: Sequence[RunCurve]) -> dict[str, list[RunCurve]]:
 
 
 def final_scores(runs: Sequence[RunCurve]) -> np.ndarray:
-    """Each run's last eval score (runs that never evaluated are left out)."""
-    return np.array([run.scores[-1] for run in runs if len(run.scores)])
+    """Each finished run's last eval score (runs that never evaluated, or have not trained
+    their budget, are left out)."""
+    return np.array([run.scores[-1] for run in runs if len(run.scores) and run.finished])
 
 
 def table(groups: dict[str, list[RunCurve]], reps: int = 10_000) -> list[dict[str, Any]]:
-    """One row per group: runs, mean and IQM of the final eval scores with 95% bootstrap CIs."""
+    """One row per group: runs, mean and IQM of the final eval scores with 95% bootstrap CIs,
+    and the group's unfinished runs (left out of the figures)."""
     rows = []
     for label, runs in groups.items():
+        unfinished = [run for run in runs if not run.finished]
         scores = final_scores(runs)
         if not len(scores):
-            rows.append({"group": label, "runs": 0})
+            rows.append({"group": label, "runs": 0, "unfinished": unfinished})
             continue
         summary = aggregates.summarize(scores, reps)
-        rows.append({"group": label, **summary._asdict()})
+        rows.append({"group": label, **summary._asdict(), "unfinished": unfinished})
     return rows
 
 
@@ -107,13 +124,17 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
     lines = [f"{'group':<24} {'runs':>4}  {'mean [95% CI]':<28} {'IQM [95% CI]':<28} {'std':>9}"]
     for row in rows:
         if not row["runs"]:
-            lines.append(f"{row['group']:<24} {0:>4}  (no evaluation)")
+            lines.append(f"{row['group']:<24} {0:>4}  (no finished run with an evaluation)")
             continue
         mean = _with_ci(row["mean"], row["mean_ci"])
         iqm = _with_ci(row["iqm"], row["iqm_ci"])
         lines.append(
             f"{row['group']:<24} {row['runs']:>4}  {mean:<28} {iqm:<28} {row['std']:>9.2f}"
         )
+    unfinished = [run for row in rows for run in row.get("unfinished", [])]
+    if unfinished:
+        lines.append("not finished (still training or stopped; left out of the table):")
+        lines += [f"  {run.run_dir}: env step {run.trained} of {run.budget}" for run in unfinished]
     return "\n".join(lines)
 
 

@@ -15,7 +15,8 @@ from agents.multirun import aggregates, comparison
 def _run(root, name, seed, scores, env="Pendulum-v1", steps=(100, 200, 300)):
     run_dir = os.path.join(root, f"20260101T00000{seed}-{name}-s{seed}")
     os.makedirs(run_dir)
-    files.save_config(dict(schema.defaults(), env=env), run_dir, name, seed=seed)
+    config = dict(schema.defaults(), env=env, train_steps=steps[len(scores) - 1])
+    files.save_config(config, run_dir, name, seed=seed)
     with open(os.path.join(run_dir, "metrics.jsonl"), "w") as handle:
         for index, (step, score) in enumerate(zip(steps, scores)):
             handle.write(json.dumps({"phase": "train", "env_steps": step, "score": -1.0}) + "\n")
@@ -42,6 +43,26 @@ def test_runs_are_grouped_by_config_and_their_final_scores_tabled(tmp_path):
     assert "pendulum" in text and "-355.00 [" in text
     by_env = comparison.group_runs([comparison.read_run(run.run_dir, "env") for run in runs])
     assert set(by_env) == {"env=Pendulum-v1", "env=CartPole-v1"}
+
+
+def test_a_run_below_its_budget_is_left_out_of_the_finals_and_listed(tmp_path):
+    for seed, last in enumerate([-200.0, -150.0]):
+        _run(tmp_path, "pendulum", seed, [-1000.0, last])
+    still = _run(tmp_path, "pendulum", 2, [-1000.0, -300.0, -100.0])
+    with open(os.path.join(still, "config.yaml")) as handle:
+        text = handle.read()
+    with open(os.path.join(still, "config.yaml"), "w") as handle:
+        handle.write(text.replace("train_steps: 300", "train_steps: 1000"))
+    groups = comparison.group_runs(
+        [comparison.read_run(path) for path in comparison.find_runs([f"{tmp_path}/*"])]
+    )
+    (row,) = comparison.table(groups, reps=100)
+    assert row["runs"] == 2 and row["mean"] == pytest.approx(-175.0)
+    text = comparison.format_table([row])
+    assert text.splitlines()[-2:] == [
+        "not finished (still training or stopped; left out of the table):",
+        f"  {still}: env step 300 of 1000",
+    ]
 
 
 def test_plots_are_written_as_png_or_svg_and_bad_input_is_one_line(tmp_path):
