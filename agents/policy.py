@@ -154,12 +154,14 @@ def load_policy(run_dir: str, checkpoint: str | None = None, seed: int | None = 
 
     A run without `policy/` (stopped before it was written), or any run given a `checkpoint`,
     gives the policy of that checkpoint (the newest readable one by default), exported as
-    training exports it; its environment is built once to read its spaces. `seed` seeds the
-    policy's sampled actions (see `Policy`).
+    training exports it; its environment is built once to read its spaces. A `policy/` that
+    cannot be loaded (a copy cut short, a damaged file) is named in one warning line and the
+    newest checkpoint used instead. `seed` seeds the policy's sampled actions (see `Policy`).
 
     Raises:
         FileNotFoundError: There is neither an exported policy nor a checkpoint there.
-        ValueError: The checkpoint or the run's environment cannot be used (the message says).
+        ValueError: The checkpoint or the run's environment cannot be used, or a SavedModel
+            directory without a checkpoint beside it cannot be loaded (the message says).
     """
     from agents.runtime import tf_loading
 
@@ -170,8 +172,28 @@ def load_policy(run_dir: str, checkpoint: str | None = None, seed: int | None = 
     if not os.path.isfile(os.path.join(path, "saved_model.pb")):
         path = run_dir
     if checkpoint is None and os.path.isfile(os.path.join(path, "saved_model.pb")):
-        return Policy(tf.saved_model.load(path), seed)
+        try:
+            return Policy(tf.saved_model.load(path), seed)
+        except Exception as error:  # noqa: BLE001  (protobuf, OS and TensorFlow errors alike)
+            _unloadable(path, run_dir, error)
     return Policy(_from_checkpoint(run_dir, checkpoint).saved_model, seed)
+
+
+def _unloadable(path: str, run_dir: str, error: Exception) -> None:
+    """Warn that the SavedModel at `path` cannot be loaded, where the run's checkpoints can
+    stand in for it; raise ValueError naming it where they cannot."""
+    import sys
+
+    reason = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
+    what = f"The exported policy {path} cannot be loaded ({type(error).__name__}: {reason})"
+    if path == run_dir or not os.path.isdir(os.path.join(run_dir, "checkpoints")):
+        raise ValueError(f"{what}; export it again from its run's checkpoint.") from None
+    print(
+        f"warning: {what}; using the run's newest checkpoint instead (delete {path} and resume "
+        "the run with the train command to export it again).",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _from_checkpoint(run_dir: str, checkpoint: str | None) -> Policy:

@@ -9,6 +9,7 @@ import errno
 import glob
 import os
 
+import numpy as np
 import pytest
 import tensorflow as tf
 
@@ -119,3 +120,26 @@ def test_full_disk_while_saving_is_one_line_and_keeps_the_last_checkpoint(run_co
     )
     assert _checkpoints(run_copy) == ["ckpt-128"]
     assert os.path.basename(tf.train.latest_checkpoint(directory)) == "ckpt-128"
+
+
+@pytest.mark.parametrize("cut", ["variables", "saved_model.pb"])
+def test_a_policy_dir_cut_short_is_named_once_and_the_newest_checkpoint_stands_in(
+    cut, run_copy, capsys
+):
+    from agents.policy import load_policy
+
+    policy_dir = os.path.join(run_copy, "policy")
+    if cut == "variables":
+        (path,) = glob.glob(os.path.join(policy_dir, "variables", "variables.data-*"))
+    else:
+        path = os.path.join(policy_dir, "saved_model.pb")
+    with open(path, "r+b") as handle:
+        handle.truncate(os.path.getsize(path) // 3)
+    policy = load_policy(run_copy)
+    err = capsys.readouterr().err
+    assert err.startswith(f"warning: The exported policy {policy_dir} cannot be loaded (")
+    assert err.count("\n") == 1 and "using the run's newest checkpoint instead" in err
+    observ = make_env("Pendulum-v1").observation_space.sample()
+    assert np.all(np.isfinite(policy(observ)))
+    with pytest.raises(ValueError, match=f"The exported policy {policy_dir} cannot be loaded"):
+        load_policy(policy_dir)  # A SavedModel directory alone: nothing to stand in.
