@@ -147,6 +147,14 @@ GROUPS: dict[str, tuple[Key, ...]] = {
             8,
             "Whole episodes of each evaluation (all ranks), each to its end or time limit.",
         ),
+        Key(
+            "eval_policy",
+            "mode",
+            "How evaluation acts: the distribution's mode, or a sample from the evaluator's own "
+            "seeded generator (training's draws unchanged). Scores, best policy and curves "
+            "follow it; the exported policy offers both.",
+            choices=("mode", "sample"),
+        ),
         _positive(
             "log_every",
             2_048,

@@ -1,4 +1,4 @@
-"""Evaluator: the deterministic policy of a PPO agent, as an algorithm of its own."""
+"""Evaluator: the policy of a PPO agent as evaluation plays it, as an algorithm of its own."""
 
 from __future__ import annotations
 
@@ -9,16 +9,26 @@ from agents.ppo.networks.recurrent_state import RecurrentState
 
 
 class Evaluator(tf.Module):
-    """The deterministic policy of a `PPO` agent (the distribution's mode) on its own envs.
+    """The policy of a `PPO` agent on its own envs: the distribution's mode, or a sample.
 
     Shares the agent's network and observation normalizer (without updating it) and keeps its own
-    recurrent state, so evaluation never disturbs training rollouts.
+    recurrent state and, for samples, its own random generator, so evaluation never disturbs
+    training rollouts or their draws.
+
+    Args:
+        agent: The `PPO` agent.
+        batch_env: The evaluation envs.
+        policy: "mode" (deterministic) or "sample" (the config's `eval_policy`).
+        seed: Seed of the generator of sampled actions.
     """
 
-    def __init__(self, agent, batch_env) -> None:
+    def __init__(self, agent, batch_env, policy: str = "mode", seed: int = 0) -> None:
         super().__init__(name="evaluator")
+        if policy not in ("mode", "sample"):
+            raise ValueError(f"eval_policy must be one of mode, sample, got {policy!r}.")
         self._agent = agent
         self._recurrent = RecurrentState(agent.network, len(batch_env))
+        self._rng = tf.random.Generator.from_seed(seed) if policy == "sample" else None
 
     def begin_episode(self, agent_indices: tf.Tensor) -> None:
         self._recurrent.begin_episode(agent_indices)
@@ -29,7 +39,10 @@ class Evaluator(tf.Module):
         recurrent = self._recurrent
         output = act(self._agent.network, observ, recurrent.reset, recurrent.state)
         recurrent.advance(output.state)
-        return output.policy.mode()[:, 0]
+        if self._rng is None:
+            return output.policy.mode()[:, 0]
+        seed = tf.cast(self._rng.make_seeds(1)[:, 0], tf.int32)  # tfp wants int32 seeds.
+        return output.policy.sample(seed=seed)[:, 0]
 
     def experience(self, *transition) -> None:
         del transition

@@ -30,6 +30,7 @@ from agents.training import agent_pool, summaries
 
 EVAL_CALL_STEPS = 100  # Simulation steps per compiled evaluation call.
 RANK_SEED_STRIDE = 100_000  # Rank r's envs and sampling use seed + r * stride.
+EVAL_SEED_OFFSET = 20_000  # The evaluator's sampled actions (`eval_policy: sample`), per rank.
 
 
 class Run:
@@ -130,7 +131,9 @@ class Run:
         except ValueError as error:
             raise UsageError(str(error)) from None
         self._pooled = key, state  # What `close` gives back to the pool.
-        self.evaluator = Evaluator(self.agent, self.eval_env)
+        self.evaluator = Evaluator(
+            self.agent, self.eval_env, config.eval_policy, rank_seed + EVAL_SEED_OFFSET
+        )
         self.step = tf.Variable(0, dtype=tf.int64, trainable=False)
         items = dict(self.agent.checkpointables(), **self.train_env.checkpointables())
         self._checkpoint = tf.train.Checkpoint(step=self.step, **items)
@@ -246,20 +249,20 @@ class Run:
             return self._train_fn()
 
     def eval_call(self, reset: bool):
-        """One compiled evaluation call: `EVAL_CALL_STEPS` steps of the deterministic policy on
+        """One compiled evaluation call: `EVAL_CALL_STEPS` steps of the evaluation policy on
         the eval envs, restarted first when `reset`; returns `done`, `score` and `length`."""
         with tf_loading.quiet_native_logs():
             return self._eval_fn(tf.constant(reset))
 
     def evaluate(self, episodes: int) -> list[float]:
-        """Returns of `episodes` whole episodes of the deterministic policy on the restarted
+        """Returns of `episodes` whole episodes of the evaluation policy on the restarted
         eval envs (see `play_episodes`)."""
         return self.play_episodes(episodes)[0]
 
     def play_episodes(
         self, episodes: int, stop: Callable[[], bool] | None = None
     ) -> tuple[list[float], list[int]]:
-        """Returns and lengths of `episodes` whole episodes of the deterministic policy.
+        """Returns and lengths of `episodes` whole episodes of the evaluation policy.
 
         The eval envs restart, and each plays its quota (the episodes spread evenly over the
         envs); only the first episodes of each env count, so that short episodes are not

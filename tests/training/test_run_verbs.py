@@ -42,6 +42,26 @@ def test_the_returns_of_finished_training_episodes_reach_the_hook(run):
     )
 
 
+def test_evaluation_plays_samples_when_asked_and_leaves_trainings_draws_as_they_were(tmp_path):
+    def evaluate_then_train(policy, name):
+        config = dict(configs.debug(), max_episode_steps=50, eval_policy=policy)
+        session = Run(config, str(tmp_path / name), seed=4)
+        try:
+            returns = session.evaluate(4)
+            session.train_call()
+            trained = [v.numpy() for v in session.agent.network.trainable_variables]
+        finally:
+            session.close()
+        return returns, trained
+
+    mode, mode_trained = evaluate_then_train("mode", "a")
+    sample, sample_trained = evaluate_then_train("sample", "b")
+    again, _ = evaluate_then_train("sample", "c")
+    assert sample == again and sample != mode  # Seeded samples: reproducible, not the mode's.
+    for a, b in zip(mode_trained, sample_trained):
+        np.testing.assert_array_equal(a, b)  # The evaluator drew from a generator of its own.
+
+
 class _Ticker(gym.Env):
     """Reward 1 a step; episodes of 3 steps on even reset seeds, 40 on odd ones (kept on
     autoreset), so that its return is its length."""
