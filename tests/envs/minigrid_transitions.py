@@ -3,7 +3,8 @@
 Random actions alone rarely reach the rules that matter (a locked door with its key in hand,
 the goal on the last step), so episodes start from minigrid states moved, as minigrid allows, to
 where they do: the agent placed beside a door, key, ball, box, goal or lava and facing it,
-sometimes carrying a key, ball or box, sometimes one step from the time limit.
+sometimes carrying a key, ball or box (in KeyCorridor, sometimes the target ball itself),
+sometimes one step from the time limit.
 """
 
 from __future__ import annotations
@@ -60,7 +61,11 @@ def _perturb(env, rng) -> None:
             for y in range(env.height)
             if grid.get(x, y) is not None and grid.get(x, y).type == "door"
         ]
-        if doors and rng.random() < 0.6:
+        target = getattr(env, "obj", None)  # KeyCorridor's ball.
+        if target is not None and target.cur_pos is not None and rng.random() < 0.6:
+            env.grid.set(*target.cur_pos, None)  # Carried, as if picked up: a state no
+            target.cur_pos, env.carrying = None, target  # pickup without termination reaches.
+        elif doors and rng.random() < 0.6:
             env.carrying = Key(doors[rng.integers(len(doors))].color)
         else:
             env.carrying = _random_object(env, rng)

@@ -88,6 +88,9 @@ def _events(rec: dict) -> dict[str, int]:
     events = {
         "pickup": (action == PICKUP) & ~holding & (after["carried"][:, 0] != EMPTY),
         "pickup with full hands": (action == PICKUP) & holding & (cell[:, 0] > WALL),
+        "pickup while carrying the target": (action == PICKUP)
+        & (before["target"][:, 0] > 0)
+        & (before["carried"][:, :2] == before["target"]).all(axis=1),
         "drop": (action == DROP) & holding & (after["carried"][:, 0] == EMPTY),
         "unlock with key": toggles & (cell[:, 2] == LOCKED) & (cell_after[:, 2] == OPEN),
         "locked stays locked": toggles & (cell[:, 0] == DOOR) & (cell_after[:, 2] == LOCKED),

@@ -71,8 +71,8 @@ def step(
     empty, floor, goal, lava and open doors, and ends the episode on a goal (with `goal_reward`)
     or lava (reward 0); pickup takes a key, ball or box when nothing is carried; drop puts the
     carried object on an empty cell ahead; toggle acts on the cell ahead; done does nothing.
-    Where `state.target` names an object (KeyCorridor), picking it up ends the episode with the
-    goal's reward.
+    Where `state.target` names an object (KeyCorridor), a pickup action after which it is carried
+    ends the episode with the goal's reward.
 
     Args:
         state: The worlds.
@@ -110,13 +110,14 @@ def step(
         tf.cast(new_cell, state.grid.dtype),
     )
 
-    # minigrid compares the carried object's identity with the target's: in states an episode
-    # can reach, that is true only right after picking the target up.
+    # minigrid's KeyCorridor ends the episode with the goal's reward on any pickup action after
+    # which the target is carried: the one that takes it, and one made while holding it. It
+    # compares identities; a world here holds one object of the target's kind and colour.
     fetched = (
-        picks
+        (action == PICKUP)
         & (state.target[:, 0] > 0)
-        & (obj == state.target[:, 0])
-        & (cell[:, 1] == state.target[:, 1])
+        & (carried[:, 0] == state.target[:, 0])
+        & (carried[:, 1] == state.target[:, 1])
     )
     success = at_goal | fetched
     reward = tf.where(success, goal_reward(step_count, max_steps), 0.0)
