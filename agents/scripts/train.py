@@ -19,6 +19,8 @@ from agents.scripts import cli, console, dry_run, shutdown
 from agents.scripts.run_status import RunStatus
 from agents.tools import mpi
 from agents.training import Trainer, TrainingError
+from agents.training.callbacks import Callback
+from agents.training.progress import write
 from agents.training.run_guard import process_shell
 
 
@@ -61,7 +63,8 @@ def train(args: argparse.Namespace, world: mpi.World | None = None) -> int:
     try:
         shell = process_shell(trainer.budget, root=world.is_root, describe=status.describe)
         with shell as listeners:
-            result = trainer.train(listeners + _tracking(args), args.verbose)
+            hint = [_ResumeHint(status)] if world.size > 1 else []
+            result = trainer.train(listeners + hint + _tracking(args), args.verbose)
     except TrainingError as error:
         raise TrainingError(_with_next_step(error, status), error.next_step) from error
     finally:
@@ -71,6 +74,20 @@ def train(args: argparse.Namespace, world: mpi.World | None = None) -> int:
             print(status.describe("Interrupted"), file=sys.stderr, flush=True)
         return 128 + result.signum
     return 0
+
+
+class _ResumeHint(Callback):
+    """Under MPI, rank 0 says at the start how to resume: a rank killed (SIGKILL, the OOM
+    killer) makes the launcher kill every rank at once, so no rank can say it at the end."""
+
+    def __init__(self, status: RunStatus) -> None:
+        self._status = status
+
+    def on_start(self, run) -> None:
+        write(
+            f"{run.ranks} ranks: should one die, the launcher ends them all; resume from the "
+            f"latest checkpoint with: {self._status.resume_command()}"
+        )
 
 
 def _tracking(args: argparse.Namespace) -> list:

@@ -158,19 +158,35 @@ def init_world(environ: Mapping[str, str] | None = None) -> World:
     return World(comm, comm.Get_rank(), comm.Get_size(), local_size)
 
 
-def share_cores(world: World) -> int | None:
-    """Limit TensorFlow to this rank's share of the host's cores; returns the thread count.
+# A scheduler's (SLURM's --cpus-per-task) or the user's thread count for each process, first found.
+THREAD_VARIABLES = ("SLURM_CPUS_PER_TASK", "OMP_NUM_THREADS")
+
+
+def rank_threads(cores: int, local_size: int, environ: Mapping[str, str] = os.environ) -> int:
+    """Threads for one of `local_size` ranks on a host of `cores`: the first positive count of
+    `THREAD_VARIABLES` that is set, else an even share of the cores (at least 1)."""
+    for name in THREAD_VARIABLES:
+        value = environ.get(name, "").strip()
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    return max(1, cores // max(1, local_size))
+
+
+def share_cores(world: World, environ: Mapping[str, str] = os.environ) -> int | None:
+    """Limit TensorFlow to this rank's threads (`rank_threads`); returns the thread count.
 
     Each of K ranks on a host would otherwise start a thread pool as large as the host, K times
-    oversubscribing its cores. Call before TensorFlow runs its first op; a process that already ran
-    one keeps its threads. Does nothing (returns None) in a world of one.
+    oversubscribing its cores; a scheduler that gives each task its CPUs says how many in
+    `SLURM_CPUS_PER_TASK`. Call before TensorFlow runs its first op; a process that already ran
+    one keeps its threads. Does nothing (returns None) in a world of one without a thread
+    variable set.
     """
-    if world.size == 1:
+    if world.size == 1 and not any(environ.get(name) for name in THREAD_VARIABLES):
         return None
     import tensorflow as tf
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    threads = max(1, (cores or 1) // world.local_size)
+    threads = rank_threads(cores or 1, world.local_size, environ)
     try:
         tf.config.threading.set_intra_op_parallelism_threads(threads)
         tf.config.threading.set_inter_op_parallelism_threads(threads)

@@ -5,8 +5,9 @@ checks that parameters stay identical, that gradients are the mean of the ranks'
 normalizer statistics merge; then it runs the training script in-process (`train.main`), checks
 the run directory, resumes it, and prints `OK <check>` lines. A failed check aborts the job.
 
-`... mpi_worker_train.py fail <logdir>` makes rank 1 raise in its second training call, and
-`... kill <logdir>` kills it there with SIGKILL.
+`... mpi_worker_train.py fail <logdir>` makes rank 1 raise in its second training call;
+`... kill <logdir>` kills it with SIGKILL, and `... exit <logdir>` ends it with `os._exit(3)`, in
+its fifth call, after the checkpoints of env steps 128 and 256.
 """
 
 import contextlib
@@ -190,18 +191,21 @@ def check_script(world, logdir):
         check(world, [lines[0], lines[-1]] == expected, "resume continues", lines)
 
 
-def fail(world, logdir, kill=False):
-    """Rank 1 raises (or is killed) in its second training call, while rank 0 trains on."""
+def fail(world, logdir, mode):
+    """Rank 1 raises in its second training call, or dies in its fifth (killed, or exiting
+    without Python's clean-up), while rank 0 trains on."""
     if world.rank == 1:
         train_step = Run._train_step
         calls = []
 
         def failing_step(self, reset):
             calls.append(reset)
-            if len(calls) == 2:
-                if kill:
-                    os.kill(os.getpid(), signal.SIGKILL)
+            if mode == "fail" and len(calls) == 2:
                 raise RuntimeError("injected failure")
+            if mode == "kill" and len(calls) == 5:
+                os.kill(os.getpid(), signal.SIGKILL)
+            if mode == "exit" and len(calls) == 5:
+                os._exit(3)
             return train_step(self, reset)
 
         Run._train_step = failing_step
@@ -213,8 +217,8 @@ def main():
     mode, logdir = sys.argv[1:]
     world = mpi.init_world()
     mpi.share_cores(world)
-    if mode in ("fail", "kill"):
-        fail(world, logdir, kill=mode == "kill")
+    if mode in ("fail", "kill", "exit"):
+        fail(world, logdir, mode)
     check_normalizer(world)
     check_session(world, logdir)
     check_global_batch(world, logdir)

@@ -70,10 +70,47 @@ def test_a_failing_rank_ends_the_job_naming_it(tmp_path):
     assert seconds < 60, output
 
 
-def test_a_killed_rank_ends_the_job(tmp_path):
-    result, seconds = _launch("kill", tmp_path, timeout=120)
+@pytest.mark.parametrize("mode", ["kill", "exit"])
+def test_a_dead_rank_ends_the_job_keeping_the_checkpoint_and_the_resume_command(tmp_path, mode):
+    import tensorflow as tf
+
+    result, seconds = _launch(mode, tmp_path, timeout=120)
     output = result.stdout + result.stderr
     assert result.returncode != 0, output
-    # The launcher names the dead process; rank 0, waiting in a collective, is ended with it.
-    assert "KILLED" in output or "signal 9" in output, output
+    if mode == "kill":  # The launcher names the dead process; rank 0 is ended with it.
+        assert "KILLED" in output or "signal 9" in output, output
     assert seconds < 60, output
+    (run_dir,) = tmp_path.iterdir()
+    hint = "resume from the latest checkpoint with: mpirun -n 2 python -m agents.scripts.train"
+    assert hint in result.stdout and f"--timestamp={run_dir.name}" in result.stdout, output
+    latest = tf.train.latest_checkpoint(str(run_dir / "checkpoints"))
+    assert latest is not None and int(latest.rsplit("-", 1)[1]) >= 1, os.listdir(run_dir)
+    assert tf.train.load_checkpoint(latest).get_variable_to_shape_map()  # Whole, readable.
+
+
+def test_sigterm_to_the_launcher_saves_every_rank_and_prints_the_resume_command(tmp_path):
+    """Also a launch through a hostfile of two slots on this host (MPICH's `-f`)."""
+    import signal
+
+    (tmp_path / "hosts").write_text("localhost:2\n")
+    command = [MPIRUN, "-f", str(tmp_path / "hosts"), "-n", "2", sys.executable, "-m"]
+    command += ["agents.scripts.train", "--config=debug", f"--logdir={tmp_path / 'logs'}"]
+    launcher = subprocess.Popen(
+        [*command, "--set", "train_steps=10000000"], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
+    )  # fmt: skip
+    deadline = time.monotonic() + 180
+    while not list((tmp_path / "logs").glob("*/checkpoints/checkpoint")):
+        assert launcher.poll() is None and time.monotonic() < deadline, launcher.communicate()
+        time.sleep(0.2)
+    launcher.send_signal(signal.SIGTERM)
+    stdout, stderr = launcher.communicate(timeout=60)
+    assert launcher.returncode == 128 + signal.SIGTERM, stdout + stderr
+    (run_dir,) = (tmp_path / "logs").iterdir()
+    resume = f"--logdir={tmp_path / 'logs'} --timestamp={run_dir.name}"
+    line = stderr.splitlines()[-1]
+    assert line.startswith("Interrupted at env step ") and "; checkpoint saved. " in line, stderr
+    assert line.endswith(
+        f"Resume with: mpirun -n 2 python -m agents.scripts.train --config=debug {resume}"
+    )
+    assert "Traceback" not in stderr and "rank 1" not in stderr

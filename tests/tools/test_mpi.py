@@ -10,6 +10,7 @@ import pytest
 import tensorflow as tf
 
 from agents.ppo.normalize import StreamingNormalize
+from agents.tools import mpi
 from agents.tools.mpi import (
     World,
     init_world,
@@ -124,6 +125,16 @@ def test_without_a_launcher_mpi_is_not_imported():
     code += "print(w.size, 'mpi4py' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert result.stdout.split() == ["1", "False"], result.stderr
+
+
+def test_rank_threads_follow_the_scheduler_then_the_user_then_a_share_of_the_cores():
+    assert mpi.rank_threads(16, 4, {}) == 4
+    assert mpi.rank_threads(2, 4, {}) == 1  # More ranks than cores: one thread each.
+    assert mpi.rank_threads(16, 4, {"OMP_NUM_THREADS": "2"}) == 2
+    slurm = {"SLURM_CPUS_PER_TASK": "3", "OMP_NUM_THREADS": "2"}
+    assert mpi.rank_threads(16, 4, slurm) == 3
+    assert mpi.rank_threads(16, 4, {"OMP_NUM_THREADS": "0", "SLURM_CPUS_PER_TASK": "x"}) == 4
+    assert mpi.share_cores(World(), {}) is None  # One process, no variable: TF's own pools.
 
 
 def test_a_world_of_one_keeps_everything_local():
