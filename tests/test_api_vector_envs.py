@@ -3,6 +3,7 @@ building one."""
 
 import json
 import os
+import pathlib
 
 import gymnasium as gym
 import pytest
@@ -69,17 +70,34 @@ def test_an_envpool_pool_trains_through_the_api(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", ["sync", "async"])
-def test_a_users_cartpole_vector_env_reaches_500_within_the_cartpole_budget(tmp_path, kind):
-    if kind == "sync":
-        env = gym.make_vec("CartPole-v1", 16, vectorization_mode="sync")
-    else:
-        env = lambda: gym.vector.AsyncVectorEnv([lambda: gym.make("CartPole-v1")] * 16)  # noqa: E731
+def test_a_users_cartpole_vector_env_reaches_500_within_the_cartpole_budget(tmp_path):
+    env = gym.make_vec("CartPole-v1", 16, vectorization_mode="sync")
     result = agents.train("cartpole", logdir=str(tmp_path), env=env, verbose=0)
     # Reached at an evaluation within the budget; the last one can dip after it, by how the
     # CPU rounds (tests/ppo/test_learning.py holds the config to its median over seeds), but
     # not below 195, the bar of CartPole-v0 (episodes of at most 200 steps).
     assert result.best_eval_score == 500.0 and result.eval_score >= 195.0, result
+
+
+def test_an_async_vector_env_trains_exactly_as_the_sync_one_of_the_same_envs(tmp_path):
+    """Learning is shown on the sync env above; the async one is a drop-in for it."""
+    sync = lambda: gym.vector.SyncVectorEnv([lambda: gym.make("CartPole-v1")] * 4)  # noqa: E731
+    as_async = lambda: gym.vector.AsyncVectorEnv([lambda: gym.make("CartPole-v1")] * 4)  # noqa: E731
+    runs = [
+        agents.train("cartpole", logdir=str(tmp_path), env=env, name=name, train_steps=1024,
+                     train_every=512, eval_episodes=4, verbose=0)
+        for name, env in (("sync", sync), ("async", as_async))
+    ]  # fmt: skip
+    assert [run.env_steps for run in runs] == [1024, 1024]
+    records = [
+        [
+            json.loads(line)
+            for line in pathlib.Path(run.run_dir, "metrics.jsonl").read_text().splitlines()
+        ]
+        for run in runs
+    ]
+    scores = [[(r["phase"], r["env_steps"], r["score"]) for r in rows] for rows in records]
+    assert scores[0] == scores[1] and len(scores[0]) >= 4
 
 
 def test_a_run_on_a_vector_env_resumes_from_python_with_the_same_env(tmp_path):
