@@ -244,11 +244,7 @@ class Loop:
             # A turn's end reports and logs too, so that each turn (e.g. before an evaluation)
             # ends on a report, whether or not `report_every` divides the phase.
             turn_end = steps_in + made >= phase.steps and phase.report_every < phase.steps
-            for pending in scores[phase.name]:
-                pending.extend(score[done].tolist())
-            if length is not None:
-                for pending in lengths[phase.name]:
-                    pending.extend(np.asarray(length)[done].tolist())
+            _add_finished(scores[phase.name], lengths[phase.name], done, score, length)
             logs = cut or turn_end or _is_every(phase_step, made, phase.log_every)
             if logs and phase.writer:
                 episodes = (scores[phase.name][1], lengths[phase.name][1])
@@ -256,17 +252,9 @@ class Loop:
             if _is_every(phase_step, made, phase.checkpoint_every):
                 self.save()
             if cut or turn_end or _is_every(phase_step, made, phase.report_every):
-                report_scores, report_lengths = scores[phase.name][0], lengths[phase.name][0]
-                yield Report(
-                    phase.name,
-                    self.step,
-                    float(np.mean(report_scores)) if report_scores else float("nan"),
-                    len(report_scores),
-                    {key: _to_python(value) for key, value in metrics.items()},
-                    float(np.mean(report_lengths)) if report_lengths else float("nan"),
+                yield self._report(
+                    phase.name, scores[phase.name][0], lengths[phase.name][0], metrics
                 )
-                report_scores.clear()
-                report_lengths.clear()
 
     def save(self) -> str | None:
         """Save a checkpoint numbered by `count` (if checkpointing is configured).
@@ -288,6 +276,20 @@ class Loop:
                 raise checkpoints.CheckpointError(
                     f"Cannot write checkpoint {path}: {reason}"
                 ) from None
+
+    def _report(self, name: str, scores: list, lengths: list, metrics: dict) -> Report:
+        """The phase's report of the episodes finished since its last one (then forgotten)."""
+        report = Report(
+            name,
+            self.step,
+            float(np.mean(scores)) if scores else float("nan"),
+            len(scores),
+            {key: _to_python(value) for key, value in metrics.items()},
+            float(np.mean(lengths)) if lengths else float("nan"),
+        )
+        scores.clear()
+        lengths.clear()
+        return report
 
     def _current_phase(self, step: int) -> tuple[_Phase, int, int]:
         cycle = sum(phase.steps for phase in self._phases)
@@ -354,6 +356,15 @@ def _summary_proto(tag: str, value: Any) -> bytes | None:
     if isinstance(value, np.ndarray) and value.size:
         return histogram_summary.histogram_pb(tag, value).SerializeToString()
     return None
+
+
+def _add_finished(scores: tuple, lengths: tuple, done, score, length) -> None:
+    """Append the returns (and lengths) of the episodes `done` marks to each pending list."""
+    for pending in scores:
+        pending.extend(score[done].tolist())
+    if length is not None:
+        for pending in lengths:
+            pending.extend(np.asarray(length)[done].tolist())
 
 
 def _is_every(phase_step: int, made: int, every: int | None) -> bool:

@@ -21,6 +21,31 @@ TensorLike = tf.types.experimental.TensorLike
 _OBSERVATION_CLIP = 5.0
 
 
+def _checked_stack(torso: str, conv_stack: str, observation_shape, proportion: float) -> list:
+    """The conv stack named `conv_stack`, once the torso, the frames and the proportion suit it.
+
+    Raises:
+        ValueError: An unknown torso or stack, frames the conv torso cannot take, or a
+            proportion outside (0, 1].
+    """
+    if torso not in ("conv", "mlp"):
+        raise ValueError(f"RND torso must be 'conv' or 'mlp', got {torso!r}.")
+    if conv_stack not in conv.RND_STACKS:
+        raise ValueError(f"Unknown conv_stack {conv_stack!r}; valid: {list(conv.RND_STACKS)}.")
+    stack = conv.RND_STACKS[conv_stack]
+    smallest = conv.min_input_size(stack)
+    if torso == "conv" and (len(observation_shape) != 3 or min(observation_shape[:2]) < smallest):
+        raise ValueError(
+            f"RND needs (H, W, C) frames with H, W >= {smallest} for conv_stack "
+            f"{conv_stack!r}, got {tuple(observation_shape)} (rnd_network=mlp reads any shape)."
+        )
+    if not 0.0 < proportion <= 1.0:
+        raise ValueError(
+            f"proportion_of_exp_used_for_predictor_update must be in (0, 1], got {proportion}."
+        )
+    return stack
+
+
 def _network(
     input_shape: tuple[int, ...],
     torso: str,
@@ -135,24 +160,9 @@ class RND(tf.Module):
             proportion outside (0, 1].
         """
         super().__init__(name=name)
-        if torso not in ("conv", "mlp"):
-            raise ValueError(f"RND torso must be 'conv' or 'mlp', got {torso!r}.")
-        if conv_stack not in conv.RND_STACKS:
-            raise ValueError(f"Unknown conv_stack {conv_stack!r}; valid: {list(conv.RND_STACKS)}.")
-        stack = conv.RND_STACKS[conv_stack]
-        if torso == "conv" and (
-            len(observation_shape) != 3 or min(observation_shape[:2]) < conv.min_input_size(stack)
-        ):
-            raise ValueError(
-                f"RND needs (H, W, C) frames with H, W >= {conv.min_input_size(stack)} for "
-                f"conv_stack {conv_stack!r}, got {tuple(observation_shape)} (rnd_network=mlp "
-                "reads any shape)."
-            )
-        if not 0.0 < proportion_of_exp_used_for_predictor_update <= 1.0:
-            raise ValueError(
-                "proportion_of_exp_used_for_predictor_update must be in (0, 1], got "
-                f"{proportion_of_exp_used_for_predictor_update}."
-            )
+        stack = _checked_stack(
+            torso, conv_stack, observation_shape, proportion_of_exp_used_for_predictor_update
+        )
         self._torso = torso
         if torso == "conv":
             height, width = (int(d) for d in observation_shape[:2])

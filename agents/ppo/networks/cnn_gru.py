@@ -86,20 +86,8 @@ class CnnGruPolicy(Network):
         """
         kwargs.setdefault("name", "cnn_gru_policy")
         super().__init__(**kwargs)
-        if policy_size not in POLICY_SIZES:
-            raise ValueError(f"Unknown policy_size {policy_size!r}; valid: {list(POLICY_SIZES)}.")
-        if conv_stack not in conv.POLICY_STACKS:
-            raise ValueError(
-                f"Unknown conv_stack {conv_stack!r}; valid: {list(conv.POLICY_STACKS)}."
-            )
-        stack = conv.POLICY_STACKS[conv_stack]
         self._observation_shape = tuple(int(size) for size in observation_shape)
-        smallest = conv.min_input_size(stack)
-        if len(self._observation_shape) != 3 or min(self._observation_shape[:2]) < smallest:
-            raise ValueError(
-                f"CnnGruPolicy needs observations of shape (H, W, C) with H, W >= "
-                f"{smallest} for conv_stack {conv_stack!r}, got {self._observation_shape}."
-            )
+        stack = _checked_stack(policy_size, conv_stack, self._observation_shape)
         height, width, channels = self._observation_shape
         self._hidsize = int(hidsize) * POLICY_SIZES[policy_size]
         self._memsize = int(memsize) * POLICY_SIZES[policy_size]
@@ -233,3 +221,23 @@ def cnn_gru(
         conv_stack=config["conv_stack"],
         conv_matmul=conv_matmul,
     )
+
+
+def _checked_stack(policy_size: str, conv_stack: str, observation_shape: tuple) -> list:
+    """The conv stack named `conv_stack`, once the sizes and the observation's shape suit it.
+
+    Raises:
+        ValueError: An unknown size or stack, or an observation the stack cannot take.
+    """
+    if policy_size not in POLICY_SIZES:
+        raise ValueError(f"Unknown policy_size {policy_size!r}; valid: {list(POLICY_SIZES)}.")
+    if conv_stack not in conv.POLICY_STACKS:
+        raise ValueError(f"Unknown conv_stack {conv_stack!r}; valid: {list(conv.POLICY_STACKS)}.")
+    stack = conv.POLICY_STACKS[conv_stack]
+    smallest = conv.min_input_size(stack)
+    if len(observation_shape) != 3 or min(observation_shape[:2]) < smallest:
+        raise ValueError(
+            f"CnnGruPolicy needs observations of shape (H, W, C) with H, W >= "
+            f"{smallest} for conv_stack {conv_stack!r}, got {observation_shape}."
+        )
+    return stack
