@@ -41,6 +41,13 @@ def _mlp(sizes: Sequence[int], activation: str, name: str) -> list[keras.layers.
     ]
 
 
+def _build_values(torso: list, heads: dict, input_size: int) -> None:
+    """Build the value torso on inputs of `input_size` features, then each value head on it."""
+    value_size = _build(torso, input_size)
+    for head in heads.values():
+        head.build((None, value_size))
+
+
 def _build(layers: Sequence[keras.layers.Layer], input_size: int) -> int:
     """Builds `layers` as a chain on inputs of `input_size` and returns the output size."""
     for layer in layers:
@@ -105,9 +112,7 @@ class FeedForwardNetwork(Network):
         with keras.name_scope(self.name):
             input_size = _input_size(encoder, self._observ_size)
             self._policy_head.build((None, _build(self._policy_torso, input_size)))
-            value_size = _build(self._value_torso, input_size)
-            for head in self._value_heads.values():
-                head.build((None, value_size))
+            _build_values(self._value_torso, self._value_heads, input_size)
         self.built = True
 
     @property
@@ -168,9 +173,7 @@ class RecurrentNetwork(Network):
             input_size = _input_size(encoder, self._observ_size)
             self._cell.build((None, _build(self._torso, input_size)))
             self._policy_head.build((None, self._units))
-            value_size = _build(self._value_torso, self._units)
-            for head in self._value_heads.values():
-                head.build((None, value_size))
+            _build_values(self._value_torso, self._value_heads, self._units)
         self.built = True
 
     @property
