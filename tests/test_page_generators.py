@@ -57,6 +57,17 @@ def test_mujoco_page_shows_the_newest_sitting_of_each_task_with_its_mean_and_che
     assert "2026-02-01 10:00 | CPU, 2 cores | commit abc1234" in text
 
 
+def test_a_median_of_fewer_than_three_records_stops_the_page_naming_the_figure():
+    import pytest
+
+    from benchmarks.pages import claims
+
+    two = [_mujoco("2026-02-01 10:00:00", seed, 3000.0) for seed in range(2)]
+    with pytest.raises(claims.ClaimError, match="the records hold 2; measure more rounds"):
+        mujoco_page.page(two)
+    assert claims.median([5.0, 1.0, 3.0]) == 3.0
+
+
 def test_mujoco_page_without_records_says_so():
     assert "No records yet." in mujoco_page.page([])
 
@@ -331,11 +342,13 @@ def test_each_sitting_step_runs_the_commands_its_page_shows():
 
 def test_env_backends_page_names_the_cpus_family_and_model_where_records_have_them():
     line = "2026-11-28 06:22 | 2 CPUs (AMD EPYC), load 0.6, 1.2, 1.4 | Python 3.11.7"
-    base = dict(config="cartpole", run="2026-11-28 06:22", round=0, seconds=6.0, commit="aaa1111")
+    base = dict(config="cartpole", run="2026-11-28 06:22", seconds=6.0, commit="aaa1111")
     records = [
-        dict(base, backend=backend, steps_per_second=speed, machine_line=line, load=0.5)
+        dict(base, round=n, backend=backend, steps_per_second=speed + 10 * (n - 1),
+             machine_line=line, load=0.5)
+        for n in range(3)  # A median of three rounds, as the page says.
         for backend, speed in (("python", 100.0), ("envpool", 150.0))
-    ]
+    ]  # fmt: skip
     old = env_backends_page.page(records)
     assert "| 2 CPUs (AMD EPYC) | Python 3.11.7 | commit aaa1111 |" in old
     new = env_backends_page.page(

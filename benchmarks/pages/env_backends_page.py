@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import os
 import re
-import statistics
 
 from benchmarks import common
+from benchmarks.pages import claims
 
 PAGE = os.path.join(common.ROOT, "docs", "results", "env_backends.md")
 RECORDS = os.path.join(common.RESULTS, "env_backends.jsonl")
@@ -33,13 +33,13 @@ def page(records: list[dict]) -> str:
             backend: [r["steps_per_second"] for r in mine if r["backend"] == backend]
             for backend in BACKENDS
         }
-        base = statistics.median(speeds["python"]) if speeds["python"] else None
+        base = claims.median(speeds["python"]) if speeds["python"] else None
         cells = [config]
         for backend in BACKENDS:
             if not speeds[backend]:
                 cells.append("n/a")
                 continue
-            median = statistics.median(speeds[backend])
+            median = claims.median(speeds[backend])
             ratio = f" ({median / base:.2f}x)" if base and backend != "python" else ""
             cells.append(f"{median:,.0f}{ratio}")
         rows.append(cells)

@@ -10,6 +10,7 @@ import numpy as np
 
 from benchmarks import common
 from benchmarks.common import EVAL_EPISODES  # By name: `save_curves`' source is in its digest.
+from benchmarks.pages import claims
 from benchmarks.pages.plots import Plot
 
 PAGE = os.path.join(common.ROOT, "docs", "results", "learning.md")
@@ -84,10 +85,10 @@ def section(task: str, runs: list[dict]) -> list[str]:
         )
     lines += [
         "",
-        f"Over the {len(runs)} seeds: median {statistics.median(evals):.1f}, mean "
+        f"Over the {len(runs)} seeds: median {claims.median(evals):.1f}, mean "
         f"{statistics.fmean(evals):.1f}, worst {min(evals):.1f}; median "
-        f"{statistics.median(r['steps_per_second'] for r in runs):,.0f} env steps/s end to end, "
-        f"{statistics.median(r['call_steps_per_second'] for r in runs):,.0f} in training calls; "
+        f"{claims.median(r['steps_per_second'] for r in runs):,.0f} env steps/s end to end, "
+        f"{claims.median(r['call_steps_per_second'] for r in runs):,.0f} in training calls; "
         f"peak RSS {max(r['rss_mb'] for r in runs):.0f} MB.",
         "",
     ]

@@ -6,6 +6,7 @@ import os
 import statistics
 
 from benchmarks import common
+from benchmarks.pages import claims
 
 PAGE = os.path.join(common.ROOT, "docs", "results", "mpi_scaling.md")
 RECORDS = os.path.join(common.RESULTS, "mpi_scaling.jsonl")
@@ -42,7 +43,7 @@ def page(records: list[dict]) -> str:
     groups: dict[tuple[int, str], list[dict]] = {}
     for record in rows:
         groups.setdefault((record["ranks"], record["mpi_batch"]), []).append(record)
-    base = statistics.median(r["steps_per_second"] for r in groups.get((1, "one process"), rows))
+    base = claims.median(r["steps_per_second"] for r in groups.get((1, "one process"), rows))
     loads = [record["load"] for record in rows]
     header = (
         f"{rows[0]['date']} to {rows[-1]['date']} | {rows[0]['machine']} | commit "
@@ -55,13 +56,13 @@ def page(records: list[dict]) -> str:
         "| ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |",
     ]
     for (ranks, mode), group in sorted(groups.items()):
-        speed = statistics.median(r["steps_per_second"] for r in group)
+        speed = claims.median(r["steps_per_second"] for r in group)
         returns = [r["eval_mean"] for r in group]
         spread = statistics.pstdev(returns) if len(returns) > 1 else 0.0
         lines.append(
             f"| {ranks} | {mode} | {len(group)} | {group[0]['env_steps']:,} | {speed:,.0f} | "
             f"{speed / base:.2f}x | {statistics.fmean(returns):.1f} ± {spread:.1f} | "
             f"{', '.join(f'{value:.0f}' for value in returns)} | "
-            f"{statistics.median(r['wall'] for r in group):.1f} |"
+            f"{claims.median(r['wall'] for r in group):.1f} |"
         )
     return "\n".join([_INTRO + _command(seeds), header, "", *lines, ""])

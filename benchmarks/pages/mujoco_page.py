@@ -9,6 +9,7 @@ from typing import NamedTuple
 import numpy as np
 
 from benchmarks import common
+from benchmarks.pages import claims
 from benchmarks.pages.plots import Plot, save
 
 PAGE = os.path.join(common.ROOT, "docs", "results", "mujoco.md")
@@ -51,9 +52,9 @@ def summarize(runs: list[dict[str, float]]) -> dict[str, float]:
     return dict(
         env_steps=max(run["env_steps"] for run in runs),
         mean_eval=statistics.fmean(evals),
-        median_eval=statistics.median(evals),
+        median_eval=claims.median(evals),
         worst_eval=min(evals),
-        steps_per_second=statistics.median(run["steps_per_second"] for run in runs),
+        steps_per_second=claims.median(run["steps_per_second"] for run in runs),
     )
 
 

@@ -11,6 +11,7 @@ import os
 import statistics
 
 from benchmarks import common
+from benchmarks.pages import claims
 
 PAGE = os.path.join(common.ROOT, "docs", "results", "native.md")
 RECORDS = os.path.join(common.RESULTS, "native.jsonl")
@@ -83,7 +84,7 @@ def _native_section(rows: list[dict]) -> list[str]:
         span = f"{min(later):.1f}-{max(later):.1f}" if later else "-"
         scores = [row["mean"] for row in group]
         lines.append(
-            f"| {config} | {group[0]['seconds']:.1f} | {span} | {statistics.median(scores):.1f} "
+            f"| {config} | {group[0]['seconds']:.1f} | {span} | {claims.median(scores):.1f} "
             f"| {statistics.fmean(scores):.1f} | {min(scores):.1f} | "
             f"{REFERENCE.get(group[0]['env'], '')} |"
         )
@@ -113,7 +114,7 @@ def _gym_section(rows: list[dict]) -> list[str]:
         native = [row["seconds"] for row in rows if row["config"] == config and row["native"]]
         gym = [row["seconds"] for row in rows if row["config"] == config and not row["native"]]
         if native and gym:
-            ratios.append((statistics.median(gym) / statistics.median(native), config))
+            ratios.append((statistics.fmean(gym) / statistics.fmean(native), config))
     if ratios:
         low, high = min(ratios), max(ratios)
         lines.append(

@@ -11,6 +11,7 @@ import textwrap
 
 from benchmarks import common
 from benchmarks.pages import (
+    claims,
     exploration_page,
     learning_page,
     mujoco_page,
@@ -82,12 +83,11 @@ def speed() -> str:
     budget = rows[0]["budget"]
     names = learning_page.TITLES
     parts = [f"{names.get(task, task)} {ratio:.2f}x" for task, ratio in ratios.items()]
-    rounds = len({row["round"] for row in rows})
     return (
         f"- **Speed** ({where(rows[0])}): {budget // 1000}k env steps from command to exit "
         "against Stable-Baselines3 with RL-Zoo's hyperparameters (plus VecNormalize on Pendulum, "
         "which RL-Zoo does not use; SB3 on one torch thread, ours on both cores with a warm XLA "
-        f"cache), SB3's median wall time over ours over {rounds} rounds: {', '.join(parts)} "
+        f"cache), SB3's {speed_page.measure(rows)} over ours: {', '.join(parts)} "
         "([speed](docs/results/speed.md))."
     )
 
@@ -100,7 +100,7 @@ def learning() -> str:
         if runs:
             evals = [run["eval_mean"] for run in runs]
             parts.append(
-                f"{title} median {statistics.median(evals):.1f}, worst {min(evals):.1f} over "
+                f"{title} median {claims.median(evals):.1f}, worst {min(evals):.1f} over "
                 f"{len(runs)} seeds at {max(r['env_steps'] for r in runs):,} env steps "
                 f"({where(runs[0])})"
             )
@@ -117,8 +117,8 @@ def throughput() -> str:
     """Pendulum's rate in whole training runs (the learning benchmark's seeds): the median of the
     training calls' and of end to end; the speed matrix's short, steady figure is on its page."""
     runs = _need(learning_page.newest(read("learning"), "pendulum"), "learning", "Throughput")
-    calls = statistics.median(r["call_steps_per_second"] for r in runs)
-    whole = statistics.median(r["steps_per_second"] for r in runs)
+    calls = claims.median(r["call_steps_per_second"] for r in runs)
+    whole = claims.median(r["steps_per_second"] for r in runs)
     return (
         f"- **Throughput** ({where(runs[0])}): Pendulum-v1 trains at a median of {calls:,.0f} "
         f"env steps/s in its training calls (rollout and update) and {whole:,.0f} end to end "
@@ -216,7 +216,7 @@ def native() -> str:
         return f"{times[0]:.1f}-{times[-1]:.1f} s" if len(times) > 1 else f"{times[0]:.1f} s"
 
     def median(config: str) -> str:
-        return f"{statistics.median(run['mean'] for run in by_config[config]):.1f}"
+        return f"{claims.median(run['mean'] for run in by_config[config]):.1f}"
 
     cartpole = _need(by_config.get("cartpole_native"), "native", "Native environments")
     solved = sum(run["mean"] >= 475 for run in cartpole)
@@ -254,10 +254,10 @@ def scaling() -> str:
     for row in rows:
         groups.setdefault(row["mpi_batch"], []).append(row)
     _need(groups.get("one process"), "mpi_scaling", "Scaling")
-    base = statistics.median(r["steps_per_second"] for r in groups["one process"])
+    base = claims.median(r["steps_per_second"] for r in groups["one process"])
 
     def figures(mode: str) -> str:
-        speed = statistics.median(r["steps_per_second"] for r in groups[mode]) / base
+        speed = claims.median(r["steps_per_second"] for r in groups[mode]) / base
         score = statistics.fmean(r["eval_mean"] for r in groups[mode])
         return f"{speed:.2f}x, return {score:.0f}"
 
