@@ -33,12 +33,17 @@ MINIGRID_IDS = tuple(
         "KeyCorridorS3R1-v0",
         "KeyCorridorS3R2-v0",
         "KeyCorridorS3R3-v0",
+        "KeyCorridorS4R3-v0",
+        "KeyCorridorS5R3-v0",
+        "KeyCorridorS6R3-v0",
         "MultiRoom-N2-S4-v0",
         "MultiRoom-N4-S5-v0",
         "MultiRoom-N4-S5-v1",
         "MultiRoom-N6-v0",
         "FourRooms-v0",
         "LavaGapS7-v0",
+        "ObstructedMaze-1Dlh-v0",
+        "ObstructedMaze-2Dlh-v0",
     )
 )
 BUILTIN.update(

@@ -6,8 +6,8 @@ import numpy as np
 
 from agents.envs.gridworld.encoding import EMPTY_CELL, pack
 
-# Envs whose episode ends when the agent picks up `env.obj` (their `step` says so).
-FETCH_ENVS = ("KeyCorridorEnv",)
+# Envs (or their bases) whose episode ends when the agent picks up `env.obj` (their `step` says so).
+FETCH_ENVS = ("KeyCorridorEnv", "ObstructedMazeEnv")
 
 
 def _cell(obj) -> tuple[int, int, int, int]:
@@ -34,7 +34,7 @@ def state_of(env) -> dict[str, np.ndarray]:
     cells = [EMPTY_CELL if obj is None else _cell(obj) for obj in env.grid.grid]
     grid = np.asarray(cells, np.int32).reshape(env.height, env.width, 4).transpose(1, 0, 2)
     target = (0, 0)
-    if type(env).__name__ in FETCH_ENVS:
+    if any(kind.__name__ in FETCH_ENVS for kind in type(env).__mro__):
         target = tuple(int(v) for v in env.obj.encode()[:2])
     return {
         "grid": grid,

@@ -71,8 +71,8 @@ def step(
     empty, floor, goal, lava and open doors, and ends the episode on a goal (with `goal_reward`)
     or lava (reward 0); pickup takes a key, ball or box when nothing is carried; drop puts the
     carried object on an empty cell ahead; toggle acts on the cell ahead; done does nothing.
-    Where `state.target` names an object (KeyCorridor), a pickup action after which it is carried
-    ends the episode with the goal's reward.
+    Where `state.target` names an object (KeyCorridor, ObstructedMaze), a pickup action after
+    which it is carried ends the episode with the goal's reward.
 
     Args:
         state: The worlds.
@@ -110,9 +110,10 @@ def step(
         tf.cast(new_cell, state.grid.dtype),
     )
 
-    # minigrid's KeyCorridor ends the episode with the goal's reward on any pickup action after
-    # which the target is carried: the one that takes it, and one made while holding it. It
-    # compares identities; a world here holds one object of the target's kind and colour.
+    # minigrid's KeyCorridor and ObstructedMaze end the episode with the goal's reward on any
+    # pickup action after which the target is carried: the one that takes it, and one made while
+    # holding it. It compares identities; a world here holds one object of the target's kind and
+    # colour.
     fetched = (
         (action == PICKUP)
         & (state.target[:, 0] > 0)

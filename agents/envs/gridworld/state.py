@@ -18,7 +18,8 @@ class GridState(NamedTuple):
         carried: [B, 4] the carried object as a cell; `EMPTY_CELL` when nothing is carried.
         step_count: [B] steps taken in the episode (minigrid's `step_count`).
         target: [B, 2] (object, color) whose pickup ends the episode with the goal's reward
-            (KeyCorridor's ball); (0, 0) where reaching a goal cell is the task.
+            (KeyCorridor's and ObstructedMaze's ball); (0, 0) where reaching a goal cell is the
+            task.
     """
 
     grid: tf.Tensor
