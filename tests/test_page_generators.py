@@ -105,8 +105,10 @@ def test_exploration_page_names_each_tasks_policy_and_how_many_runs_shared_the_m
     # Records from before the network was recorded ran network=auto: the MLP; concurrency unknown.
     assert "| - | MLP | 0.999 |" in rows["| doorkey16"]
     assert "| 2 | MLP + GRU | 0.999 |" in rows["| keycorridor"]
-    assert exploration_page.solved(new, "keycorridor", "rnd") == (1, 2)
-    assert exploration_page.solved(new, "keycorridor", "control") == (0, 1)
+    assert exploration_page.solved(new, "keycorridor", "rnd", policy="sampled") == (1, 2)
+    assert exploration_page.solved(new, "keycorridor", "control", policy="sampled") == (0, 1)
+    assert exploration_page.solved(new, "keycorridor", "rnd") == (0, 2)  # The mode's: all 0.0.
+    assert "| keycorridor | rnd | 0 of 2 | 1 of 2 |" in lines  # Both policies, mode first.
 
 
 def test_exploration_page_says_how_many_episodes_scored_each_seed():
