@@ -1,8 +1,9 @@
 """Memory of a host process that trains again and again: RSS after each `agents.train` call.
 
 A notebook trains many runs in one kernel, so a call must give back what it took. This process
-calls `agents.train(<config>, train_steps=...)` `--calls` times in a row (each a new run in a
-temporary logdir, printing nothing) and prints the resident set size after each call, and its
+calls `agents.train(<config>, train_steps=..., seed=<call number>)` `--calls` times in a row
+(each a new run of its own seed in a temporary logdir, printing nothing, as a notebook's sweep
+does) and prints the resident set size after each call, and its
 growth over the first call's.
 
 Each run appends one JSON line to `benchmarks/results/api_memory.jsonl` (date, commit, machine,
@@ -65,7 +66,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as logdir:
         for call in range(1, args.calls + 1):
             began = time.perf_counter()
-            agents.train(args.config, logdir=logdir, verbose=0, train_steps=args.train_steps)
+            agents.train(
+                args.config, logdir=logdir, verbose=0, train_steps=args.train_steps, seed=call
+            )
             gc.collect()
             rows.append((call, rss_mb(), time.perf_counter() - began))
     first = rows[0][1]
@@ -76,6 +79,7 @@ def main() -> None:
         load=os.getloadavg()[0],
         config=args.config,
         train_steps=args.train_steps,
+        seeds="call number",
         kept_agents=agent_pool.MAX_AGENTS,
         rss_mb=[round(rss, 1) for _, rss, _ in rows],
         seconds=[round(seconds, 2) for _, _, seconds in rows],
@@ -83,7 +87,8 @@ def main() -> None:
     with open(api_memory_page.RECORDS, "a", encoding="utf-8") as file:
         file.write(json.dumps(record) + "\n")
     print(
-        f"# agents.train({args.config!r}, train_steps={args.train_steps}) x {args.calls}, "
+        f"# agents.train({args.config!r}, train_steps={args.train_steps}, seed=call) x "
+        f"{args.calls}, "
         f"{agent_pool.MAX_AGENTS} agents kept for reuse"
     )
     print(f"# {common.machine_line(time.perf_counter() - start)}")
