@@ -282,10 +282,12 @@ def memory() -> str:
         return f"{min(found):+.0f} to {max(found):+.0f} MB"
 
     calls = len(rows[0]["rss_mb"])
+    seeds = ", each of its own seed," if rows[0].get("seeds") else ""
+    steps = f" at its own budget of {rows[0]['train_steps']:,} env steps" if seeds else ""
     return (
-        f'- **Memory** ({where(rows[0])}): {calls} `agents.train("debug")` calls in one process '
-        f"grow it by {growth(True)} (agents of ended runs reused), {growth(False)} without "
-        "([memory](docs/results/api_memory.md))."
+        f'- **Memory** ({where(rows[0])}): {calls} `agents.train("debug")` calls{seeds} in one '
+        f"process{steps} grow it by {growth(True)} after the first (agents of ended runs "
+        f"reused), {growth(False)} without ([memory](docs/results/api_memory.md))."
     )
 
 
