@@ -23,7 +23,7 @@ import numpy as np
 from agents.config import files, named
 from agents.config.errors import UsageError
 from agents.multirun import quiet_run
-from agents.multirun.tuning_space import DEFAULT_SPACE, suggest
+from agents.multirun.tuning_space import DEFAULT_SPACE, entry_problem, suggest
 from agents.training.callbacks import Callback
 
 # A trial stopped by a signal records it here; the next call of the study tries its values again.
@@ -97,6 +97,10 @@ def tune(
     except ImportError:
         raise UsageError('Tuning needs Optuna: pip install -e ".[tune]".') from None
     space = dict(DEFAULT_SPACE if space is None else space)
+    for key, entry in space.items():  # A space given in Python is checked as a file's is.
+        problem = entry_problem(key, entry)
+        if problem:
+            raise UsageError(f"Search space: {key}: {entry!r}: {problem}.")
     name = study or named.config_name(config)
     os.makedirs(logdir, exist_ok=True)
     path = os.path.abspath(os.path.join(logdir, f"tune-{name}.db"))

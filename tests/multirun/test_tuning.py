@@ -61,6 +61,13 @@ def test_a_bad_range_ends_the_command_with_one_line_before_any_trial(tmp_path, e
     assert list(tmp_path.iterdir()) == [space]  # No study was created.
 
 
+def test_a_space_given_in_python_is_checked_before_any_trial(tmp_path):
+    space = {"discount": {"type": "float", "low": 0.9, "high": 1.02}}
+    with pytest.raises(UsageError, match=r"^Search space: discount: .*1.02 is outside what"):
+        tuning.tune("debug", 2, str(tmp_path), space=space)
+    assert not list(tmp_path.iterdir())
+
+
 def _quick_study(tmp_path, seed, trials, name="s"):
     """A study of `tuning`'s sampler over a space of two keys, on an objective of no training."""
     tmp_path.mkdir(exist_ok=True)
