@@ -41,6 +41,7 @@ class WandbTracker(Callback):
         except ImportError:
             raise UsageError('--track needs Weights & Biases: pip install -e ".[track]".') from None
         self._wandb = wandb
+        self._timeout = _init_timeout(os.environ.get("WANDB_INIT_TIMEOUT"))  # Refused up front.
         self._project, self._entity, self._group = project, entity, group
         self._run = None
 
@@ -60,7 +61,7 @@ class WandbTracker(Callback):
             config={**dict(run.config), "seed": seed, "run_dir": run.run_dir},
             reinit="create_new",
         )
-        timeout = float(os.environ.get("WANDB_INIT_TIMEOUT", INIT_TIMEOUT))
+        timeout = self._timeout
         try:
             self._run = self._wandb.init(
                 **options, settings=self._wandb.Settings(silent=True, init_timeout=timeout)
@@ -111,3 +112,17 @@ class WandbTracker(Callback):
             print(f"W&B run (offline): {where}; upload it with: wandb sync {where}", flush=True)
         else:
             print(f"W&B run: {where}", flush=True)
+
+
+def _init_timeout(value: str | None) -> float:
+    """`WANDB_INIT_TIMEOUT` as seconds; `INIT_TIMEOUT` where unset, and a bad value refused in
+    one line naming it."""
+    if value is None:
+        return INIT_TIMEOUT
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not seconds > 0:
+        raise UsageError(f"WANDB_INIT_TIMEOUT must be a number of seconds > 0, got {value!r}.")
+    return seconds

@@ -109,3 +109,6 @@ def test_a_wandb_server_that_does_not_answer_logs_the_run_offline_with_one_warni
     assert err.count("\n") == 1 and err.startswith("warning: W&B's server did not answer in 2 s (")
     assert out.startswith("W&B run (offline): ") and "wandb sync " in out
     assert glob.glob(str(tmp_path / "wandb" / "offline-run-*" / "run-*.wandb"))
+    monkeypatch.setenv("WANDB_INIT_TIMEOUT", "soon")
+    with pytest.raises(UsageError, match="WANDB_INIT_TIMEOUT must be a number of seconds > 0"):
+        WandbTracker(project="tests")  # Before the run starts, not in its first callback.
