@@ -20,10 +20,12 @@ def test_readme_python_api_example_runs(tmp_path, monkeypatch):
     text = (ROOT / "README.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
     example = next(block for block in blocks if "from agents import evaluate" in block)
+    assert "train_steps=20_000" in example
+    example = example.replace("train_steps=20_000", "train_steps=2_048")  # Its shape, quicker.
     monkeypatch.chdir(tmp_path)  # Its logdir="logdir" goes there.
     namespace: dict = {}
     exec(compile(example, "README.md", "exec"), namespace)  # noqa: S102
-    assert namespace["result"].env_steps >= 20_000
+    assert namespace["result"].env_steps >= 2_048
     assert namespace["action"].shape == (1,) and -2.0 <= namespace["action"][0] <= 2.0
     assert len(list((tmp_path / "logdir").iterdir())) == 1
 

@@ -27,7 +27,7 @@ from agents.envs.gridworld.layouts import make_minigrid
 from agents.envs.gridworld.state import GridState
 from tests.envs.minigrid_transitions import record
 
-TRANSITIONS = 10_000
+TRANSITIONS = 5_000
 
 
 @functools.cache

@@ -96,7 +96,6 @@ def _two_calls(seed, run_dir):
 def test_draws_inside_the_compiled_call_advance_per_call_and_reproduce_by_seed(tmp_path):
     states, rollouts, weights, draws = _two_calls(1, str(tmp_path / "a"))
     again = _two_calls(1, str(tmp_path / "b"))
-    other = _two_calls(2, str(tmp_path / "c"))
     # The generator (actions, minibatch order) and the reset counter move on in every call.
     assert not np.array_equal(states[0], states[1])
     assert draws > 1
@@ -106,7 +105,15 @@ def test_draws_inside_the_compiled_call_advance_per_call_and_reproduce_by_seed(t
     for a, b in zip(weights, again[2]):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(rollouts[1]["action"], again[1][1]["action"])
-    assert any(not np.array_equal(a, b) for a, b in zip(weights, other[2]))
+    # Another seed starts from other weights and another generator (built, not trained).
+    fresh = [Run(small_native(), str(tmp_path / f"c{seed}"), seed=seed) for seed in (1, 2)]
+    try:
+        one, two = ([v.numpy() for v in run.agent.network.variables] for run in fresh)
+        assert any(not np.array_equal(a, b) for a, b in zip(one, two))
+        assert not np.array_equal(*(run.agent.rng.state.numpy() for run in fresh))
+    finally:
+        for run in fresh:
+            run.close()
 
 
 def test_the_compiled_call_updates_after_each_rollout_as_a_step_by_step_loop_does(tmp_path):

@@ -41,28 +41,6 @@ def test_seeds_train_apart_a_failed_seed_is_reported_and_the_others_finish(tmp_p
     assert os.path.isdir(tmp_path / "logs" / runs["s5"] / "policy")
 
 
-def test_seeds_table_aggregates_the_runs_and_plot_draws_them(tmp_path, monkeypatch):
-    from agents.scripts import plot
-
-    result = _train("--seeds", "0", "1", "--logdir", "logs", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    finals = [
-        float(line.split()[1])
-        for line in result.stdout.splitlines()
-        if line.endswith(("-s0", "-s1")) and line.split()[0].isdigit()
-    ]
-    assert len(finals) == 2
-    summary = result.stdout.splitlines()[-1]
-    mean = float(summary.split("mean ")[1].split()[0])
-    assert abs(mean - sum(finals) / 2) < 0.006  # Printed with two decimals.
-    monkeypatch.chdir(tmp_path)  # The plot reads the runs in this process; its globs are relative.
-    code, stdout, stderr = run_main(plot.main, ["--runs", "logs/*", "--out", "c.svg"])
-    assert code == 0, stderr
-    row = stdout.splitlines()[1].split()
-    assert row[:2] == ["debug", "2"] and abs(float(row[2]) - mean) < 0.006
-    assert (tmp_path / "c.svg").is_file()
-
-
 def test_seeds_refuses_a_seed_or_a_timestamp_beside_it(tmp_path, monkeypatch):
     from agents.scripts import train
 
@@ -73,15 +51,28 @@ def test_seeds_refuses_a_seed_or_a_timestamp_beside_it(tmp_path, monkeypatch):
     assert not os.path.exists(tmp_path / "logdir")
 
 
-def test_the_python_api_trains_seeds_and_returns_their_outcomes(tmp_path):
+def test_the_python_api_trains_seeds_their_summary_aggregates_them_and_plot_draws_them(
+    tmp_path, monkeypatch
+):
     import agents
     from agents.multirun.seeds import summary_lines
+    from agents.scripts import plot
 
     outcomes = agents.train("debug", logdir=str(tmp_path), seeds=[4, 2], parallel=2, verbose=0)
     assert [outcome.seed for outcome in outcomes] == [4, 2]
     assert all(outcome.ok and outcome.result.env_steps == 256 for outcome in outcomes)
     assert outcomes[0].result.run_dir.endswith("-debug-s4")
-    assert summary_lines(outcomes)[-1].startswith("final eval over 2 finished seeds: mean ")
+    summary = summary_lines(outcomes)[-1]
+    assert summary.startswith("final eval over 2 finished seeds: mean ")
+    mean = float(summary.split("mean ")[1].split()[0])
+    finals = [outcome.result.eval_score for outcome in outcomes]
+    assert abs(mean - sum(finals) / 2) < 0.006  # Printed with two decimals.
+    monkeypatch.chdir(tmp_path)  # The plot's globs are relative.
+    code, stdout, stderr = run_main(plot.main, ["--runs", "*-debug-s*", "--out", "c.svg"])
+    assert code == 0, stderr
+    row = stdout.splitlines()[1].split()
+    assert row[:2] == ["debug", "2"] and abs(float(row[2]) - mean) < 0.006
+    assert (tmp_path / "c.svg").is_file()
 
 
 def test_sigterm_to_the_seeds_process_stops_every_run_saved_and_exported(tmp_path):

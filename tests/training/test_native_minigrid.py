@@ -31,7 +31,11 @@ def _minigrid_success(run_dir: str, env_id: str, episodes: int) -> float:
 
 @pytest.mark.slow
 def test_ppo_learns_doorkey_natively_and_solves_minigrids_env(tmp_path):
-    result = agents.train("doorkey_native", logdir=str(tmp_path), seed=0, verbose=0)
+    # 6 of the config's 12 calls: seed 0 solves 0.97-1.0 of minigrid's episodes after 4.
+    result = agents.train(
+        "doorkey_native", logdir=str(tmp_path), seed=0, verbose=0,
+        train_steps=393_216, train_every=196_608,
+    )  # fmt: skip
     assert result.eval_score > 0.9, result
     assert _minigrid_success(result.run_dir, "MiniGrid-DoorKey-5x5-v0", 30) >= 0.9
 
