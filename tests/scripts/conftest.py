@@ -1,11 +1,12 @@
-"""Fixtures of the fault tests: a finished debug run (module-wide) and a fresh copy per test."""
+"""Fixtures of the fault tests: a finished debug run (one per test process, never changed) and
+a fresh copy of it per test."""
 
 import pytest
 
 from tests.scripts import runs
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def finished_run(tmp_path_factory):
     return runs.finished_run(tmp_path_factory.mktemp("logdir"))
 
