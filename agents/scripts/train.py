@@ -138,6 +138,16 @@ def _with_next_step(error: TrainingError, status: RunStatus) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    tasks = mpi.unconnected_tasks()
+    if tasks:  # Each task would train a run of its own: refuse before anything is written.
+        print(
+            f"error: srun started {tasks} tasks ({mpi.STEP_TASKS_VARIABLE}={tasks}) that no MPI "
+            f"launcher connects (none of {', '.join(mpi.LAUNCHER_VARIABLES)} is set), so each "
+            f"would train a run of its own. Launch with srun --mpi=pmi2 (or pmix, as your "
+            f"cluster's MPI offers) or mpirun -n {tasks}, or start one task.",
+            file=sys.stderr,
+        )
+        return 2
     world = mpi.init_world()  # A world of one without an MPI launcher; MPI is then not imported.
     try:
         with console.surviving_console():  # A closed stdout pipe does not end training.

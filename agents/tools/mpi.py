@@ -38,6 +38,27 @@ def launched_by_mpi(environ: Mapping[str, str] | None = None) -> bool:
     return any(name in environ for name in LAUNCHER_VARIABLES)
 
 
+# Set by `srun` in each task of a job step: how many tasks the step started.
+STEP_TASKS_VARIABLE = "SLURM_STEP_NUM_TASKS"
+
+
+def unconnected_tasks(environ: Mapping[str, str] | None = None) -> int:
+    """The task count of an `srun` step whose tasks no MPI launcher connects, else 0.
+
+    `srun` without a process-management interface that MPI reads (`--mpi=pmi2` or `pmix`)
+    starts each task as a world of one: every task would train a whole run of its own, all in
+    one logdir. A batch script's own environment (SLURM_NTASKS without a step) is not a step.
+    """
+    environ = os.environ if environ is None else environ
+    if launched_by_mpi(environ):
+        return 0
+    try:
+        tasks = int(environ.get(STEP_TASKS_VARIABLE, "1"))
+    except ValueError:
+        return 0
+    return tasks if tasks > 1 else 0
+
+
 @dataclasses.dataclass(frozen=True)
 class World:
     """The ranks of a data-parallel job, and the few collectives training needs.

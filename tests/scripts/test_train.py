@@ -217,6 +217,24 @@ def test_bad_input_is_one_line_error_and_leaves_no_run(argv, expected, tmp_path)
     assert os.listdir(tmp_path) == []
 
 
+def test_srun_tasks_no_mpi_launcher_connects_are_refused_in_one_line(tmp_path, monkeypatch):
+    """`srun -n 2` without `--mpi=pmi2`: each task is a world of one and would train alone."""
+    monkeypatch.setenv("SLURM_STEP_NUM_TASKS", "2")
+    for name in (
+        "PMI_SIZE",
+        "PMI_RANK",
+        "OMPI_COMM_WORLD_SIZE",
+        "PMIX_RANK",
+        "MV2_COMM_WORLD_SIZE",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    code, stdout, stderr = run_main(train.main, ["--config=debug", f"--logdir={tmp_path}"])
+    assert code == 2 and stdout == ""
+    assert stderr.startswith("error: srun started 2 tasks (SLURM_STEP_NUM_TASKS=2) that no MPI ")
+    assert "srun --mpi=pmi2" in stderr and "mpirun -n 2" in stderr and stderr.count("\n") == 1
+    assert os.listdir(tmp_path) == []
+
+
 def test_failed_resume_leaves_the_run_untouched(first_run, capsys):
     logdir, run_dir = first_run[:2]
     timestamp = os.path.basename(run_dir).split("-")[0]

@@ -17,6 +17,7 @@ from agents.tools.mpi import (
     launched_by_mpi,
     mpi_all_gather,
     mpi_cross_replica_sum,
+    unconnected_tasks,
 )
 from agents.tools.running_mean_std import RunningMeanStd
 
@@ -117,6 +118,15 @@ def test_launched_by_mpi_reads_the_launchers_variables():
     for name in ("PMI_SIZE", "PMI_RANK", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK"):
         assert launched_by_mpi({name: "2"}), name
     assert init_world({}) == World()
+
+
+def test_an_srun_step_without_a_launcher_is_unconnected_tasks():
+    assert unconnected_tasks({"SLURM_STEP_NUM_TASKS": "4"}) == 4
+    assert unconnected_tasks({"SLURM_STEP_NUM_TASKS": "4", "PMI_RANK": "0"}) == 0  # --mpi=pmi2.
+    assert unconnected_tasks({"SLURM_STEP_NUM_TASKS": "1"}) == 0
+    # A batch script's own environment is no step: a plain run in it trains alone, as asked.
+    assert unconnected_tasks({"SLURM_NTASKS": "4", "SLURM_PROCID": "0"}) == 0
+    assert unconnected_tasks({"SLURM_STEP_NUM_TASKS": "x"}) == 0
 
 
 def test_without_a_launcher_mpi_is_not_imported():
