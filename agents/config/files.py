@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -40,10 +40,25 @@ def save_config(
         raise OSError(error.errno, error.strerror, path) from None
 
 
+class SavedConfig(NamedTuple):
+    """What a `config.yaml` holds: the config's name, its keys, the ranks and the seed."""
+
+    name: str
+    config: AttrDict
+    world_size: int
+    seed: int | None  # None in files written before the seed was recorded.
+
+
 def read_config_file(
     path: str, defaults: dict[str, Any] | None = None
 ) -> tuple[str, AttrDict, int]:
-    """`(name, config, world_size)` of a `config.yaml`, read with the safe loader.
+    """`(name, config, world_size)` of a `config.yaml` (see `read_saved`)."""
+    saved = read_saved(path, defaults)
+    return saved.name, saved.config, saved.world_size
+
+
+def read_saved(path: str, defaults: dict[str, Any] | None = None) -> SavedConfig:
+    """What a `config.yaml` holds, read once with the safe loader.
 
     Keys the file lacks (those of another agent, or newer than the file) take their values in
     `defaults` (default: `schema.defaults()`); unknown keys are an error.
@@ -79,7 +94,7 @@ def read_config_file(
     if unknown:
         raise UsageError(f"Unknown config keys in {path!r}: {', '.join(unknown)}.")
     config = {**(schema.defaults() if defaults is None else defaults), **saved}
-    return str(data["name"]), AttrDict(config), int(world_size)
+    return SavedConfig(str(data["name"]), AttrDict(config), int(world_size), _seed_of(data))
 
 
 def load_config(
@@ -109,6 +124,10 @@ def saved_seed(path: str) -> int | None:
     """The seed a `config.yaml` records, or None (files written before it was recorded)."""
     with open(path) as handle:
         data = yaml.load(handle, _PlainLoader)  # noqa: S506 (a SafeLoader, without aliases)
+    return _seed_of(data)
+
+
+def _seed_of(data: Any) -> int | None:
     seed = data.get("seed") if isinstance(data, dict) else None
     return int(seed) if isinstance(seed, int) and not isinstance(seed, bool) else None
 

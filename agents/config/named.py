@@ -2,11 +2,43 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 from agents.config.errors import UsageError
-from agents.config.files import read_config_file
+from agents.config.files import read_config_file, read_saved
 from agents.scripts import configs
+
+
+@dataclasses.dataclass(frozen=True)
+class ConfigSource:
+    """A config as `--config` or the API names it, read once where it enters (`resolve`).
+
+    Attributes:
+        name: The config's name (a config.yaml's saved name).
+        values: Its keys: the named config's, or the file's over its defaults.
+        seed: The seed a config.yaml records (None for a named config).
+    """
+
+    name: str
+    values: Mapping[str, Any]
+    seed: int | None = None
+
+
+def resolve(config: str | ConfigSource) -> ConfigSource:
+    """The named config or config.yaml `config` as a `ConfigSource`, read once (a source is
+    returned as it is, so every floor can take either).
+
+    Raises:
+        UsageError: An unknown name, or a config.yaml that is missing or damaged.
+    """
+    if isinstance(config, ConfigSource):
+        return config
+    if is_config_file(config):
+        saved = read_saved(config)
+        return ConfigSource(saved.name, dict(saved.config), saved.seed)
+    return ConfigSource(config, load_named_config(config))
 
 
 def is_config_file(name: str) -> bool:

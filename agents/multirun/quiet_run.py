@@ -6,14 +6,17 @@ from __future__ import annotations
 import contextlib
 import io
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agents.training.callbacks import Callback
 from agents.training.train_result import TrainResult
 
+if TYPE_CHECKING:
+    from agents.config.named import ConfigSource
+
 
 def train_quietly(
-    config: str | Mapping[str, Any],
+    config: str | ConfigSource | Mapping[str, Any],
     logdir: str,
     seed: int | None,
     overrides: Mapping[str, Any] | None,

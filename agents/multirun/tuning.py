@@ -63,7 +63,7 @@ class Pruning(Callback):
 
 
 def tune(
-    config: str,
+    config: str | named.ConfigSource,
     trials: int,
     logdir: str = "logdir",
     space: Mapping[str, Mapping[str, Any]] | None = None,
@@ -79,7 +79,7 @@ def tune(
     as another study of the same seed and history.
 
     Args:
-        config: A config name or a config.yaml path.
+        config: A config name or a config.yaml path (read once, here), or a `ConfigSource`.
         trials: Finished (complete or pruned) trials the study should hold.
         logdir: Where the trials' run directories and the study's database go.
         space: The search space (default `DEFAULT_SPACE`).
@@ -101,7 +101,9 @@ def tune(
         problem = entry_problem(key, entry)
         if problem:
             raise UsageError(f"Search space: {key}: {entry!r}: {problem}.")
-    name = study or named.config_name(config)
+    if isinstance(config, str):  # Read once here; every trial's run takes it as it is.
+        config = named.resolve(config)
+    name = study or config.name
     os.makedirs(logdir, exist_ok=True)
     path = os.path.abspath(os.path.join(logdir, f"tune-{name}.db"))
     the_study = _open_study(optuna, name, f"sqlite:///{path}", seed)

@@ -51,9 +51,10 @@ def _tune(args: argparse.Namespace, stopped: list[int]) -> None:
         raise UsageError(f"--trials must be at least 1, got {args.trials}.")
     space = tuning_space.load_space(args.space)
     overrides = parse_overrides(args.set)
+    source = named.resolve(args.config)  # Read once: the study and every trial take it.
     try:
         study = tuning.tune(
-            args.config, args.trials, args.logdir, space, args.study, args.seed, overrides
+            source, args.trials, args.logdir, space, args.study, args.seed, overrides
         )
     except tuning.TuningStoppedError as stop:
         stopped.append(stop.signum)
@@ -64,7 +65,7 @@ def _tune(args: argparse.Namespace, stopped: list[int]) -> None:
         )
         return
     print("\n".join(tuning.results_table(study)))
-    name = args.study or named.config_name(args.config)
+    name = args.study or source.name
     best = tuning.write_best(study, os.path.join(args.logdir, f"tune-{name}-best"))
     print(f"Best trial {study.best_trial.number}: eval {study.best_value:.2f}; config {best}")
 

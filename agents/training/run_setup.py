@@ -41,7 +41,7 @@ class RunSetup:
 
 
 def new_run(
-    config: str | Mapping[str, Any],
+    config: str | named.ConfigSource | Mapping[str, Any],
     logdir: str,
     seed: int | None = None,
     overrides: Mapping[str, Any] | None = None,
@@ -53,13 +53,14 @@ def new_run(
 
 
 def planned_run(
-    config: str | Mapping[str, Any],
+    config: str | named.ConfigSource | Mapping[str, Any],
     seed: int | None = None,
     overrides: Mapping[str, Any] | None = None,
     run_name: str | None = None,
 ) -> tuple[Config, str, int, str]:
-    """What a new run of `config` (a name, a config.yaml path, or a dict of keys) would be:
-    `(config, config name, seed, label)`, with nothing written.
+    """What a new run of `config` (a name, a config.yaml path, a `ConfigSource` resolved from
+    either, or a dict of keys) would be: `(config, config name, seed, label)`, with nothing
+    written.
 
     The seed is `seed`, else the one a config.yaml given as `config` records, else 0. The run
     directory is labelled `<config>[-<env>][-<run_name>]-s<seed>` (see `run_dirs.label`), the
@@ -68,12 +69,11 @@ def planned_run(
     Raises:
         UsageError: An unknown config, key, value or run name.
     """
-    recorded = None
-    if isinstance(config, str):
-        base, name = named.load_named_config(config), named.config_name(config)
-        if named.is_config_file(config):
-            recorded = files.saved_seed(config)
+    if isinstance(config, (str, named.ConfigSource)):
+        source = named.resolve(config)
+        base, name, recorded = dict(source.values), source.name, source.seed
     else:
+        recorded = None
         unknown = sorted(set(config) - set(named.defaults_of(CUSTOM_NAME)))
         if unknown:
             raise UsageError(f"Unknown config keys: {', '.join(unknown)}.")

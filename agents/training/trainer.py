@@ -60,7 +60,7 @@ class Trainer:
 
     def __init__(
         self,
-        config: str | Mapping[str, Any] | None = "pendulum",
+        config: str | named.ConfigSource | Mapping[str, Any] | None = "pendulum",
         logdir: str = "logdir",
         *,
         seed: int | None = None,
@@ -102,7 +102,8 @@ class Trainer:
             return run_setup.new_run(config, logdir, seed, overrides, name)
         if name is not None:
             raise UsageError(f"A resumed run keeps its name: drop the name {name!r}.")
-        expected = named.config_name(config) if isinstance(config, str) else None
+        known = isinstance(config, (str, named.ConfigSource))
+        expected = named.resolve(config).name if known else None
         return run_setup.resumed_run(resume, self.world.size, seed, overrides, expected, logdir)
 
     def train(

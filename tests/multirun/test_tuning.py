@@ -207,3 +207,46 @@ def test_sigterm_to_tune_saves_the_trial_in_one_line_and_the_next_call_tries_it_
     stopped, again = study.trials
     assert stopped.state.name == "FAIL" and again.state.name in ("COMPLETE", "PRUNED")
     assert again.params == stopped.params
+
+
+def test_a_studys_config_file_is_read_once_on_its_way_to_every_trials_run(tmp_path, monkeypatch):
+    """The config.yaml a study starts from becomes one `ConfigSource` where it enters; each
+    trial's run is planned from that, not from the file again."""
+    import builtins
+    import types
+
+    from agents.config import files
+    from agents.multirun import quiet_run
+    from agents.scripts import configs
+    from agents.training.trainer import Trainer
+
+    files.save_config(configs.debug(), str(tmp_path), "debug", seed=7)
+    path = str(tmp_path / files.CONFIG_FILE)
+    opened, real_open = [], builtins.open
+
+    def counting_open(file, *args, **kwargs):
+        if os.fspath(file) == path if isinstance(file, (str, os.PathLike)) else False:
+            opened.append(file)
+        return real_open(file, *args, **kwargs)
+
+    planned = []
+
+    def plan_only(config, logdir, seed, overrides, name, callbacks=()):
+        """The trial's run as far as its plan (config, name, seed), without training it."""
+        trainer = Trainer(config, logdir, seed=seed, overrides=overrides, name=name)
+        trainer.close()
+        planned.append((trainer.name, trainer.seed, dict(trainer.config)))
+        score = float(len(planned))
+        return types.SimpleNamespace(
+            run_dir=trainer.run_dir, stopped=False, signum=None, env_steps=0, eval_score=score
+        )
+
+    monkeypatch.setattr(builtins, "open", counting_open)
+    monkeypatch.setattr(quiet_run, "train_quietly", plan_only)
+    study = tuning.tune(path, 3, str(tmp_path / "logs"), seed=1, say=lambda line: None)
+    monkeypatch.undo()
+    assert len(opened) == 1, opened
+    assert len(study.trials) == 3 and [name for name, _, _ in planned] == ["debug"] * 3
+    assert all(seed == 1 for _, seed, _ in planned)  # The study's seed, not the file's 7.
+    for _, _, config in planned:  # The file's values, each trial's suggestions over them.
+        assert config["num_agents"] == configs.debug()["num_agents"] == 2
