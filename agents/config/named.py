@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agents.config.errors import UsageError
-from agents.config.files import read_config_file, read_saved
+from agents.config.files import read_saved
 from agents.scripts import configs
 
 
@@ -53,7 +53,7 @@ def load_named_config(name: str) -> dict[str, Any]:
         UsageError: If no config has that name and it is no YAML file.
     """
     if is_config_file(name):
-        return dict(read_config_file(name)[1])
+        return dict(resolve(name).values)
     if name not in configs.CONFIGS:
         raise UsageError(
             f"Unknown config {name!r}; available: {', '.join(sorted(configs.CONFIGS))}, "
@@ -64,9 +64,7 @@ def load_named_config(name: str) -> dict[str, Any]:
 
 def config_name(name: str) -> str:
     """The name a run directory takes from `--config`: a config.yaml's saved name, or `name`."""
-    if is_config_file(name):
-        return read_config_file(name)[0]
-    return name
+    return resolve(name).name if is_config_file(name) else name
 
 
 def defaults_of(name: str) -> dict[str, Any]:
