@@ -38,7 +38,7 @@ def resolve(config: str | ConfigSource) -> ConfigSource:
     if is_config_file(config):
         saved = read_saved(config)
         return ConfigSource(saved.name, dict(saved.config), saved.seed)
-    return ConfigSource(config, load_named_config(config))
+    return ConfigSource(config, _named_config(config))
 
 
 def is_config_file(name: str) -> bool:
@@ -46,25 +46,18 @@ def is_config_file(name: str) -> bool:
     return name.endswith((".yaml", ".yml"))
 
 
-def load_named_config(name: str) -> dict[str, Any]:
-    """The config called `name` in `configs.py`, or read from a `config.yaml` path.
+def _named_config(name: str) -> dict[str, Any]:
+    """The config called `name` in `configs.py`.
 
     Raises:
-        UsageError: If no config has that name and it is no YAML file.
+        UsageError: If no config has that name (and it is no YAML file).
     """
-    if is_config_file(name):
-        return dict(resolve(name).values)
     if name not in configs.CONFIGS:
         raise UsageError(
             f"Unknown config {name!r}; available: {', '.join(sorted(configs.CONFIGS))}, "
             "or a path to a config.yaml."
         )
     return configs.CONFIGS[name]()
-
-
-def config_name(name: str) -> str:
-    """The name a run directory takes from `--config`: a config.yaml's saved name, or `name`."""
-    return resolve(name).name if is_config_file(name) else name
 
 
 def defaults_of(name: str) -> dict[str, Any]:

@@ -26,7 +26,7 @@ def describe(args: argparse.Namespace, overrides: Mapping[str, Any], ranks: int)
         stamp = time.strftime("%Y%m%dT%H%M%S")
         first = f"Dry run: would start {os.path.join(args.logdir, f'{stamp}-{label}')}."
     else:
-        expected = named.config_name(args.config)
+        expected = named.resolve(args.config).name
         setup = run_setup.resumed_run(
             args.timestamp, ranks, args.seed, overrides, expected, args.logdir
         )

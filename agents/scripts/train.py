@@ -115,7 +115,7 @@ def _train_seeds(args: argparse.Namespace, overrides: dict, world: mpi.World) ->
     tracking = None
     if args.track:
         tracking = _wandb_options(args)
-        tracking["group"] = tracking["group"] or args.name or named.config_name(args.config)
+        tracking["group"] = tracking["group"] or args.name or named.resolve(args.config).name
     outcomes = seeds.train_seeds(
         args.config, args.seeds, args.logdir, overrides, args.name, args.parallel, tracking=tracking
     )
