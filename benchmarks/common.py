@@ -329,8 +329,8 @@ def eval_curve(run_dir: str, run: dict) -> list[list[float]]:
 
 def score_on_minigrid(run_dir: str, env_id: str, episodes: int) -> dict:
     """Success rate and mean return of the run's policy on minigrid's own env, sampled as
-    trained and by its mode (episodes reset with seeds 10**6 + k: layouts not in the bank),
-    all episodes at once."""
+    trained and by its mode (episodes reset with seeds 10**9 + k: layouts not in the bank, whose
+    layouts are minigrid's seeds below `layout_bank`), all episodes at once."""
     import numpy as np
 
     import agents
@@ -343,7 +343,7 @@ def score_on_minigrid(run_dir: str, env_id: str, episodes: int) -> dict:
             policy,
             lambda: make_env(env_id, wrapper="minigrid_image"),
             episodes,
-            seed=10**6,
+            seed=10**9,
             deterministic=deterministic,
             parallel=episodes,
         ).returns

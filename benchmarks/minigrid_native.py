@@ -70,7 +70,7 @@ def native(env_id: str, envs: int, steps: int, repeats: int) -> dict:
 
 def python_loop(env_id: str, steps: int) -> float:
     """Env steps/s of minigrid's env stepped with random actions in a Python loop."""
-    from agents.envs.gridworld.layouts import make_minigrid
+    from agents.envs.gridworld.convert import make_minigrid
 
     env = make_minigrid(env_id)
     env.reset(seed=0)

@@ -102,10 +102,14 @@ GROUPS: dict[str, tuple[Key, ...]] = {
             True,
             1,
         ),
-        _positive(
+        Key(
             "layout_bank",
-            4096,
-            "Native MiniGrid: reset layouts drawn from minigrid's generator (cached on disk).",
+            None,
+            "Native MiniGrid: reset layouts drawn from minigrid's generator (cached on disk); "
+            "None for the id's own (2**20, or 4,096 where minigrid makes few).",
+            int,
+            True,
+            1,
         ),
         _positive("num_agents", 16, "Training environments per process, stepped as one batch."),
         Key(

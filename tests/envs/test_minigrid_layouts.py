@@ -12,10 +12,9 @@ import pytest
 import tensorflow as tf
 
 from agents.envs import NativeBatchEnv, make_native
-from agents.envs.gridworld import layouts
-from agents.envs.gridworld.convert import state_of
-from agents.envs.gridworld.env import IDS, MiniGridEnv
-from agents.envs.gridworld.layouts import make_minigrid
+from agents.envs.gridworld import compact, layouts
+from agents.envs.gridworld.convert import make_minigrid, state_of
+from agents.envs.gridworld.env import IDS, MiniGridEnv, render
 
 
 @pytest.fixture(autouse=True)
@@ -46,6 +45,77 @@ def test_initial_observations_are_minigrids(env_id):
         image = original.reset(seed=k)[0]["image"]
         np.testing.assert_array_equal(observ[k], image, err_msg=f"{env_id} layout {k}")
         np.testing.assert_array_equal(states.grid[k].numpy(), state_of(original)["grid"])
+
+
+def _assert_banks_equal(first: dict, second: dict) -> None:
+    assert set(first) == set(second) == set(compact.FIELDS)
+    for field in compact.FIELDS:
+        np.testing.assert_array_equal(first[field], second[field], err_msg=field)
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_compact_layouts_decode_to_minigrids_states(env_id):
+    """Every layout of a bank, decoded by the slow reference and rendered by the compiled reset,
+    is minigrid's `reset(seed=k)` state, field by field."""
+    count = 48
+    bank = layouts.generate(env_id, count, 100)
+    rendered = render({key: tf.constant(value) for key, value in bank.items()}, tf.range(count))
+    original = make_minigrid(env_id)
+    for k in range(count):
+        original.reset(seed=100 + k)
+        expected, decoded = state_of(original), compact.decode(bank, k)
+        for field, value in expected.items():
+            np.testing.assert_array_equal(decoded[field], value, err_msg=f"{env_id} {k} {field}")
+            np.testing.assert_array_equal(
+                getattr(rendered, field)[k].numpy(), value, err_msg=f"{env_id} {k} {field}"
+            )
+
+
+def test_a_layout_is_its_rooms_walls_and_the_cells_that_differ():
+    """A hand-made bank of one 6x5 layout: a room's border walled over an empty base, a door set
+    in it, and a point past the grid that changes nothing."""
+    empty, wall, door = (1, 0, 0, 0), compact.RECT_CELL, (4, 2, 1, 0)
+    bank = {
+        "base": np.tile(np.asarray(empty, np.uint8), [6, 5, 1]),
+        "palette": np.asarray([empty, door], np.uint8),
+        "rects": np.asarray([[[1, 0, 4, 3]]], np.uint8),  # x 1-4, y 0-2.
+        "points": np.asarray([[2 * 5 + 2, 6 * 5]], np.uint16),  # (2, 2), then none.
+        "values": np.asarray([[1, 0]], np.uint8),
+        "pos": np.asarray([[2, 1]], np.uint8),
+        "direction": np.asarray([3], np.uint8),
+        "target": np.asarray([[0, 0]], np.uint8),
+    }
+    expected = np.tile(np.asarray(empty), [6, 5, 1])
+    for x, y in [(1, 0), (2, 0), (3, 0), (4, 0), (1, 1), (4, 1), (1, 2), (3, 2), (4, 2)]:
+        expected[x, y] = wall
+    expected[2, 2] = door
+    np.testing.assert_array_equal(compact.decode(bank, 0)["grid"], expected)
+    state = render({key: tf.constant(value) for key, value in bank.items()}, tf.constant([0, 0]))
+    np.testing.assert_array_equal(state.grid.numpy(), [expected, expected])
+    assert state.pos.numpy().tolist() == [[2, 1]] * 2
+    assert state.direction.numpy().tolist() == [3] * 2
+
+
+def test_a_large_bank_is_built_by_worker_processes_as_one_process_builds_it(monkeypatch, capsys):
+    env_id = "MiniGrid-MultiRoom-N4-S5-v1"
+    serial = layouts.generate(env_id, 40, 7)
+    monkeypatch.setattr(compact, "PARALLEL_FROM", 10)
+    monkeypatch.setattr(compact, "CHUNK", 16)
+    _assert_banks_equal(layouts.generate(env_id, 40, 7), serial)
+    assert f"Layouts of {env_id} from minigrid's generator: 40 of 40" in capsys.readouterr().err
+
+
+def test_a_failing_layout_worker_ends_the_build_with_its_last_line(monkeypatch, tmp_path):
+    interpreter = tmp_path / "python"
+    interpreter.write_text(
+        "#!/bin/sh\necho 'Traceback (most recent call last):' >&2\necho MemoryError >&2\nexit 1\n"
+    )
+    interpreter.chmod(0o755)
+    monkeypatch.setattr(compact, "PARALLEL_FROM", 10)
+    monkeypatch.setattr(compact.sys, "executable", str(interpreter))
+    failed = "^A layout worker of MiniGrid-Empty-5x5-v0 failed: MemoryError$"
+    with pytest.raises(ValueError, match=failed):
+        layouts.generate("MiniGrid-Empty-5x5-v0", 40, 0)
 
 
 def _occupancy(grids: np.ndarray, positions: np.ndarray) -> np.ndarray:
@@ -97,19 +167,19 @@ def test_bank_is_cached_and_a_corrupt_cache_is_rebuilt(cache, monkeypatch, capsy
     with monkeypatch.context() as patched:
         patched.setattr(layouts, "generate", generate)
         read = layouts.bank("MiniGrid-DoorKey-5x5-v0", 8)
-    np.testing.assert_array_equal(read["grid"], first["grid"])
+    _assert_banks_equal(read, first)
 
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0xFF
     path.write_bytes(bytes(data))
     rebuilt = layouts.bank("MiniGrid-DoorKey-5x5-v0", 8)
     assert "is not usable" in capsys.readouterr().err
-    np.testing.assert_array_equal(rebuilt["grid"], first["grid"])
+    _assert_banks_equal(rebuilt, first)
 
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])  # A write cut short.
     rebuilt = layouts.bank("MiniGrid-DoorKey-5x5-v0", 8)
     assert "is not usable (unreadable" in capsys.readouterr().err
-    np.testing.assert_array_equal(rebuilt["grid"], first["grid"])
+    _assert_banks_equal(rebuilt, first)
 
 
 def test_a_bank_of_another_env_under_the_right_name_is_rebuilt(capsys):
@@ -119,10 +189,8 @@ def test_a_bank_of_another_env_under_the_right_name_is_rebuilt(capsys):
     bank = layouts.bank("MiniGrid-DoorKey-5x5-v0", 8)
     err = capsys.readouterr().err
     assert f"Layout bank {path} is not usable (it holds env_id 'MiniGrid-Empty-5x5-v0', " in err
-    np.testing.assert_array_equal(
-        bank["grid"], layouts.generate("MiniGrid-DoorKey-5x5-v0", 8, 0)["grid"]
-    )
-    np.testing.assert_array_equal(layouts.bank("MiniGrid-DoorKey-5x5-v0", 8)["grid"], bank["grid"])
+    _assert_banks_equal(bank, layouts.generate("MiniGrid-DoorKey-5x5-v0", 8, 0))
+    _assert_banks_equal(layouts.bank("MiniGrid-DoorKey-5x5-v0", 8), bank)
     assert capsys.readouterr().err == ""  # The rebuilt file is read as it is.
 
 
@@ -139,7 +207,7 @@ def test_builders_of_one_bank_at_once_each_get_it(cache, monkeypatch):
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         builds = [pool.submit(layouts.bank, "MiniGrid-Empty-5x5-v0", 4) for _ in range(2)]
         banks = [build.result() for build in builds]
-    np.testing.assert_array_equal(banks[0]["grid"], banks[1]["grid"])
+    _assert_banks_equal(banks[0], banks[1])
     folder = layouts.path_of("MiniGrid-Empty-5x5-v0", 4, 0).parent
     assert [path.name for path in folder.iterdir()] == [
         layouts.path_of("MiniGrid-Empty-5x5-v0", 4, 0).name

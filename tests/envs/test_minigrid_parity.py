@@ -9,6 +9,7 @@ import pytest
 import tensorflow as tf
 
 from agents.envs.gridworld import dynamics, view
+from agents.envs.gridworld.convert import make_minigrid
 from agents.envs.gridworld.encoding import (
     BOX,
     DIRECTIONS,
@@ -23,7 +24,6 @@ from agents.envs.gridworld.encoding import (
     WALL,
 )
 from agents.envs.gridworld.env import IDS
-from agents.envs.gridworld.layouts import make_minigrid
 from agents.envs.gridworld.state import GridState
 from tests.envs.minigrid_transitions import record
 

@@ -1,4 +1,5 @@
-"""Native states from minigrid's own envs: its encoding, agent, carried object and step count."""
+"""minigrid's own envs, and native states read from them: the encoding, agent, carried object
+and step count."""
 
 from __future__ import annotations
 
@@ -8,6 +9,25 @@ from agents.envs.gridworld.encoding import EMPTY_CELL, pack
 
 # Envs (or their bases) whose episode ends when the agent picks up `env.obj` (their `step` says so).
 FETCH_ENVS = ("KeyCorridorEnv", "ObstructedMazeEnv")
+
+
+def make_minigrid(env_id: str):
+    """minigrid's own env of `env_id`, unwrapped.
+
+    Raises:
+        ValueError: minigrid is not installed (native MiniGrid reads its rules' constants and
+            makes its layouts with it).
+    """
+    import gymnasium as gym
+
+    try:
+        import minigrid  # noqa: F401  (registers the MiniGrid ids)
+    except ImportError:
+        raise ValueError(
+            f"Native {env_id} makes its layouts with minigrid, which is not installed: "
+            'pip install -e ".[minigrid]".'
+        ) from None
+    return gym.make(env_id).unwrapped
 
 
 def _cell(obj) -> tuple[int, int, int, int]:

@@ -6,14 +6,13 @@ import gymnasium as gym
 import numpy as np
 import tensorflow as tf
 
-from agents.envs.gridworld import dynamics, layouts, pixels, view
-from agents.envs.gridworld.encoding import NUM_ACTIONS, VIEW_SIZE
+from agents.envs.gridworld import compact, convert, dynamics, layouts, pixels, view
+from agents.envs.gridworld.encoding import EMPTY_CELL, NUM_ACTIONS, VIEW_SIZE
 from agents.envs.gridworld.state import GridState
 from agents.envs.native_env import NativeEnv
 from agents.envs.registry import MINIGRID_IDS
 
 IDS = MINIGRID_IDS  # MultiRoom-N4-S5: v0 has six rooms, v1 four.
-DEFAULT_BANK = 4096
 WRAPPERS = (None, "minigrid_image", "minigrid_pixels")  # What native MiniGrid observes.
 
 
@@ -22,9 +21,9 @@ class MiniGridEnv(NativeEnv):
     color and state, as float32), its seven actions, its rewards and time limit.
 
     Resets draw uniformly from a bank of `layout_bank` layouts made by minigrid's generator
-    (`layouts.bank`). A `max_episode_steps` below the env's own `max_steps` truncates earlier
-    (as gymnasium's `TimeLimit` does around minigrid); the goal's reward still scales with the
-    env's own `max_steps`, as minigrid's does.
+    (`layouts.bank`), each rendered into its grid in the compiled call. A `max_episode_steps`
+    below the env's own `max_steps` truncates earlier (as gymnasium's `TimeLimit` does around
+    minigrid); the goal's reward still scales with the env's own `max_steps`, as minigrid's does.
 
     With `wrapper="minigrid_pixels"` the observation is instead that wrapper's 56x56 grayscale
     frame of the same view (`pixels.frames`, equal to the wrapper's frame for frame), so the
@@ -32,7 +31,8 @@ class MiniGridEnv(NativeEnv):
 
     Args:
         env_id: One of `IDS`.
-        layout_bank: Number of layouts in the bank.
+        layout_bank: Number of layouts in the bank; None for the id's own
+            (`layouts.default_size`).
         layout_seed: Seed of the first layout (the bank is `reset(seed=layout_seed + k)`).
         wrapper: None or "minigrid_image" (the symbolic view), or "minigrid_pixels".
 
@@ -43,7 +43,7 @@ class MiniGridEnv(NativeEnv):
     def __init__(
         self,
         env_id: str,
-        layout_bank: int = DEFAULT_BANK,
+        layout_bank: int | None = None,
         layout_seed: int = 0,
         wrapper: str | None = None,
     ) -> None:
@@ -52,7 +52,7 @@ class MiniGridEnv(NativeEnv):
                 f"Native {env_id} observes through env_wrapper minigrid_image or "
                 f"minigrid_pixels, not {wrapper!r}."
             )
-        original = layouts.make_minigrid(env_id)
+        original = convert.make_minigrid(env_id)
         self.env_id = env_id
         self.max_steps = int(original.max_steps)
         self.see_through_walls = bool(original.see_through_walls)
@@ -66,20 +66,15 @@ class MiniGridEnv(NativeEnv):
         shape = (size, size, 1) if self.pixels else (VIEW_SIZE, VIEW_SIZE, 3)
         self.observation_space = gym.spaces.Box(0, 255, shape, np.float32)
         self.action_space = gym.spaces.Discrete(NUM_ACTIONS)
-        bank = layouts.bank(env_id, layout_bank, layout_seed)
-        self.layout_count = layout_bank
-        # Cells fit in a byte; the bank is a constant of the compiled program.
-        self._bank = GridState(
-            **{
-                key: tf.constant(value.astype(np.uint8 if key == "grid" else np.int32))
-                for key, value in bank.items()
-            }
-        )
-        # The first view of each layout, looked up at resets instead of rendered.
-        self._bank_view = tf.cast(
-            view.observe(self._layout(tf.range(layout_bank)), self.see_through_walls), tf.uint8
-        )
-        self.state_shape = GridState(*(tuple(v.shape[1:]) for v in self._bank))
+        self.layout_count = layout_bank or layouts.default_size(env_id)
+        bank = layouts.bank(env_id, self.layout_count, layout_seed)
+        # Variables, not constants: a large bank kept out of every traced and compiled program.
+        self._bank = {
+            key: tf.Variable(value, trainable=False, name=f"layouts_{key}")
+            for key, value in bank.items()
+        }
+        width, height = bank["base"].shape[:2]
+        self.state_shape = GridState((width, height, 4), (2,), (), (4,), (), (2,))
         self.state_dtype = GridState(tf.uint8, *[tf.int32] * (len(GridState._fields) - 1))
 
     @property
@@ -96,8 +91,7 @@ class MiniGridEnv(NativeEnv):
         return self.env_id
 
     def _layout(self, index: tf.Tensor) -> GridState:
-        layout = GridState(*(tf.gather(field, index) for field in self._bank))
-        return layout
+        return render({key: var.read_value() for key, var in self._bank.items()}, index)
 
     def _draw_index(self, count, seed) -> tf.Tensor:
         return tf.random.stateless_uniform([count], seed, 0, self.layout_count, tf.int32)
@@ -106,8 +100,8 @@ class MiniGridEnv(NativeEnv):
         return self._layout(self._draw_index(count, seed))
 
     def initial(self, count, seed):
-        index = self._draw_index(count, seed)
-        return self._layout(index), self._observation(tf.gather(self._bank_view, index))
+        state = self.initial_state(count, seed)
+        return state, self.observe(state)
 
     def step(self, state, action):
         return dynamics.step(GridState(*state), action, self.max_steps)
@@ -118,3 +112,33 @@ class MiniGridEnv(NativeEnv):
     def _observation(self, image: tf.Tensor) -> tf.Tensor:
         """The observation of view encodings: the image itself, or its frame."""
         return tf.cast(pixels.frames(image) if self.pixels else image, tf.float32)
+
+
+def render(bank: dict[str, tf.Tensor], index: tf.Tensor) -> GridState:
+    """Layouts `index` [B] of a bank (`compact`'s fields) as states: the base grid, the borders
+    of its rects walled, its points set (as `compact.decode`, batched)."""
+    base = tf.convert_to_tensor(bank["base"])
+    width, height = base.shape[0], base.shape[1]
+    cells = width * height
+    x = tf.repeat(tf.range(width), height)  # Of each flat cell x * height + y.
+    y = tf.tile(tf.range(height), [width])
+    rects = tf.cast(tf.gather(bank["rects"], index), tf.int32)[:, :, None, :]  # [B, R, 1, 4]
+    left, top, w, h = rects[..., 0], rects[..., 1], rects[..., 2], rects[..., 3]
+    inside = (x >= left) & (x < left + w) & (y >= top) & (y < top + h)
+    border = (x == left) | (x == left + w - 1) | (y == top) | (y == top + h - 1)
+    walled = tf.reduce_any(inside & border, axis=1)[..., None]  # [B, W*H, 1]
+    grid = tf.where(walled, tf.constant(compact.RECT_CELL, tf.uint8), tf.reshape(base, [cells, 4]))
+    points = tf.cast(tf.gather(bank["points"], index), tf.int32)  # [B, P]
+    hit = points[:, :, None] == tf.range(cells)  # [B, P, W*H]
+    values = tf.gather(bank["palette"], tf.cast(tf.gather(bank["values"], index), tf.int32))
+    chosen = tf.einsum("bpc,bpk->bck", tf.cast(hit, tf.float32), tf.cast(values, tf.float32))
+    grid = tf.where(tf.reduce_any(hit, axis=1)[..., None], tf.cast(chosen, tf.uint8), grid)
+    count = tf.shape(index)[0]
+    return GridState(
+        grid=tf.reshape(grid, [count, width, height, 4]),
+        pos=tf.cast(tf.gather(bank["pos"], index), tf.int32),
+        direction=tf.cast(tf.gather(bank["direction"], index), tf.int32),
+        carried=tf.zeros([count, 4], tf.int32) + tf.constant(EMPTY_CELL, tf.int32),
+        step_count=tf.zeros([count], tf.int32),
+        target=tf.cast(tf.gather(bank["target"], index), tf.int32),
+    )

@@ -2,7 +2,9 @@
 
 minigrid's generators retry until a layout fits (rooms, doors, keys placed at random), which a
 program of fixed shapes cannot express; resets instead draw from a bank of layouts that minigrid's
-`reset(seed=...)` made, so the layouts are minigrid's and none is invented.
+`reset(seed=...)` made, so the layouts are minigrid's and none is invented. A bank holds each
+layout in a few bytes (`compact`), so it can be large enough that a run's resets rarely repeat
+one where minigrid's would not.
 """
 
 from __future__ import annotations
@@ -16,12 +18,27 @@ import tempfile
 
 import numpy as np
 
-from agents.envs.gridworld.convert import stack, state_of
+from agents.envs.gridworld import compact
+from agents.envs.gridworld.compact import FIELDS
 
-FIELDS = ("grid", "pos", "direction", "carried", "step_count", "target")
 # Which bank a file holds, stored in it beside the layouts.
 IDENTITY = ("env_id", "size", "seed", "generator", "minigrid_version", "format")
-FORMAT = 2  # The bank file's layout: raise it when FIELDS or IDENTITY change.
+FORMAT = 3  # The bank file's layout: raise it when FIELDS or IDENTITY change.
+LARGE = 2**20  # 2,000 draws from it repeat ~2 layouts; minigrid's own generator repeats 0-4.
+# Ids whose generator makes few layouts (minigrid's 2,000 resets give 1, 48 and 15 distinct):
+# a bank of 4,096 draws holds each of them in about its frequency.
+SMALL_SPACE = (
+    "MiniGrid-Empty-5x5-v0",
+    "MiniGrid-Empty-8x8-v0",
+    "MiniGrid-Empty-16x16-v0",
+    "MiniGrid-DoorKey-5x5-v0",
+    "MiniGrid-LavaGapS7-v0",
+)
+
+
+def default_size(env_id: str) -> int:
+    """The bank size of `env_id` when a run sets none."""
+    return 4096 if env_id in SMALL_SPACE else LARGE
 
 
 def cache_dir() -> pathlib.Path:
@@ -33,33 +50,9 @@ def cache_dir() -> pathlib.Path:
     return pathlib.Path(base) / "agents"
 
 
-def make_minigrid(env_id: str):
-    """minigrid's own env of `env_id`, unwrapped.
-
-    Raises:
-        ValueError: minigrid is not installed (native MiniGrid reads its rules' constants and
-            makes its layouts with it).
-    """
-    import gymnasium as gym
-
-    try:
-        import minigrid  # noqa: F401  (registers the MiniGrid ids)
-    except ImportError:
-        raise ValueError(
-            f"Native {env_id} makes its layouts with minigrid, which is not installed: "
-            'pip install -e ".[minigrid]".'
-        ) from None
-    return gym.make(env_id).unwrapped
-
-
 def generate(env_id: str, size: int, seed: int) -> dict[str, np.ndarray]:
-    """`size` layouts: minigrid's `reset(seed=seed + k)` for k in range(size)."""
-    env = make_minigrid(env_id)
-    states = []
-    for k in range(size):
-        env.reset(seed=seed + k)
-        states.append(state_of(env))
-    return stack(states)
+    """`size` layouts: minigrid's `reset(seed=seed + k)` for k in range(size), encoded."""
+    return compact.generate(env_id, size, seed)
 
 
 def _identity(env_id: str, size: int, seed: int) -> dict[str, str]:
@@ -91,8 +84,9 @@ def _checksum(bank: dict[str, np.ndarray], identity: dict[str, str]) -> str:
 
 
 def path_of(env_id: str, size: int, seed: int) -> pathlib.Path:
-    """The cache file of a bank (the minigrid version is part of the name)."""
-    name = f"{env_id}-n{size}-s{seed}-minigrid{_minigrid_version()}.npz"
+    """The cache file of a bank (the minigrid version and the file's format are part of the
+    name, so checkouts of other formats keep files of their own)."""
+    name = f"{env_id}-n{size}-s{seed}-minigrid{_minigrid_version()}-f{FORMAT}.npz"
     return cache_dir() / "minigrid_layouts" / name
 
 
@@ -113,8 +107,8 @@ def _read(path: pathlib.Path, identity: dict[str, str]) -> dict[str, np.ndarray]
         found = ", ".join(f"{key} {held[key]!r}" for key in wrong)
         wanted = ", ".join(f"{identity[key]!r}" for key in wrong)
         raise ValueError(f"it holds {found}, not {wanted}")
-    if len(bank["grid"]) != int(identity["size"]):
-        raise ValueError(f"holds {len(bank['grid'])} layouts, expected {identity['size']}")
+    if len(bank["pos"]) != int(identity["size"]):
+        raise ValueError(f"holds {len(bank['pos'])} layouts, expected {identity['size']}")
     if _checksum(bank, held) != checksum:
         raise ValueError("checksum mismatch")
     return bank
