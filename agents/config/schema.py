@@ -346,6 +346,13 @@ GROUPS: dict[str, tuple[Key, ...]] = {
             low=0.0,
             agents=_PIXEL,
         ),
+        Key(
+            "int_coef_schedule",
+            "constant",
+            "linear decays int_coef toward zero over the run, as learning_rate_schedule does.",
+            choices=("constant", "linear"),
+            agents=_PIXEL,
+        ),
         Key("ext_coef", 2.0, "Weight of the extrinsic advantage.", low=0.0, agents=_PIXEL),
         _positive("rnd_feature_size", 512, "Output size of RND's networks.", agents=_PIXEL),
         Key(

@@ -209,6 +209,7 @@ class PPO(tf.Module):
             self._bootstrap(next_observ, state),
             self.streams,
             self._config.gae_lambda,
+            self._stream_coefs(),
         )
         data.update(returns)
         if self._config.normalize_advantages:
@@ -472,11 +473,20 @@ class PPO(tf.Module):
         config = self._config
         rate = tf.constant(config.learning_rate, tf.float32)
         if config.learning_rate_schedule == "linear":
-            before = self.env_steps - config.rollout_length * self._size
-            total = budget.train_budget(config, self._world_size)
-            progress = tf.cast(before * self._world_size, tf.float32) / total
-            rate *= tf.maximum(1.0 - progress, 0.0)
+            rate *= self._remaining()
         self.optimizer.learning_rate.assign(rate)
+
+    def _remaining(self) -> tf.Tensor:
+        """1 - the share of the run's budget (`budget.train_budget`) made before this update's
+        rollout, at least 0: 1 at the first update, 1/N at the last of N."""
+        config = self._config
+        before = self.env_steps - config.rollout_length * self._size
+        total = budget.train_budget(config, self._world_size)
+        return tf.maximum(1.0 - tf.cast(before * self._world_size, tf.float32) / total, 0.0)
+
+    def _stream_coefs(self) -> dict[str, tf.Tensor | float]:
+        """Each stream's weight in the advantage of this update (its `coef`)."""
+        return {stream.key: stream.coef for stream in self.streams}
 
 
 def _join_batches(gathered: tf.Tensor, axis: int = 0) -> tf.Tensor:

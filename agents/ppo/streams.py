@@ -41,6 +41,7 @@ def stream_targets(
     bootstrap: Mapping[str, tf.Tensor],
     streams: Sequence[ValueStream],
     lambda_: float,
+    coefs: Mapping[str, tf.Tensor | float] | None = None,
 ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
     """GAE(lambda) of each stream of a [T, B] rollout, and their weighted sum.
 
@@ -51,6 +52,7 @@ def stream_targets(
         bootstrap: [B] values of the observations after the rollout, per stream key.
         streams: The value streams.
         lambda_: The GAE parameter.
+        coefs: Each stream's weight by key, where it changes over a run; else its `coef`.
 
     Returns:
         Tuple (advantage, returns): the sum of `coef * advantage` over the streams, and
@@ -79,5 +81,5 @@ def stream_targets(
             lambda_,
         )
         returns["return" + stream.key] = advantage + value
-        total += stream.coef * advantage
+        total += (stream.coef if coefs is None else coefs[stream.key]) * advantage
     return total, returns

@@ -20,12 +20,61 @@ def _sitting_of(record: dict) -> str:
 
 
 def shown(records: list[dict]) -> list[dict]:
-    """The runs the page shows: per task, those of the newest sitting that ran it."""
+    """The runs the page shows: per task, those of the newest sitting that ran it with the
+    configs as named (runs with `--set` overrides are ablations), and the ablations' runs."""
     found = []
     for task in TASKS:
-        mine = [r for r in records if r["task"] == task]
+        mine = [r for r in records if r["task"] == task and not r.get("overrides")]
         found += [r for r in mine if _sitting_of(r) == _sitting_of(mine[-1])] if mine else []
+    return found + ablations(records)
+
+
+def ablations(records: list[dict]) -> list[dict]:
+    """Per task, the runs with `--set` overrides at the newest commit that ran such runs (a
+    setting and its default run as sittings of their own, both with the override named)."""
+    found = []
+    for task in TASKS:
+        mine = [r for r in records if r["task"] == task and r.get("overrides")]
+        found += [r for r in mine if r["commit"] == mine[-1]["commit"]] if mine else []
     return found
+
+
+def _ablation_lines(runs: list[dict]) -> list[str]:
+    """The ablations' table: per task, arm and overrides, each seed's success (mode, then
+    sampled) and where the training return held 0.5."""
+    if not runs:
+        return []
+    lines = [
+        "",
+        "## Ablations",
+        "",
+        "Runs of one commit that differ only in the `--set` overrides named (defaults named too).",
+        "",
+        "| task | commit | arm | overrides | success (mode), per seed | success (sampled) "
+        "| return 0.5 held from |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    groups = dict.fromkeys((r["task"], r["arm"], tuple(r["overrides"])) for r in runs)
+    for task, arm, overrides in groups:
+        mine = sorted(
+            (
+                r
+                for r in runs
+                if (r["task"], r["arm"], tuple(r["overrides"])) == (task, arm, overrides)
+            ),
+            key=lambda r: r["seed"],
+        )
+        held = [held_from(r["curve"]) for r in mine]
+        lines.append(
+            f"| {mine[0]['env_id']} | {mine[0]['commit']} | {arm} | `{' '.join(overrides)}` | "
+            + ", ".join(f"{r['success_mode']:.2f}" for r in mine)
+            + " | "
+            + ", ".join(f"{r['success_stochastic']:.2f}" for r in mine)
+            + " | "
+            + ", ".join("never" if h is None else f"{h / 1e6:.1f}M" for h in held)
+            + " |"
+        )
+    return lines
 
 
 # The policies a record scores: the mode (deterministic, what a run's own evaluation plays by
@@ -113,8 +162,9 @@ def figure(runs: list[dict], path: str) -> str:
 
 
 def page(records: list[dict]) -> str:
-    """docs/results/exploration.md from each task's newest sitting."""
-    runs = shown(records)
+    """docs/results/exploration.md from each task's newest sitting, and the ablations."""
+    tried = ablations(records)
+    runs = [r for r in shown(records) if not r.get("overrides")]
     lines = [
         "# Exploration on native MiniGrid",
         "",
@@ -183,13 +233,14 @@ def page(records: list[dict]) -> str:
     for task_runs, name in _figured(runs):
         arms = " and ".join(dict.fromkeys(r["arm"] for r in task_runs))
         lines += [f"![{task_runs[0]['env_id']}: {arms}]({name})", ""]
+    lines += _ablation_lines(tried)
     return "\n".join(lines)
 
 
 def plots(records: list[dict]) -> list[Plot]:
     """The page's plots (PNG beside it), one per task, from the newest sitting's records."""
     found = []
-    for task_runs, name in _figured(shown(records)):
+    for task_runs, name in _figured([r for r in shown(records) if not r.get("overrides")]):
         path = os.path.join(os.path.dirname(PAGE), name)
         draw = lambda r=task_runs, p=path: figure(r, p)  # noqa: E731
         found.append(Plot(path, task_runs, draw, code=(figure, aligned)))

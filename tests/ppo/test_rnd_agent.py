@@ -172,3 +172,17 @@ def test_noveld_pays_the_growth_of_rnd_error_on_first_visits_only():
     growth = np.maximum(error[1:] - 0.5 * error[:-1], 0.0)
     np.testing.assert_allclose(reward.numpy(), growth * flags.numpy(), rtol=1e-6)
     assert reward.numpy()[flags.numpy()].min() >= 0 and growth.max() > 0
+
+
+@pytest.mark.parametrize("schedule", ["constant", "linear"])
+def test_the_intrinsic_weight_of_update_k_of_n_falls_to_1_minus_k_over_n_when_linear(schedule):
+    # 2 envs x 8 steps a rollout: 4 updates make the 64 env steps of the budget.
+    _, agent, run = _setup(int_coef=0.5, int_coef_schedule=schedule, train_steps=64)
+    weights = []
+    for _ in range(4):
+        run()
+        coefs = agent._stream_coefs()
+        weights.append(float(coefs["_int"]))
+        assert float(coefs[""]) == 2.0  # The extrinsic weight stays.
+    expected = [0.5, 0.375, 0.25, 0.125] if schedule == "linear" else [0.5] * 4
+    np.testing.assert_allclose(weights, expected, rtol=1e-6)

@@ -72,5 +72,10 @@ def test_a_non_episodic_stream_ignores_episode_ends_and_streams_are_weighted():
     intrinsic = _naive_gae(reward_int, value_int, next_int, never, never, 0.99, 0.8)
     assert_float32_close(returns["return_int"], intrinsic + value_int)
     assert_float32_close(advantage, extrinsic + 0.5 * intrinsic)
+    # Weights given per update (a schedule's) replace the streams' own.
+    weighted, _ = streams.stream_targets(
+        data, rewards, bootstrap, both, 0.8, coefs={"": 2.0, "_int": tf.constant(0.25)}
+    )
+    assert_float32_close(weighted, extrinsic + 0.25 * intrinsic)
     # Hand-computed last step of env 0: R_int = A_int + V_int = (0 + 0.99 * 0.6 - 0.1) + 0.1.
     assert_float32_close(returns["return_int"][2, 0], 0.99 * 0.6)

@@ -106,6 +106,15 @@ class RNDPPO(PPO):
             streams.ValueStream("_int", config.gamma_int, episodic=False, coef=config.int_coef),
         )
 
+    def _stream_coefs(self):
+        """The intrinsic weight falls linearly to 0 over the run with `int_coef_schedule:
+        linear` (as the learning rate's schedule), so the bonus stops steering the final
+        policy; the extrinsic one stays."""
+        coefs = super()._stream_coefs()
+        if self._config.int_coef_schedule == "linear":
+            coefs["_int"] = coefs["_int"] * self._remaining()
+        return coefs
+
     def _observation_specs(self):
         if self.episodic is None:
             return {}
