@@ -13,6 +13,9 @@ from agents.envs.native_env import NativeEnv
 from agents.tools import env_checks
 from agents.tools.transitions import Transitions
 
+# Restarts in one step for which only a share of the batch's initial states is drawn.
+RESTART_SHARE = 8
+
 
 class NativeBatchEnv(Transitions):
     """`size` copies of a native environment, with the interface of `tools.InGraphBatchEnv`
@@ -115,20 +118,48 @@ class NativeBatchEnv(Transitions):
     resets_in_place = True
 
     def reset_where(self, mask: tf.Tensor) -> None:
-        """Start new episodes where `mask` [B] is True: the states `reset` gives those indices.
+        """Start new episodes where `mask` [B] is True, from freshly drawn initial states.
 
-        Every state is drawn and the masked ones kept, so the op has static shapes and no branch;
-        the draw counter advances only when some environment restarts, as with `reset`.
+        Shapes stay static: where none restarts, nothing is drawn; where at most
+        `B / RESTART_SHARE` environments restart (the usual step), that many states are drawn and
+        the k-th restarting environment takes the k-th; otherwise all B are drawn, as `reset`
+        draws them, and the masked ones kept. Drawing (a MiniGrid layout rendered with its first
+        view, or its frame) then costs a fraction of a step. The draw counter advances only when
+        some environment restarts, as with `reset`.
         """
-        fresh, fresh_observ = self._draw(self._size, self.draws)
-        self.draws.assign_add(tf.cast(tf.reduce_any(mask), tf.int64))
+        restarts = tf.cast(mask, tf.int32)
+        count = tf.reduce_sum(restarts)
+        few = -(-self._size // RESTART_SHARE)
+
+        def from_all():
+            self._restart_from(mask, self._draw(self._size, self.draws))
+            return tf.constant(True)
+
+        def from_few():
+            slot = tf.clip_by_value(tf.cumsum(restarts) - 1, 0, few - 1)
+            drawn = self._draw(few, self.draws)
+            self._restart_from(mask, tf.nest.map_structure(lambda x: tf.gather(x, slot), drawn))
+            return tf.constant(True)
+
+        def drawn():
+            if few >= self._size:
+                return from_all()
+            return tf.cond(count <= few, from_few, from_all)
+
+        # The restarts run inside the branch: a step where none restarts copies nothing.
+        tf.cond(count > 0, drawn, lambda: tf.constant(False))
+        self.draws.assign_add(tf.cast(count > 0, tf.int64))
+
+    def _restart_from(self, mask: tf.Tensor, fresh) -> None:
+        """Restart the envs at `mask` from the rows of `fresh` (states, observations) [B, ...]."""
+        states, observ = fresh
 
         def restart(var, value):
             rows = tf.reshape(mask, [-1] + [1] * (len(var.shape) - 1))
             return var.assign(tf.where(rows, value, var))
 
-        tf.nest.map_structure(restart, self.state, fresh)
-        self._restart_where(mask, fresh_observ)
+        tf.nest.map_structure(restart, self.state, states)
+        self._restart_where(mask, observ)
 
     def checkpointables(self) -> dict:
         """The counter of reset draws: a resumed run draws fresh initial states."""

@@ -113,7 +113,10 @@ def test_a_failing_layout_worker_ends_the_build_with_its_last_line(monkeypatch, 
     interpreter.chmod(0o755)
     monkeypatch.setattr(compact, "PARALLEL_FROM", 10)
     monkeypatch.setattr(compact.sys, "executable", str(interpreter))
-    failed = "^A layout worker of MiniGrid-Empty-5x5-v0 failed: MemoryError$"
+    failed = (
+        r"^The layout bank of MiniGrid-Empty-5x5-v0 could not be built: a worker failed with "
+        r"'MemoryError'; run again to rebuild it, or set layout_bank lower\.$"
+    )
     with pytest.raises(ValueError, match=failed):
         layouts.generate("MiniGrid-Empty-5x5-v0", 40, 0)
 

@@ -115,6 +115,22 @@ def test_reset_where_restarts_the_masked_envs_as_reset_of_their_indices_does():
     assert in_place.length.numpy().tolist() == [0, 3, 0, 3]
 
 
+def test_a_few_restarts_take_a_small_draw_in_order_and_many_take_the_whole_batchs():
+    """16 envs draw 2 states where at most 2 restart (the k-th restart takes the k-th), else 16
+    as `reset` does; other envs keep their states either way."""
+    batch = NativeBatchEnv(make_native("CartPole-v1"), 16, seed=3)
+    batch.reset()
+    for mask, drawn in [([5], 2), ([3, 9], 2), ([1, 8, 12], 16)]:
+        before = batch.state.numpy()
+        expected = batch._draw(drawn, batch.draws)[0].numpy()
+        batch.reset_where(tf.constant(np.isin(np.arange(16), mask)))
+        after = batch.state.numpy()
+        rows = range(len(mask)) if drawn == 2 else mask
+        np.testing.assert_array_equal(after[mask], expected[list(rows)])
+        kept = np.setdiff1d(np.arange(16), mask)
+        np.testing.assert_array_equal(after[kept], before[kept])
+
+
 def test_episodes_truncate_at_the_limit_and_restart_on_reset():
     batch = NativeBatchEnv(Drift(), 2, seed=0)
     batch.reset()

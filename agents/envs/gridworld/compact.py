@@ -137,7 +137,10 @@ def _chunks(env_id: str, size: int, seed: int, base: np.ndarray, progress) -> li
         for process in processes:
             if process.returncode != 0:
                 tail = process.stderr.read().strip().splitlines()[-1:] or ["no output"]
-                raise ValueError(f"A layout worker of {env_id} failed: {tail[0]}")
+                raise ValueError(
+                    f"The layout bank of {env_id} could not be built: a worker failed with "
+                    f"{tail[0]!r}; run again to rebuild it, or set layout_bank lower."
+                )
             process.stderr.close()
         progress(size)
         chunks = []
