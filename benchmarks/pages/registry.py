@@ -12,6 +12,7 @@ from benchmarks.pages import (
     env_backends_page,
     env_throughput_page,
     exploration_page,
+    layouts_page,
     learning_page,
     minigrid_native_page,
     mpi_scaling_page,
@@ -42,6 +43,7 @@ def pages() -> dict[str, Callable[[], str]]:
         "docs/results/exploration.md": lambda: (
             exploration_page.page(_records("exploration")) + "\n"
         ),
+        "docs/results/layouts.md": lambda: layouts_page.page(_records("layouts")) + "\n",
         "docs/results/learning.md": lambda: learning_page.page(_records("learning")),
         "docs/results/minigrid_native.md": lambda: (
             minigrid_native_page.page(_records("minigrid_native")) + "\n"
@@ -70,6 +72,7 @@ def shown() -> dict[str, Callable[[list[dict]], list[dict]]]:
         "env_backends": env_backends_page.latest,
         "env_throughput": common.sitting,
         "exploration": exploration_page.shown,
+        "layouts": common.sitting,
         "learning": per("task", learning_page.newest),
         "minigrid_native": common.sitting,
         "mpi_scaling": common.sitting,
