@@ -17,8 +17,6 @@ Run: `python -m benchmarks.layouts [--draws 2000] [--seeds 5] [--ids ...] [--pag
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
 import sys
 import time
@@ -107,31 +105,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ids", nargs="+", default=list(MINIGRID_IDS))
     parser.add_argument("--page", action="store_true", help="Rewrite the results page.")
     args = parser.parse_args(argv)
-    host, revision = common.machine(), common.commit()
-    started = time.strftime("%Y-%m-%d %H:%M:%S")
-    rows = []
+    sitting = common.new_sitting()
     for env_id in args.ids:
         result = measure(env_id, args.draws, args.seeds)
-        record = dict(
-            started=started,
-            date=time.strftime("%Y-%m-%d %H:%M"),
-            commit=revision,
-            machine=host,
-            load=os.getloadavg()[0],
-            env_id=env_id,
-            draws=args.draws,
-            **result,
+        common.append_record(
+            layouts_page.RECORDS, sitting, env_id=env_id, draws=args.draws, **result
         )
-        with open(layouts_page.RECORDS, "a", encoding="utf-8") as file:
-            file.write(json.dumps(record) + "\n")
-        rows.append(record)
         print(
             f"{env_id}: native {statistics.median(result['native_distinct'])}, minigrid "
             f"{statistics.median(result['minigrid_distinct'])} distinct of {args.draws}",
             file=sys.stderr,
         )
-    print(f"{common.machine_line()} | commit {revision}\n")
-    print(layouts_page.table(rows))
+    print(f"{common.machine_line()} | commit {sitting['commit']}\n")
+    print(layouts_page.table(common.sitting(common.read_records(layouts_page.RECORDS))))
     if args.page:
         with open(layouts_page.PAGE, "w", encoding="utf-8") as file:
             file.write(layouts_page.page(common.read_records(layouts_page.RECORDS)) + "\n")
