@@ -91,7 +91,7 @@ class MiniGridEnv(NativeEnv):
         return self.env_id
 
     def _layout(self, index: tf.Tensor) -> GridState:
-        return render({key: var.read_value() for key, var in self._bank.items()}, index)
+        return render(self._bank, index)  # Gathers the drawn rows from the variables.
 
     def _draw_index(self, count, seed) -> tf.Tensor:
         return tf.random.stateless_uniform([count], seed, 0, self.layout_count, tf.int32)
@@ -114,7 +114,7 @@ class MiniGridEnv(NativeEnv):
         return tf.cast(pixels.frames(image) if self.pixels else image, tf.float32)
 
 
-def render(bank: dict[str, tf.Tensor], index: tf.Tensor) -> GridState:
+def render(bank: dict[str, tf.Tensor | tf.Variable], index: tf.Tensor) -> GridState:
     """Layouts `index` [B] of a bank (`compact`'s fields) as states: the base grid, the borders
     of its rects walled, its points set (as `compact.decode`, batched)."""
     base = tf.convert_to_tensor(bank["base"])
