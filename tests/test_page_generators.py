@@ -120,6 +120,19 @@ def test_exploration_page_says_how_many_episodes_scored_each_seed():
     assert "100 or 500 episodes per seed" in text([*scored, older])
 
 
+def test_runs_with_set_overrides_are_ablations_kept_out_of_the_arms_counts(monkeypatch):
+    arms = [dict(_explored("multiroom", "rnd", seed, 0.95), success_mode=0.95) for seed in range(3)]
+    tried = _explored("multiroom", "rnd", 3, 0.95, overrides=["int_coef_schedule=linear"])
+    tried.update(success_mode=0.95, started="2026-11-28 01:00:00")
+    assert exploration_page.named([*arms, tried]) == arms
+    assert exploration_page.ablations([*arms, tried]) == [tried]
+    monkeypatch.setattr(readme_numbers, "read", lambda name: [*arms, tried])
+    line = readme_numbers.exploration()
+    assert "RND 3 [3] of 3" in line and "3 seeds each" in line
+    monkeypatch.setattr(readme_numbers, "read", lambda name: arms[:2])
+    assert "RND 2 [2] of 2" in readme_numbers.exploration()
+
+
 def _native(kind, started, config, seed, seconds, native=True):
     return dict(
         **_sitting(started),

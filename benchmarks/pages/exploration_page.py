@@ -20,13 +20,18 @@ def _sitting_of(record: dict) -> str:
 
 
 def shown(records: list[dict]) -> list[dict]:
-    """The runs the page shows: per task, those of the newest sitting that ran it with the
-    configs as named (runs with `--set` overrides are ablations), and the ablations' runs."""
+    """The runs the page shows: the arms' runs (`named`) and the ablations' runs."""
+    return named(records) + ablations(records)
+
+
+def named(records: list[dict]) -> list[dict]:
+    """Per task, the runs of the newest sitting that ran it with the configs as named (runs
+    with `--set` overrides are ablations, kept out of the arms' counts)."""
     found = []
     for task in TASKS:
         mine = [r for r in records if r["task"] == task and not r.get("overrides")]
         found += [r for r in mine if _sitting_of(r) == _sitting_of(mine[-1])] if mine else []
-    return found + ablations(records)
+    return found
 
 
 def ablations(records: list[dict]) -> list[dict]:
@@ -164,7 +169,7 @@ def figure(runs: list[dict], path: str) -> str:
 def page(records: list[dict]) -> str:
     """docs/results/exploration.md from each task's newest sitting, and the ablations."""
     tried = ablations(records)
-    runs = [r for r in shown(records) if not r.get("overrides")]
+    runs = named(records)
     lines = [
         "# Exploration on native MiniGrid",
         "",
@@ -240,7 +245,7 @@ def page(records: list[dict]) -> str:
 def plots(records: list[dict]) -> list[Plot]:
     """The page's plots (PNG beside it), one per task, from the newest sitting's records."""
     found = []
-    for task_runs, name in _figured([r for r in shown(records) if not r.get("overrides")]):
+    for task_runs, name in _figured(named(records)):
         path = os.path.join(os.path.dirname(PAGE), name)
         draw = lambda r=task_runs, p=path: figure(r, p)  # noqa: E731
         found.append(Plot(path, task_runs, draw, code=(figure, aligned)))

@@ -178,9 +178,9 @@ def rnd() -> str:
 
 def exploration() -> str:
     runs = _need(
-        exploration_page.shown(read("exploration")), "exploration", "Exploration on native MiniGrid"
+        exploration_page.named(read("exploration")), "exploration", "Exploration on native MiniGrid"
     )
-    tasks = []
+    tasks, totals = [], set()
     for task in dict.fromkeys(r["task"] for r in runs):
         first = next(r for r in runs if r["task"] == task)
         env_id = first["env_id"].removeprefix("MiniGrid-").removesuffix("-v0")
@@ -190,6 +190,7 @@ def exploration() -> str:
             sampled, _ = exploration_page.solved(runs, task, arm, policy="sampled")
             if total:
                 counts.append(f"{name} {mode} [{sampled}] of {total}")
+                totals.add(total)
         policy = exploration_page.policy(first)
         tasks.append(
             f"{env_id} ({policy}) at {first['train_steps'] / 1e6:.1f}M env steps, "
@@ -200,9 +201,15 @@ def exploration() -> str:
         "policy (the mode, which runs evaluate by default) succeeds in at least 90% of "
         "minigrid's own episodes, [the sampled policy's count in brackets], RND against its "
         "control (the same agent without the bonus) and, where run, NovelD (the same agent "
-        "with an episodic bonus); 3 seeds each, too few to order the arms: "
+        f"with an episodic bonus); {_seeds(totals)}, too few to order the arms: "
         f"{'; '.join(tasks)} ([exploration](docs/results/exploration.md))."
     )
+
+
+def _seeds(totals: set[int]) -> str:
+    """How many seeds each arm ran: "3 seeds each", or "2 to 5 seeds an arm"."""
+    low, high = min(totals), max(totals)
+    return f"{high} seeds each" if low == high else f"{low} to {high} seeds an arm"
 
 
 def native() -> str:
