@@ -40,10 +40,11 @@ def short_pendulum():
 
 @pytest.fixture(scope="module")
 def result(tmp_path_factory):
-    """A debug run from a dict config, a callable env and an override."""
+    """A debug run from a dict config, a callable env and overrides given as numpy scalars."""
     logdir = str(tmp_path_factory.mktemp("logdir"))
     config = configs.debug.differences()  # Partial: the other keys take their defaults.
-    return agents.train(config, logdir=logdir, seed=3, env=short_pendulum, learning_rate=1e-3)
+    overrides = dict(learning_rate=np.float64(1e-3), train_steps=np.int64(256))
+    return agents.train(config, logdir=logdir, seed=3, env=short_pendulum, **overrides)
 
 
 def test_train_returns_the_run_directory_and_final_eval_score(result):
@@ -136,14 +137,11 @@ def test_a_recurrent_policy_carries_its_state_across_calls(tmp_path):
     np.testing.assert_allclose(policy(observations[0]), chain[0], rtol=1e-5, atol=1e-6)
 
 
-def test_numpy_scalars_are_config_values_and_errors_name_the_keyword(tmp_path):
-    result = agents.train(
-        "debug", logdir=str(tmp_path), learning_rate=np.float64(2e-3), train_steps=np.int64(128)
-    )
+def test_numpy_scalars_are_config_values_and_errors_name_the_keyword(result, tmp_path):
     with open(os.path.join(result.run_dir, "config.yaml")) as handle:
         saved = yaml.safe_load(handle)
-    assert saved["config"]["learning_rate"] == 2e-3 and saved["config"]["train_steps"] == 128
-    assert saved["seed"] == 0 and result.env_steps == 128
+    assert saved["config"]["learning_rate"] == 1e-3 and saved["config"]["train_steps"] == 256
+    assert type(saved["config"]["train_steps"]) is int and saved["seed"] == 3
     with pytest.raises(ValueError, match=r"^train\(\.\.\., num_agents=0\): num_agents must be"):
         agents.train("debug", logdir=str(tmp_path), num_agents=np.int32(0))
 
@@ -184,22 +182,9 @@ def test_ctrl_c_saves_exports_and_raises_and_a_second_one_spares_the_interpreter
     assert result.run_dir == run_dir and result.env_steps >= steps + 128
 
 
-def test_train_runs_from_a_worker_thread(tmp_path):
-    results, errors = [], []
-
-    def work():
-        try:
-            results.append(agents.train("debug", logdir=str(tmp_path), train_steps=128))
-        except BaseException as error:  # noqa: BLE001 (reported below)
-            errors.append(error)
-
-    thread = threading.Thread(target=work)
-    thread.start()
-    thread.join(timeout=300)
-    assert not errors and results[0].env_steps == 128
-
-
-def test_a_finished_run_leaves_no_graph_and_no_env_alive_in_the_host_process(tmp_path):
+def test_runs_in_one_process_leave_no_graph_and_no_env_alive_and_print_as_verbose_says(
+    tmp_path, capfd
+):
     import tensorflow as tf
 
     made = []
@@ -213,19 +198,14 @@ def test_a_finished_run_leaves_no_graph_and_no_env_alive_in_the_host_process(tmp
         return sum(isinstance(item, tf.Graph) for item in gc.get_objects())
 
     agents.train("debug", logdir=str(tmp_path), env=env, train_steps=128, verbose=0)
+    quiet = capfd.readouterr()
     graphs = live_graphs()
-    agents.train("debug", logdir=str(tmp_path), env=env, train_steps=128, verbose=0)
+    agents.train("debug", logdir=str(tmp_path), env=env, train_steps=128)
+    told = capfd.readouterr()
     envs = [weakref.ref(item.unwrapped) for item in made]
     made.clear()
     assert live_graphs() == graphs  # The second run's traced graphs went with it.
     assert envs and all(ref() is None for ref in envs)
-
-
-def test_verbose_0_prints_nothing_and_1_the_report_lines(tmp_path, capfd):
-    agents.train("debug", logdir=str(tmp_path / "quiet"), train_steps=128, verbose=0)
-    quiet = capfd.readouterr()
-    agents.train("debug", logdir=str(tmp_path / "told"), train_steps=128)
-    told = capfd.readouterr()
     # stdout only: TensorFlow's C++ log lines on stderr depend on how the first import of it in
     # this process went, which depends on the test order.
     assert quiet.out == ""
