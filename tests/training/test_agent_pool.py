@@ -124,3 +124,16 @@ def test_the_pool_drops_the_oldest_agents_past_its_bytes_in_all(monkeypatch):
     assert agent_pool.build("a", lambda: _Agent(1.0))[0] is not first[0]  # Dropped.
     assert agent_pool.build("b", lambda: _Agent(1.0))[0] is second[0]
     assert agent_pool.build("c", lambda: _Agent(1.0))[0] is third[0]
+
+
+def test_only_the_projects_own_native_envs_share_a_whole_call():
+    from agents.envs import registry
+    from tests.scripts import native_envs
+
+    assert registry.is_builtin("CartPole-v1") and registry.is_builtin("MiniGrid-DoorKey-5x5-v0")
+    assert not registry.is_builtin("tests.scripts.native_envs:Corridor-v0")
+    registry.register("Acrobot-v1", native_envs.Corridor)  # A user's env under a built-in id.
+    try:
+        assert not registry.is_builtin("Acrobot-v1")
+    finally:
+        del registry._REGISTERED["Acrobot-v1"]
