@@ -108,6 +108,15 @@ class PPO(tf.Module):
             }
         # Set when an update met a non-finite loss or gradient (see `raise_if_nonfinite`).
         self.nonfinite = NonfiniteFlag()
+        # The env steps the run trains (`budget.train_budget`), for the linear schedules: a
+        # variable, so runs that differ only in `train_steps` run one compiled update, and
+        # from the config, not the checkpoint, so a resumed run decays over its new budget.
+        self.train_budget = tf.Variable(
+            float(budget.train_budget(config, world_size)),
+            trainable=False,
+            dtype=tf.float32,
+            name="train_budget",
+        )
         self._recurrent = RecurrentState(self.network, size)
         self._sde = None  # gSDE's exploration matrices (transient), when configured.
         if config.sde_sample_freq is not None:
@@ -481,8 +490,8 @@ class PPO(tf.Module):
         rollout, at least 0: 1 at the first update, 1/N at the last of N."""
         config = self._config
         before = self.env_steps - config.rollout_length * self._size
-        total = budget.train_budget(config, self._world_size)
-        return tf.maximum(1.0 - tf.cast(before * self._world_size, tf.float32) / total, 0.0)
+        made = tf.cast(before * self._world_size, tf.float32)
+        return tf.maximum(1.0 - made / self.train_budget, 0.0)
 
     def _stream_coefs(self) -> dict[str, tf.Tensor | float]:
         """Each stream's weight in the advantage of this update (its `coef`)."""

@@ -39,6 +39,7 @@ RUN_ONLY_KEYS = frozenset(
         "patience",
         "stop_at_score",
         "train_every",
+        "train_steps",  # The agent holds the budget in a variable (`PPO.train_budget`).
     }
 )
 

@@ -16,7 +16,7 @@ from agents.scripts import configs
 # and episode starts of running envs (every env restarts after a resume), the latest metrics and
 # the non-finite flag (both rewritten by every update), and gSDE's exploration matrices (redrawn at
 # the first step of every rollout), and NovelD's first visits within the envs' episodes (they
-# begin anew with the envs).
+# begin anew with the envs), and the run's budget (from the config: a resumed run may raise it).
 TRANSIENT = (
     "rollout_buffer/",
     "recurrent_state",
@@ -25,6 +25,7 @@ TRANSIENT = (
     "nonfinite",
     "sde_matrices",
     "episodic_visits/",
+    "train_budget",
 )
 
 

@@ -79,10 +79,12 @@ def test_the_pool_keeps_the_latest_agents_and_none_too_large(monkeypatch):
     assert agent_pool.build("big", lambda: _Agent(1.0))[0] is not big[0]
 
 
-def _train(tmp_path, seed, name):
-    """Two training calls of a debug run; its losses, weights and whether its agent was reused."""
+def _train(tmp_path, seed, name, train_steps=256):
+    """Two training calls of a debug run with a linear learning rate over `train_steps`; its
+    losses, weights and whether its agent was reused."""
     reused = agent_pool.counts()["reused"]
-    run = Run(configs.debug(), str(tmp_path / name), seed=seed)
+    config = dict(configs.debug(), learning_rate_schedule="linear", train_steps=train_steps)
+    run = Run(config, str(tmp_path / name), seed=seed)
     try:
         run.train_call()
         run.train_call()
@@ -96,8 +98,10 @@ def _train(tmp_path, seed, name):
 def test_a_run_on_a_reused_agent_trains_exactly_as_on_a_new_one(tmp_path):
     metrics, weights, agent, reused = _train(tmp_path, 3, "new")
     assert not reused
-    other, _, agent_5, reused_5 = _train(tmp_path, 5, "other seed")
+    # Another seed and budget: the budget is a variable of the agent, set for each run.
+    other, _, agent_5, reused_5 = _train(tmp_path, 5, "other seed", train_steps=4096)
     assert reused_5 and agent_5 is agent and other != metrics
+    assert other["learning_rate"] > metrics["learning_rate"]  # Decays over the larger budget.
     again, again_weights, agent_3, reused_3 = _train(tmp_path, 3, "same seed")
     assert reused_3 and agent_3 is agent
     assert again == metrics  # Losses, KL, learning rate, ... of the last update, bit for bit.
