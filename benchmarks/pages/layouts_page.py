@@ -88,5 +88,16 @@ def page(records: list[dict]) -> str:
             f"(1 min) {min(loads):.1f}-{max(loads):.1f}",
             "",
             table(rows),
+            *_unmeasured(rows),
         ]
     )
+
+
+def _unmeasured(rows: list[dict]) -> list[str]:
+    """A line naming the native MiniGrid ids this run did not measure, if any."""
+    from agents.envs.registry import MINIGRID_IDS
+
+    missing = [env_id for env_id in MINIGRID_IDS if env_id not in {r["env_id"] for r in rows}]
+    if not missing:
+        return []
+    return ["", f"Not measured in this run ({len(missing)} ids): {', '.join(missing)}."]
