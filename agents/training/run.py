@@ -93,8 +93,7 @@ class Run:
         With a native env the calls have no Python in them: XLA compiles each whole call,
         rollout and update, into one program (see `compilation.whole_call`).
         """
-        whole = compilation.whole_call(self.config, self.world.size)
-        config = self.config
+        whole, config = self._whole, self.config
         if whole:  # The update after each rollout, out of its step loop.
             call = functools.partial(
                 rollouts_then_updates,
