@@ -1,9 +1,21 @@
 """Tests for the persistent XLA compilation cache's setting (no TensorFlow needed)."""
 
 import os
+import tempfile
+
+import pytest
 
 from agents.runtime import compile_cache
 from tests.scripts.capture import untimed
+
+
+@pytest.fixture(autouse=True)
+def _own_scratch(tmp_path, monkeypatch):
+    """This test's scratch folders under tmp_path/tmp, apart from the test process's own."""
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    monkeypatch.setattr(compile_cache, "_scratch", {})
+    monkeypatch.setattr(compile_cache, "_FOUND_UNUSABLE", set())
 
 
 def test_cache_directory_is_per_tensorflow_version_under_xdg_cache_home(tmp_path, monkeypatch):
@@ -12,9 +24,77 @@ def test_cache_directory_is_per_tensorflow_version_under_xdg_cache_home(tmp_path
     directory = compile_cache.enable(environ)
     assert directory.startswith(os.path.join(str(tmp_path), "agents", "xla-"))
     assert os.path.isdir(directory)
+    (scratch,) = os.listdir(tmp_path / "tmp")
+    assert scratch.startswith(f"agents-xla-{os.getpid()}-")
     assert environ["TF_XLA_FLAGS"] == (
-        f"--tf_xla_enable_xla_devices --tf_xla_persistent_cache_directory={directory}"
+        "--tf_xla_enable_xla_devices --tf_xla_persistent_cache_directory="
+        f"{tmp_path / 'tmp' / scratch}"
     )
+
+
+def test_tensorflow_writes_to_a_scratch_folder_whose_new_entries_the_cache_takes(
+    tmp_path, monkeypatch, capsys
+):
+    """The scratch folder links the cache's entries (TensorFlow reads them there) and takes
+    TensorFlow's new ones, which `publish` copies into the cache; a cache that stops taking
+    entries costs one warning line and those entries, nothing else."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    directory = compile_cache.cache_directory()
+    os.makedirs(directory)
+    (old,) = _entries(directory, [(100, 10)])
+    environ = {}
+    compile_cache.enable(environ)
+    scratch = environ["TF_XLA_FLAGS"].split("=", 1)[1]
+    linked = os.path.join(scratch, os.path.basename(old))
+    assert os.path.islink(linked) and os.path.realpath(linked) == old
+    new = os.path.join(scratch, "xla_compile_cache__7__XLA_CPU_JIT.pb")
+    with open(new, "wb") as handle:  # As TensorFlow writes a program it compiled.
+        handle.write(b"\x08\x07")
+    assert compile_cache.publish() == 1 and compile_cache.publish() == 0
+    published = os.path.join(directory, os.path.basename(new))
+    with open(published, "rb") as handle:
+        assert handle.read() == b"\x08\x07"
+    assert os.path.realpath(new) == published and capsys.readouterr().err == ""
+    again = os.path.join(scratch, "xla_compile_cache__8__XLA_CPU_JIT.pb")
+    open(again, "wb").close()
+    os.rename(directory, f"{directory}.moved")
+    with open(directory, "w") as handle:  # The folder replaced during the run: no entries.
+        handle.write("a file")
+    assert compile_cache.publish() == 0
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(
+        f"warning: XLA's compile cache {directory} could not take this run's new entries ("
+    )
+    assert "the run is unaffected" in line
+    assert compile_cache.publish() == 0 and capsys.readouterr().err == ""  # Said once.
+    compile_cache.close_scratch()
+    with open(directory) as handle:
+        assert not os.path.exists(scratch) and handle.read() == "a file"
+
+
+def test_a_dead_process_s_old_scratch_folder_is_published_and_removed_at_a_start(
+    tmp_path, monkeypatch
+):
+    import time
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    directory = compile_cache.cache_directory()
+    dead = 2**22 + 1  # Above Linux's largest process id: no such process.
+    folders = {}
+    cases = [("stale", dead, 7200), ("young", dead, 60), ("alive", os.getpid(), 7200)]
+    for name, pid, age in cases:
+        folder = tmp_path / "tmp" / f"{compile_cache.SCRATCH_PREFIX}{pid}-{name}"
+        folder.mkdir()
+        (folder / f"xla_compile_cache__{name}__XLA_CPU_JIT.pb").write_bytes(b"\x08\x01")
+        used = time.time() - age
+        os.utime(folder, (used, used))
+        folders[name] = folder
+    compile_cache.enable({})
+    assert not folders["stale"].exists() and folders["young"].exists()
+    assert folders["alive"].exists()
+    assert sorted(name for name in os.listdir(directory) if name.endswith(".pb")) == [
+        "xla_compile_cache__stale__XLA_CPU_JIT.pb"
+    ]
 
 
 def test_a_cache_flag_the_user_set_is_kept(tmp_path, monkeypatch):
@@ -144,6 +224,33 @@ def test_a_cache_that_cannot_take_entries_costs_the_run_nothing_but_one_warning(
     assert after == before  # Untouched.
 
 
+def test_a_cache_that_stops_taking_entries_during_a_run_costs_one_warning(tmp_path, monkeypatch):
+    """Through the command line: the cache folder replaced by a file after the first report;
+    the run finishes (exit 0) with one warning line, and the file is left as it was."""
+    import glob
+    import subprocess
+
+    from tests.scripts.capture import training_process
+
+    for name in ("TF_XLA_FLAGS", "AGENTS_XLA_CACHE", "AGENTS_TF_SETTINGS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    argv = ["--config=debug", f"--logdir={tmp_path / 'logs'}", "--set", "train_steps=512"]
+    with training_process(argv, stderr=subprocess.PIPE) as process:
+        (cache,) = glob.glob(str(tmp_path / "cache" / "agents" / "xla-*"))
+        os.rename(cache, f"{cache}.moved")
+        with open(cache, "w") as handle:
+            handle.write("a file")
+        assert process.wait(timeout=300) == 0
+        stderr = process.stderr.read()
+    assert glob.glob(str(tmp_path / "logs" / "*-debug-s0" / "policy" / "saved_model.pb"))
+    (line,) = stderr.splitlines()
+    assert line.startswith(f"warning: XLA's compile cache {cache} could not take this run's new")
+    with open(cache) as handle:
+        assert handle.read() == "a file" and os.listdir(tmp_path / "tmp") == []
+
+
 def test_a_folder_without_room_or_that_cannot_be_written_leaves_the_cache_off(
     tmp_path, monkeypatch, capsys
 ):
@@ -211,6 +318,34 @@ def test_a_garbled_or_cut_entry_read_at_run_time_is_set_aside_alone(tmp_path):
     assert os.path.exists(good) and os.path.exists(f"{bad}.unreadable")
     line = compile_cache.failure(DataLossError(f"Can't parse {good} as binary proto"), environ)
     assert os.path.exists(f"{good}.unreadable") and "xla_compile_cache__0__" in line
+
+
+def test_a_garbled_entry_read_through_the_scratch_folder_is_set_aside_in_the_cache(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    directory = compile_cache.cache_directory()
+    os.makedirs(directory)
+    good, bad = _entries(directory, [(100, 10), (100, 10)])
+    environ = {}
+    compile_cache.enable(environ)  # Both entries are whole at the start: both linked.
+    scratch = environ["TF_XLA_FLAGS"].split("=", 1)[1]
+    with open(bad, "wb") as handle:
+        handle.write(b"\x0a\x40short")  # Garbled during the run, by another writer.
+    error = DataLossError(f"Can't parse {scratch}/{os.path.basename(bad)} as binary proto")
+    line = compile_cache.failure(error, environ)
+    assert line.startswith(f"XLA's compile cache {directory} could not be read (garbled: ")
+    assert os.path.exists(f"{bad}.unreadable") and os.path.exists(good)
+    assert not os.path.lexists(os.path.join(scratch, os.path.basename(bad)))
+    partial = os.path.join(scratch, "xla_compile_cache__2__XLA_CPU_JIT.pb.pbvm-ab-12-cd.tmp")
+    open(partial, "wb").close()
+    error = ResourceExhaustedError(f"{partial}; No space left on device\n\t [[{{node while}}]]")
+    assert compile_cache.failure(error, environ) == (
+        f"XLA's compile cache could not write a new entry to its scratch folder {scratch} (No "
+        f"space left on device); the cache {directory} is unchanged. Free space there (or set "
+        "TMPDIR to a folder with room), or set AGENTS_XLA_CACHE=0 to run without it"
+    )
+    assert not os.path.exists(partial)
 
 
 def test_the_framing_check_tells_whole_entries_from_damaged_ones(tmp_path):
