@@ -146,8 +146,11 @@ def table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def timed_process(command: list[str], log_path: str, cwd: str | None = None) -> tuple[str, float]:
-    """Runs `command` (in `cwd`); returns (its stdout, wall seconds from spawn to exit).
+def timed_process(
+    command: list[str], log_path: str, cwd: str | None = None, env: dict | None = None
+) -> tuple[str, float]:
+    """Runs `command` (in `cwd`, with the environment `env`, default this process's); returns
+    (its stdout, wall seconds from spawn to exit).
 
     Its stderr goes to `log_path`.
 
@@ -156,7 +159,9 @@ def timed_process(command: list[str], log_path: str, cwd: str | None = None) -> 
     """
     with open(log_path, "w") as log:
         start = time.perf_counter()
-        result = subprocess.run(command, stdout=subprocess.PIPE, stderr=log, text=True, cwd=cwd)
+        result = subprocess.run(
+            command, stdout=subprocess.PIPE, stderr=log, text=True, cwd=cwd, env=env
+        )
         seconds = time.perf_counter() - start
     if result.returncode:
         with open(log_path) as log:

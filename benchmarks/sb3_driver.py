@@ -1,13 +1,14 @@
 """Stable-Baselines3 PPO side of `vs_sb3`; runs, from the repository's root, under a Python that
 has stable-baselines3.
 
-    python -m benchmarks.sb3_driver train TASK STEPS SEED MODEL   # trains; saves MODEL.zip (+ .pkl)
+    python -m benchmarks.sb3_driver train TASK STEPS SEED MODEL [THREADS]  # saves MODEL.zip
     python -m benchmarks.sb3_driver eval TASK SEED MODEL EPISODES  # deterministic eval of MODEL
 
 Each prints one JSON line. Settings are RL-Zoo's tuned PPO hyperparameters for Pendulum-v1 and
-CartPole-v1 (rl-baselines3-zoo `hyperparams/ppo.yml`) and SB3's defaults on our cheetah config's
-layout (8 envs x 256 steps) for HalfCheetah-v5. Torch runs on one thread, as the zoo's CPU runs.
-It imports nothing of `agents` or of the other benchmarks.
+CartPole-v1 (rl-baselines3-zoo `hyperparams/ppo.yml`, neither normalizes) and SB3's defaults on
+our cheetah config's layout (8 envs x 256 steps) for HalfCheetah-v5. Torch runs on THREADS
+threads (default 1, as the zoo's CPU runs). It imports nothing of `agents` or of the other
+benchmarks.
 """
 
 from __future__ import annotations
@@ -22,35 +23,30 @@ def linear(initial: float):
     return lambda progress_remaining: progress_remaining * initial
 
 
-def settings(task: str) -> tuple[str, int, bool, dict]:
-    """(env id, number of envs, whether VecNormalize wraps the envs, PPO keyword arguments)."""
+def settings(task: str) -> tuple[str, int, dict]:
+    """(env id, number of envs, PPO keyword arguments)."""
     if task == "pendulum":
         ppo = dict(n_steps=1024, batch_size=64, n_epochs=10, gae_lambda=0.95, gamma=0.9)
         ppo.update(ent_coef=0.0, learning_rate=1e-3, clip_range=0.2)
-        return "Pendulum-v1", 4, True, dict(ppo, use_sde=True, sde_sample_freq=4)
+        return "Pendulum-v1", 4, dict(ppo, use_sde=True, sde_sample_freq=4)
     if task == "cartpole":
         ppo = dict(n_steps=32, batch_size=256, n_epochs=20, gae_lambda=0.8, gamma=0.98)
         ppo.update(ent_coef=0.0, learning_rate=linear(1e-3), clip_range=linear(0.2))
-        return "CartPole-v1", 8, False, ppo
+        return "CartPole-v1", 8, ppo
     if task == "cheetah":
-        return "HalfCheetah-v5", 8, False, dict(n_steps=256, batch_size=64, n_epochs=10)
+        return "HalfCheetah-v5", 8, dict(n_steps=256, batch_size=64, n_epochs=10)
     raise SystemExit(f"unknown task {task!r}; known: pendulum, cartpole, cheetah")
 
 
 def train(task: str, steps: int, seed: int, model_path: str) -> dict:
     from stable_baselines3 import PPO
     from stable_baselines3.common.env_util import make_vec_env
-    from stable_baselines3.common.vec_env import VecNormalize
 
-    env_id, n_envs, normalize, kwargs = settings(task)
+    env_id, n_envs, kwargs = settings(task)
     env = make_vec_env(env_id, n_envs=n_envs, seed=seed)
-    if normalize:  # The zoo normalizes returns with the algorithm's discount.
-        env = VecNormalize(env, gamma=kwargs["gamma"])
     model = PPO("MlpPolicy", env, seed=seed, device="cpu", verbose=0, **kwargs)
     model.learn(total_timesteps=steps)
     model.save(model_path)
-    if normalize:
-        env.save(model_path + ".pkl")
     env.close()
     return dict(env_steps=int(model.num_timesteps))
 
@@ -59,13 +55,9 @@ def evaluate(task: str, seed: int, model_path: str, episodes: int) -> dict:
     from stable_baselines3 import PPO
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.evaluation import evaluate_policy
-    from stable_baselines3.common.vec_env import VecNormalize
 
-    env_id, _, normalize, _ = settings(task)
+    env_id, _, _ = settings(task)
     env = make_vec_env(env_id, n_envs=1, seed=seed + 10_000)  # Monitor-wrapped: raw returns.
-    if normalize:  # Frozen statistics, raw rewards.
-        env = VecNormalize.load(model_path + ".pkl", env)
-        env.training, env.norm_reward = False, False
     model = PPO.load(model_path, env=env, device="cpu")
     returns, _ = evaluate_policy(
         model, env, n_eval_episodes=episodes, deterministic=True, return_episode_rewards=True
@@ -77,8 +69,8 @@ def evaluate(task: str, seed: int, model_path: str, episodes: int) -> dict:
 def main(argv: list[str]) -> None:
     import torch
 
-    torch.set_num_threads(1)
     mode, task, *rest = argv
+    torch.set_num_threads(int(rest[3]) if mode == "train" and len(rest) > 3 else 1)
     if mode == "train":
         steps, seed, model_path = int(rest[0]), int(rest[1]), rest[2]
         result = train(task, steps, seed, model_path)

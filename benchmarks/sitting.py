@@ -94,7 +94,7 @@ STEPS = (
         "docs/results/speed.md",
         (
             ("benchmarks.vs_sb3", "--sb3-python", "{sb3}", "--tasks", "pendulum", "cartpole")
-            + ("--rounds", "2", "--page"),
+            + ("--rounds", "5", "--page"),
         ),
         needs_sb3=True,
     ),

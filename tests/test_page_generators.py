@@ -4,14 +4,18 @@ from the records (synthetic records here; the committed pages are checked in tes
 import json
 import os
 
+import pytest
+
 from benchmarks import common, sitting, speed_matrix, test_suite
 from benchmarks.pages import (
     checks,
+    claims,
     env_backends_page,
     exploration_page,
     mujoco_page,
     native_page,
     readme_numbers,
+    speed_page,
 )
 
 
@@ -436,3 +440,30 @@ def test_a_sitting_runs_each_step_in_the_checkout_reports_a_failure_and_goes_on(
     except SystemExit as stop:
         assert stop.code == 2
     assert f"is at {head}-dirty: commit its code first" in capsys.readouterr().err
+
+
+def _vs_sb3(round_, side, setting, seconds, task="pendulum"):
+    key = "threads" if side == "sb3" else "cache"
+    return dict(
+        **_sitting("2026-11-29 13:00:00"), task=task, round=round_, budget=100_000, side=side,
+        env_steps=100_352, seconds=seconds, eval_mean=-200.0, eval_std=5.0, **{key: setting}
+    )  # fmt: skip
+
+
+def test_speed_page_takes_sb3s_faster_thread_setting_and_our_cold_and_warm_medians():
+    records = []
+    for round_ in range(3):
+        records += [
+            _vs_sb3(round_, "sb3", 1, 30.0 + round_),
+            _vs_sb3(round_, "ours", "cold", 20.0 + 2 * round_),
+            _vs_sb3(round_, "sb3", 2, 24.0 + round_),  # Faster: medians 25 against 31.
+            _vs_sb3(round_, "ours", "warm", 10.0 + round_),
+        ]
+    wall = speed_page.walls(records)["pendulum"]
+    assert wall == dict(sb3=25.0, threads=2, cold=22.0, warm=11.0)
+    page = speed_page.page(records)
+    assert "SB3 takes 2.27x our warm and 1.14x our cold wall time" in page
+    assert "| pendulum | 2 | SB3, 2 torch threads | 100,352 | 26.0 | -200.0 ± 5.0 |" in page
+    del records[0]["threads"]  # A record of before the settings were recorded.
+    with pytest.raises(claims.ClaimError, match="round 0 .* has no 'threads'"):
+        speed_page.walls(records)

@@ -79,16 +79,19 @@ def mujoco() -> str:
 
 def speed() -> str:
     rows = _need(common.sitting(read("vs_sb3")), "vs_sb3", "Speed")
-    ratios = speed_page.ratios(rows)
-    budget = rows[0]["budget"]
+    walls = speed_page.walls(rows)
     names = learning_page.TITLES
-    parts = [f"{names.get(task, task)} {ratio:.2f}x" for task, ratio in ratios.items()]
+    parts = [
+        f"{names.get(task, task)} {wall['sb3'] / wall['warm']:.2f}x warm, "
+        f"{wall['sb3'] / wall['cold']:.2f}x cold (SB3 on {speed_page.threads(wall['threads'])})"
+        for task, wall in walls.items()
+    ]
     return (
-        f"- **Speed** ({where(rows[0])}): {budget // 1000}k env steps from command to exit "
-        "against Stable-Baselines3 with RL-Zoo's hyperparameters (plus VecNormalize on Pendulum, "
-        "which RL-Zoo does not use; SB3 on one torch thread, ours on both cores with a warm XLA "
-        f"cache), SB3's {speed_page.measure(rows)} over ours: {', '.join(parts)} "
-        "([speed](docs/results/speed.md))."
+        f"- **Speed** ({where(rows[0])}): {rows[0]['budget'] // 1000}k env steps from command to "
+        "exit against Stable-Baselines3 with RL-Zoo's settings (SB3 on the faster of 1 and 2 "
+        "torch threads; ours on both cores, warm: a config's second run, its XLA programs "
+        "cached; cold: its first), SB3's median wall time over ours, "
+        f"{speed_page.rounds(rows)} rounds: {'; '.join(parts)} ([speed](docs/results/speed.md))."
     )
 
 
