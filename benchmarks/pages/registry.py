@@ -72,6 +72,7 @@ def shown() -> dict[str, Callable[[list[dict]], list[dict]]]:
         "env_backends": env_backends_page.latest,
         "env_throughput": common.sitting,
         "exploration": exploration_page.shown,
+        "fixed_cost": common.sitting,
         "layouts": common.sitting,
         "learning": per("task", learning_page.newest),
         "minigrid_native": common.sitting,
