@@ -248,6 +248,16 @@ class PPO(tf.Module):
             items["observ_normalizer"] = self.observ_normalizer
         return items
 
+    @property
+    def config(self) -> Any:
+        """The config of the run this agent serves."""
+        return self._config
+
+    def take_config(self, config: Any) -> None:
+        """Serve the run of `config`, which differs from this agent's only in keys the run
+        alone reads (the agent pool's `RUN_ONLY_KEYS`: what is traced is the same)."""
+        self._config = config
+
     def checkpointables(self) -> dict:
         """What a checkpoint must hold to resume training (not the partial rollout)."""
         items = self.policy_checkpointables()

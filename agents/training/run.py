@@ -132,6 +132,7 @@ class Run:
             except ValueError as error:
                 raise UsageError(str(error)) from None
             self._pooled = key, state  # What `close` gives back to the pool.
+            self.agent.take_config(config)  # A kept agent's was its earlier run's.
             self.evaluator = Evaluator(
                 self.agent, self.eval_env, config.eval_policy, rank_seed + EVAL_SEED_OFFSET
             )
@@ -194,6 +195,7 @@ class Run:
         parts = (self.eval_env, self.train_env, self.agent, self.evaluator)
         (parts, self._calls), created = agent_pool.adopt(key, (parts, None), created)
         self.eval_env, self.train_env, self.agent, self.evaluator = parts
+        self.agent.take_config(config)
         self._pooled = key, created
 
     def _whole_call_key(self):

@@ -101,6 +101,7 @@ def test_a_run_on_a_reused_agent_trains_exactly_as_on_a_new_one(tmp_path):
     # Another seed and budget: the budget is a variable of the agent, set for each run.
     other, _, agent_5, reused_5 = _train(tmp_path, 5, "other seed", train_steps=4096)
     assert reused_5 and agent_5 is agent and other != metrics
+    assert agent.config["train_steps"] == 4096  # The kept agent serves the new run's config.
     assert other["learning_rate"] > metrics["learning_rate"]  # Decays over the larger budget.
     again, again_weights, agent_3, reused_3 = _train(tmp_path, 3, "same seed")
     assert reused_3 and agent_3 is agent
