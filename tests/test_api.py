@@ -6,6 +6,7 @@ import json
 import math
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -214,9 +215,13 @@ def test_runs_in_one_process_leave_no_graph_and_no_env_alive_and_print_as_verbos
     assert TIMESTAMP.match(told.out)
 
 
-def test_a_user_defined_native_env_trains_through_the_api(tmp_path):
-    """A corridor written as TensorFlow ops: walk right 6 cells to the goal (+1, -0.01 a step)."""
-    from tests.scripts.native_envs import Corridor
+def test_a_user_defined_native_env_trains_through_the_api_and_is_played_and_rendered(tmp_path):
+    """A corridor written as TensorFlow ops: walk right 6 cells to the goal (+1, -0.01 a step).
+    Trained from a class, then played as a gymnasium env of one by `agents.evaluate` and
+    `visualize` (frames from its `render(state)`), named as a class, an instance or an id."""
+    from agents.scripts import visualize
+    from tests.scripts import native_envs
+    from tests.scripts.capture import run_main
 
     config = dict(
         configs.cartpole_native.differences(),
@@ -228,18 +233,50 @@ def test_a_user_defined_native_env_trains_through_the_api(tmp_path):
         eval_episodes=20,
         num_minibatches=4,
     )
-    result = agents.train(config, logdir=str(tmp_path), env=Corridor, verbose=0)
+    result = agents.train(config, logdir=str(tmp_path), env=native_envs.Corridor, verbose=0)
     with open(os.path.join(result.run_dir, "config.yaml")) as handle:
-        saved = yaml.safe_load(handle)["config"]
-    assert saved["env"] == "agents_api/Corridor-v0" and saved["native_env"] is True
+        text = handle.read()
+    assert yaml.safe_load(text)["config"]["env"] == "agents_api/Corridor-v0"
+    assert yaml.safe_load(text)["config"]["native_env"] is True
     # Straight to the goal: 5 steps of -0.01 and the +1 (a random walk mostly times out).
     assert result.eval_score == pytest.approx(0.95, abs=1e-4)
     policy = agents.load_policy(result.run_dir)
     assert int(policy(np.array([0.5], np.float32))) == 1
-    # The native env, as a class or an instance, played as a gymnasium env of one.
-    for env in (Corridor, Corridor()):
+    for env in (
+        native_envs.Corridor,
+        native_envs.Corridor(),
+        "tests.scripts.native_envs:Corridor-v0",
+    ):
         evaluation = agents.evaluate(result.run_dir, env, episodes=2)
         assert evaluation.returns == pytest.approx([0.95, 0.95], abs=1e-4)
+        assert evaluation.lengths == [6, 6]
+
+    def copy_naming(env_id):  # The run, its config naming the env by module path and id.
+        copy = str(tmp_path / env_id)
+        shutil.copytree(result.run_dir, copy)
+        with open(os.path.join(copy, "config.yaml"), "w") as handle:
+            handle.write(
+                text.replace("agents_api/Corridor-v0", f"tests.scripts.native_envs:{env_id}")
+            )
+        return copy
+
+    corridor, outdir = copy_naming("Corridor-v0"), str(tmp_path / "videos")
+    code, stdout, stderr = run_main(
+        visualize.main, [f"--run_dir={corridor}", f"--outdir={outdir}", "--num_episodes=1"]
+    )
+    assert code == 0, stderr
+    assert "Episode 0: return 0.95 (6 steps" in stdout
+    assert len(os.listdir(outdir)) == 1
+    blind = copy_naming("BlindCorridor-v0")  # The same spaces, no `render`.
+    code, stdout, stderr = run_main(visualize.main, [f"--run_dir={blind}", f"--outdir={outdir}"])
+    assert code == 2 and stderr == (
+        "error: tests.scripts.native_envs:BlindCorridor-v0 renders no frames (a native env "
+        "renders through its render(state) method): pass --eval_only for the returns alone.\n"
+    )
+    code, stdout, stderr = run_main(
+        visualize.main, [f"--run_dir={blind}", "--eval_only", "--num_episodes=2"]
+    )
+    assert code == 0 and "Mean return over 2 episodes: 0.95" in stdout, stdout
 
 
 def test_a_run_without_its_policy_directory_loads_from_its_checkpoint(tmp_path):

@@ -186,18 +186,24 @@ def test_console_is_quiet_unless_verbose(tmp_path):
 
 @pytest.mark.parametrize("verbose, user_level, level", [(False, None, "3"), (True, None, None),
                                                         (False, "1", "1")])  # fmt: skip
-def test_log_level_is_set_before_tensorflow_loads_unless_verbose_or_set(verbose, user_level, level):
+def test_log_level_is_set_before_tensorflow_loads_unless_verbose_or_set(
+    verbose, user_level, level, monkeypatch
+):
+    """What `prepare` sets before TensorFlow loads (that `import_tensorflow` prepares first, in
+    a fresh interpreter, is tests/runtime/test_tf_loading.py's)."""
     from agents.runtime import tf_loading
 
-    env = {k: v for k, v in os.environ.items() if k != tf_loading.LOG_LEVEL}
+    environ = {
+        k: v for k, v in os.environ.items() if k not in (tf_loading.LOG_LEVEL, tf_loading.OURS)
+    }
     if user_level:
-        env[tf_loading.LOG_LEVEL] = user_level
-    code = (
-        "import os; from agents.runtime import tf_loading; "
-        f"tf_loading.import_tensorflow({verbose}); print(os.environ.get(tf_loading.LOG_LEVEL))"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
-    assert result.stdout.strip() == str(level)
+        environ[tf_loading.LOG_LEVEL] = user_level
+    monkeypatch.setattr(tf_loading.os, "environ", environ)  # This test's, apart.
+    monkeypatch.setattr(tf_loading.sys, "modules", {})  # As before TensorFlow loads.
+    monkeypatch.setattr(tf_loading.compile_cache, "enable", lambda: None)
+    tf_loading.prepare(verbose=verbose)
+    monkeypatch.undo()  # sys.modules and os.environ back before anything else runs.
+    assert environ.get(tf_loading.LOG_LEVEL) == level
 
 
 def test_an_env_id_whose_module_cannot_be_imported_is_one_line(tmp_path):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import glob
 import os
-import re
 
 import numpy as np
 import pytest
@@ -190,48 +189,6 @@ def test_cartpole_native_solves_gymnasiums_cartpole(tmp_path, capsys):
     argv = ["--run_dir", run_dir, "--eval_only", "--num_episodes", "2"]
     assert visualize.main(argv) == 0
     assert "Mean return over 2 episodes: 500.00" in capsys.readouterr().out
-
-
-def test_a_run_on_a_users_native_env_evaluates_and_renders(tmp_path):
-    """A registered native env, trained from the command line, then played as a gymnasium
-    env of one by `agents.evaluate` and `visualize` (frames from its `render(state)`)."""
-    from tests.scripts import native_envs
-
-    logdir = str(tmp_path / "logs")
-    overrides = "num_minibatches=4 train_steps=8192 train_every=4096 eval_episodes=4"
-    argv = ["--config=cartpole_native", f"--logdir={logdir}", "--set", *overrides.split()]
-    argv += ["num_agents=16", "rollout_length=16", "rollouts_per_call=2"]
-    # The blind corridor is only played, not scored: one call of training is enough.
-    short = ["train_steps=512", "train_every=512"]
-    for env, more in (("Corridor-v0", []), ("BlindCorridor-v0", short)):
-        env = f"env=tests.scripts.native_envs:{env}"
-        code, stdout, stderr = run_main(train.main, [*argv, env, *more])
-        assert code == 0, stderr
-    corridor, blind = sorted(os.path.join(logdir, name) for name in os.listdir(logdir))
-    if "Blind" in corridor:
-        corridor, blind = blind, corridor
-    # Straight to the goal: 5 steps of -0.01 and the +1.
-    evaluation = agents.evaluate(corridor, native_envs.Corridor, episodes=3)
-    assert evaluation.returns == pytest.approx([0.95] * 3, abs=1e-4)
-    assert evaluation.lengths == [6, 6, 6]
-    by_id = agents.evaluate(corridor, "tests.scripts.native_envs:Corridor-v0", episodes=2)
-    assert by_id.returns == evaluation.returns[:2]
-    outdir = str(tmp_path / "videos")
-    code, stdout, stderr = run_main(
-        visualize.main, [f"--run_dir={corridor}", f"--outdir={outdir}", "--num_episodes=1"]
-    )
-    assert code == 0, stderr
-    assert "Episode 0: return 0.95 (6 steps" in stdout
-    assert len(os.listdir(outdir)) == 1
-    code, stdout, stderr = run_main(visualize.main, [f"--run_dir={blind}", f"--outdir={outdir}"])
-    assert code == 2 and stderr == (
-        "error: tests.scripts.native_envs:BlindCorridor-v0 renders no frames (a native env "
-        "renders through its render(state) method): pass --eval_only for the returns alone.\n"
-    )
-    code, stdout, stderr = run_main(
-        visualize.main, [f"--run_dir={blind}", "--eval_only", "--num_episodes=2"]
-    )
-    assert code == 0 and re.search(r"^Mean return over 2 episodes: -?\d", stdout, re.M), stdout
 
 
 def test_a_native_observation_far_outside_its_bounds_stops_as_a_python_one_does(tmp_path):

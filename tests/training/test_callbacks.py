@@ -4,8 +4,6 @@
 import json
 import math
 import os
-import subprocess
-import sys
 
 import gymnasium as gym
 import pytest
@@ -241,20 +239,14 @@ def test_leaving_the_reports_early_stops_the_run_saved_and_exported(tmp_path):
 
 
 def test_the_command_line_stops_at_a_score_and_keeps_the_best_policy(tmp_path):
-    command = [
-        sys.executable,
-        "-m",
-        "agents.scripts.train",
-        "--config=debug",
-        f"--logdir={tmp_path}",
-        "--set",
-        "max_episode_steps=50",
-        "stop_at_score=-1e9",
-        "keep_best_policy=True",
-    ]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr
-    assert "Stopped at env step 128: eval score " in result.stdout
+    from agents.scripts import train
+    from tests.scripts.capture import run_main
+
+    argv = ["--config=debug", f"--logdir={tmp_path}", "--set", "max_episode_steps=50"]
+    argv += ["stop_at_score=-1e9", "keep_best_policy=True"]
+    code, stdout, stderr = run_main(train.main, argv)
+    assert code == 0, stderr
+    assert "Stopped at env step 128: eval score " in stdout
     (run_dir,) = [os.path.join(tmp_path, name) for name in os.listdir(tmp_path)]
     assert callbacks.read_best_score(run_dir)["env_steps"] == 128
     assert os.path.isfile(os.path.join(run_dir, "best_policy", "saved_model.pb"))
