@@ -106,7 +106,7 @@ def open_scratch(directory: str) -> str | None:
     first (a killed run's entries still reach the cache). Returns None where the temporary
     folder has no room for entries (TensorFlow then uses the cache directly).
     """
-    root = tempfile.gettempdir()
+    root, folder = tempfile.gettempdir(), None
     _clear_stale(root, directory)
     try:
         stat = os.statvfs(root)
@@ -116,6 +116,8 @@ def open_scratch(directory: str) -> str | None:
         for path in _entries(directory):
             os.symlink(path, os.path.join(folder, os.path.basename(path)))
     except OSError:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
         return None
     if not _scratch:
         atexit.register(close_scratch)

@@ -72,6 +72,17 @@ def test_tensorflow_writes_to_a_scratch_folder_whose_new_entries_the_cache_takes
         assert not os.path.exists(scratch) and handle.read() == "a file"
 
 
+def test_without_room_for_a_scratch_folder_tensorflow_uses_the_cache_itself(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    statvfs, scratch_root = os.statvfs, str(tmp_path / "tmp")
+    full = os.statvfs_result((4096, 4096, 100, 10, 10, 100, 10, 10, 0, 255))
+    monkeypatch.setattr(os, "statvfs", lambda path: full if path == scratch_root else statvfs(path))
+    environ = {}
+    directory = compile_cache.enable(environ)
+    assert environ["TF_XLA_FLAGS"] == f"--tf_xla_persistent_cache_directory={directory}"
+    assert os.listdir(scratch_root) == [] and compile_cache.publish() == 0
+
+
 def test_a_dead_process_s_old_scratch_folder_is_published_and_removed_at_a_start(
     tmp_path, monkeypatch
 ):
