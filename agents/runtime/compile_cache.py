@@ -6,41 +6,34 @@ which it reads when it loads, so this is set before TensorFlow is imported.
 
 A cache exists to save time, so it must not cost a run: before it is enabled the folder is
 checked (made, written, with room for entries and a file size limit that allows them); a folder
-that fails is left off for the run with one warning line. TensorFlow cannot drop the cache once
-loaded and stops a call whose entry it cannot write, so it never writes to the cache itself: it
-is pointed at a scratch folder of this process (`open_scratch`: links to the cache's entries,
-where its new entries land), and `publish` copies the new entries into the cache when the
-process ends. A cache that stops taking entries during the run (the disk filled, the folder
-deleted or made read-only) costs the run one warning line and the new entries, nothing more.
-A failure TensorFlow meets anyway (the scratch folder itself failing, an entry garbled) stops
-the run with one line that says which (a failed write is never called a garbled read), sets a
-garbled entry aside alone, and leaves the rest of the cache as it was.
+that fails is left off for the run with one warning line. TensorFlow never writes to the cache
+itself: it is pointed at a scratch folder of this process (`xla_scratch`), whose new entries
+reach the cache when the process ends. A failure TensorFlow meets anyway (the scratch folder
+itself failing, an entry garbled) stops the run with one line that says which (a failed write
+is never called a garbled read), sets a garbled entry aside alone, and leaves the rest of the
+cache as it was.
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import importlib.metadata
 import os
 import re
 import resource
-import shutil
 import sys
 import tempfile
-import time
 import warnings
+
+from agents.runtime import xla_scratch
+from agents.runtime.xla_scratch import ROOM_BYTES, entries, remove
 
 FLAGS = "TF_XLA_FLAGS"
 CACHE_FLAG = "--tf_xla_persistent_cache_directory"
 LIMIT_VARIABLE = "AGENTS_XLA_CACHE_MB"
 DEFAULT_LIMIT_MB = 1024
 CHECKED = ".checked"  # Its time: when the entries were last checked for damage.
-ROOM_BYTES = 64 << 20  # Free space and file size a start needs for its entries (1-6 MB each).
-SCRATCH_PREFIX = "agents-xla-"  # Then the process id: `agents-xla-<pid>-<random>`.
-STALE_SECONDS = 3600  # A dead process's scratch folder older than this is cleared at a start.
 _FOUND_UNUSABLE: set[str] = set()  # Folders this process found unusable (and warned of).
-_scratch: dict[str, str] = {}  # This process's: {"folder": scratch folder, "cache": the cache}.
 
 
 def cache_directory() -> str:
@@ -92,115 +85,9 @@ def enable(environ=os.environ) -> str | None:
         warnings.warn(str(error), stacklevel=2)
         limit = DEFAULT_LIMIT_MB * 2**20
     prune(directory, limit)
-    read_and_written = open_scratch(directory) or directory
+    read_and_written = xla_scratch.open_folder(directory) or directory
     environ[FLAGS] = f"{environ.get(FLAGS, '')} {CACHE_FLAG}={read_and_written}".strip()
     return directory
-
-
-def open_scratch(directory: str) -> str | None:
-    """This process's scratch folder for the cache `directory`, which TensorFlow reads and
-    writes in its place: a link to each entry of the cache, and room for TensorFlow's new
-    entries, which `publish` copies into the cache (at the latest when the process exits).
-
-    Scratch folders of dead processes older than `STALE_SECONDS` are published and removed
-    first (a killed run's entries still reach the cache). Returns None where the temporary
-    folder has no room for entries (TensorFlow then uses the cache directly).
-    """
-    root, folder = tempfile.gettempdir(), None
-    _clear_stale(root, directory)
-    try:
-        stat = os.statvfs(root)
-        if stat.f_bavail * stat.f_frsize < ROOM_BYTES:
-            return None
-        folder = tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-", dir=root)
-        for path in _entries(directory):
-            os.symlink(path, os.path.join(folder, os.path.basename(path)))
-    except OSError:
-        if folder is not None:
-            shutil.rmtree(folder, ignore_errors=True)
-        return None
-    if not _scratch:
-        atexit.register(close_scratch)
-    _scratch.update(folder=folder, cache=directory)
-    return folder
-
-
-def publish() -> int:
-    """Copies the entries TensorFlow wrote to this process's scratch folder into the cache, each
-    whole (a temporary file, renamed), and links them there; returns how many it copied.
-
-    A cache that cannot take them (a full disk, a folder deleted or made read-only, `ulimit -f`)
-    keeps what it had: one warning line on stderr (once per process), the entries stay in the
-    scratch folder and go when it does, and nothing else changes.
-    """
-    folder, directory = _scratch.get("folder"), _scratch.get("cache")
-    if folder is None or directory in _FOUND_UNUSABLE:
-        return 0
-    copied, error = _copy_new_entries(folder, directory)
-    if error is not None:
-        _FOUND_UNUSABLE.add(directory)
-        sys.stderr.write(
-            f"warning: XLA's compile cache {directory} could not take this run's new entries "
-            f"({error.strerror or error}); the run is unaffected and compiles them again next "
-            "time. Free space or fix the folder, or set AGENTS_XLA_CACHE=0.\n"
-        )
-        sys.stderr.flush()
-    return copied
-
-
-def close_scratch() -> None:
-    """Publishes this process's new entries (`publish`) and removes its scratch folder."""
-    publish()
-    folder = _scratch.pop("folder", None)
-    if folder is not None:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def _copy_new_entries(folder: str, directory: str) -> tuple[int, OSError | None]:
-    """Copies the entries of `folder` that are files (not links) into `directory`, each
-    replaced by a link to its copy; returns how many, and the error that stopped it or None."""
-    copied = 0
-    for path in _entries(folder):
-        if os.path.islink(path):
-            continue  # The cache's own entry, or one published already.
-        target = os.path.join(directory, os.path.basename(path))
-        partial = f"{target}.{os.getpid()}.tmp"
-        try:
-            os.makedirs(directory, exist_ok=True)
-            shutil.copyfile(path, partial)
-            os.replace(partial, target)
-        except OSError as error:
-            _remove(partial)
-            return copied, error
-        copied += 1
-        with contextlib.suppress(OSError):
-            os.remove(path)
-            os.symlink(target, path)
-    return copied, None
-
-
-def _clear_stale(root: str, directory: str) -> None:
-    """Publishes into `directory` and removes the scratch folders under `root` of processes
-    that are gone, unchanged for `STALE_SECONDS` (a process in another PID namespace may look
-    gone: its folder is left while it may be in use)."""
-    try:
-        scan = [entry for entry in os.scandir(root) if entry.name.startswith(SCRATCH_PREFIX)]
-    except OSError:
-        return
-    for entry in scan:
-        pid = entry.name[len(SCRATCH_PREFIX) :].split("-", 1)[0]
-        try:
-            old = time.time() - entry.stat(follow_symlinks=False).st_mtime > STALE_SECONDS
-            if not (old and entry.is_dir(follow_symlinks=False) and pid.isdigit()):
-                continue
-            os.kill(int(pid), 0)
-            continue  # Alive.
-        except ProcessLookupError:
-            pass
-        except OSError:
-            continue  # Gone meanwhile, or alive under another user.
-        _copy_new_entries(entry.path, directory)  # What fails is only not kept.
-        shutil.rmtree(entry.path, ignore_errors=True)
 
 
 def unusable(directory: str) -> str | None:
@@ -300,14 +187,14 @@ def failure(error: BaseException, environ=os.environ) -> str | None:
     if CACHE_FLAG not in flags:
         return None
     directory = flags.split(f"{CACHE_FLAG}=", 1)[1].split()[0]  # The cache, or the scratch.
-    cache = _scratch["cache"] if _scratch.get("folder") == directory else directory
+    cache = xla_scratch.cache_of(directory)
     message = str(error)
     # Any error type: TensorFlow raises a failed write as whatever its file system said
     # (ResourceExhausted for a full disk, OutOfRange for `ulimit -f`, NotFound, ...).
     written = re.search(re.escape(directory) + r"/(\S+\.tmp); ([^\n\[]+)", message)
     if written:
         name, reason = written.group(1), written.group(2).strip()
-        _remove(os.path.join(directory, name))
+        remove(os.path.join(directory, name))
         if cache == directory:
             return (
                 f"XLA's compile cache {directory} could not be written ({reason}); the cache is "
@@ -324,13 +211,13 @@ def failure(error: BaseException, environ=os.environ) -> str | None:
     if named:
         damaged = [os.path.join(directory, named.group(1))]
     elif "Read less bytes than requested" in message:
-        damaged = [path for path in _entries(directory) if not _whole(path)]
+        damaged = [path for path in entries(directory) if not _whole(path)]
     else:
         return None
     moved = [path for path in damaged if _set_aside(os.path.realpath(path))]
     for path in damaged:  # A scratch folder's link to an entry set aside.
         if os.path.islink(path):
-            _remove(path)
+            remove(path)
     if not moved:
         return (
             f"XLA's compile cache {cache} could not be read (an entry is damaged and could "
@@ -358,7 +245,7 @@ def set_aside_damaged(directory: str) -> list[str]:
     except OSError:
         since = 0.0
     damaged = []
-    for path in _entries(directory):
+    for path in entries(directory):
         try:
             stat = os.stat(path)
         except OSError:
@@ -373,13 +260,6 @@ def set_aside_damaged(directory: str) -> list[str]:
     with contextlib.suppress(OSError), open(marker, "w"):
         pass
     return damaged
-
-
-def _entries(directory: str) -> list[str]:
-    try:
-        return [entry.path for entry in os.scandir(directory) if entry.name.endswith(".pb")]
-    except OSError:
-        return []
 
 
 def _whole(path: str) -> bool:
@@ -428,8 +308,3 @@ def _set_aside(path: str) -> bool:
         return True
     except OSError:
         return False
-
-
-def _remove(path: str) -> None:
-    with contextlib.suppress(OSError):
-        os.remove(path)

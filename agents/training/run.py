@@ -23,7 +23,7 @@ from agents.ppo import compilation
 from agents.ppo.algorithm import Evaluator
 from agents.ppo.factory import make_agent
 from agents.ppo.rollouts import rollouts_then_updates
-from agents.runtime import compile_cache, tf_loading
+from agents.runtime import tf_loading, xla_scratch
 from agents.tools.mpi import World
 from agents.tools.ranks import ranks_of
 from agents.training import agent_pool, summaries
@@ -378,7 +378,7 @@ class Run:
         return agent_pool.agent_key(config, env.observation_space, env.action_space)
 
     def close(self) -> None:
-        compile_cache.publish()  # The programs this run compiled, for the next start.
+        xla_scratch.publish()  # The programs this run compiled, for the next start.
         for env in self._envs:
             env.close()
         self._envs = []

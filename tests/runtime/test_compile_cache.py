@@ -5,7 +5,7 @@ import tempfile
 
 import pytest
 
-from agents.runtime import compile_cache
+from agents.runtime import compile_cache, xla_scratch
 from tests.scripts.capture import untimed
 
 
@@ -14,7 +14,7 @@ def _own_scratch(tmp_path, monkeypatch):
     """This test's scratch folders under tmp_path/tmp, apart from the test process's own."""
     (tmp_path / "tmp").mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
-    monkeypatch.setattr(compile_cache, "_scratch", {})
+    monkeypatch.setattr(xla_scratch, "_state", {})
     monkeypatch.setattr(compile_cache, "_FOUND_UNUSABLE", set())
 
 
@@ -50,7 +50,7 @@ def test_tensorflow_writes_to_a_scratch_folder_whose_new_entries_the_cache_takes
     new = os.path.join(scratch, "xla_compile_cache__7__XLA_CPU_JIT.pb")
     with open(new, "wb") as handle:  # As TensorFlow writes a program it compiled.
         handle.write(b"\x08\x07")
-    assert compile_cache.publish() == 1 and compile_cache.publish() == 0
+    assert xla_scratch.publish() == 1 and xla_scratch.publish() == 0
     published = os.path.join(directory, os.path.basename(new))
     with open(published, "rb") as handle:
         assert handle.read() == b"\x08\x07"
@@ -60,14 +60,14 @@ def test_tensorflow_writes_to_a_scratch_folder_whose_new_entries_the_cache_takes
     os.rename(directory, f"{directory}.moved")
     with open(directory, "w") as handle:  # The folder replaced during the run: no entries.
         handle.write("a file")
-    assert compile_cache.publish() == 0
+    assert xla_scratch.publish() == 0
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith(
         f"warning: XLA's compile cache {directory} could not take this run's new entries ("
     )
     assert "the run is unaffected" in line
-    assert compile_cache.publish() == 0 and capsys.readouterr().err == ""  # Said once.
-    compile_cache.close_scratch()
+    assert xla_scratch.publish() == 0 and capsys.readouterr().err == ""  # Said once.
+    xla_scratch.close()
     with open(directory) as handle:
         assert not os.path.exists(scratch) and handle.read() == "a file"
 
@@ -80,7 +80,7 @@ def test_without_room_for_a_scratch_folder_tensorflow_uses_the_cache_itself(tmp_
     environ = {}
     directory = compile_cache.enable(environ)
     assert environ["TF_XLA_FLAGS"] == f"--tf_xla_persistent_cache_directory={directory}"
-    assert os.listdir(scratch_root) == [] and compile_cache.publish() == 0
+    assert os.listdir(scratch_root) == [] and xla_scratch.publish() == 0
 
 
 def test_a_dead_process_s_old_scratch_folder_is_published_and_removed_at_a_start(
@@ -94,7 +94,7 @@ def test_a_dead_process_s_old_scratch_folder_is_published_and_removed_at_a_start
     folders = {}
     cases = [("stale", dead, 7200), ("young", dead, 60), ("alive", os.getpid(), 7200)]
     for name, pid, age in cases:
-        folder = tmp_path / "tmp" / f"{compile_cache.SCRATCH_PREFIX}{pid}-{name}"
+        folder = tmp_path / "tmp" / f"{xla_scratch.PREFIX}{pid}-{name}"
         folder.mkdir()
         (folder / f"xla_compile_cache__{name}__XLA_CPU_JIT.pb").write_bytes(b"\x08\x01")
         used = time.time() - age
