@@ -82,19 +82,9 @@ class PPO(tf.Module):
         # Parts that learn beside the network (e.g. RND's predictor), by name.
         self.components = self._make_components(observ_space, config)
         self.optimizer = make_optimizer(config.optimizer, config.learning_rate)
-        self.observ_normalizer = None
-        if config.normalize_observ:
-            self.observ_normalizer = StreamingNormalize(
-                observ_space.shape,
-                clip=5.0,
-                cross_replica_sum=cross_replica_sum,
-                normalized=normalized_entries(observ_space),
-            )
-        self.reward_scaler = None
-        if config.normalize_reward:
-            self.reward_scaler = RewardScaler(
-                size, config.discount, clip=10.0, cross_replica_sum=cross_replica_sum
-            )
+        self.observ_normalizer, self.reward_scaler = _normalizers(
+            observ_space, size, config, cross_replica_sum
+        )
         self.rng = tf.random.Generator.from_seed(seed)
         self.env_steps = tf.Variable(0, dtype=tf.int64, trainable=False, name="env_steps")
         self.kl_beta = tf.Variable(
@@ -124,8 +114,18 @@ class PPO(tf.Module):
                 self.network.policy_head.log_std, size, config.sde_sample_freq
             )
         self.streams = self._value_streams(config)
+        self._buffer = self._rollout_buffer(observ_space, batch_env.action, config, size)
+        self.optimizer.build(self._trainable_variables())
+        # One process reads the rollout inside the compiled update; ranks pass the gathered one.
+        xla = self._xla_update
+        self._update_rollout = tf.function(self._update_rollout, jit_compile=xla, autograph=False)
+        self._update_gathered = tf.function(self._update, jit_compile=xla, autograph=False)
+        self._deferred = False  # Set while `deferred_updates` traces steps.
+
+    def _rollout_buffer(self, observ_space, action, config, size) -> RolloutBuffer:
+        """The buffer of one rollout: transitions, each stream's values, the agent's extras."""
         specs = transition_specs(
-            observ_space, batch_env.action, self._recurrent.state, config.normalize_observ
+            observ_space, action, self._recurrent.state, config.normalize_observ
         )
         specs["advantage"] = tf.TensorSpec([], tf.float32)  # Set by the update, for summaries.
         for stream in self.streams:
@@ -133,13 +133,7 @@ class PPO(tf.Module):
             if stream.episodic:
                 specs["final_value" + stream.key] = tf.TensorSpec([], tf.float32)
         specs.update(self._observation_specs())
-        self._buffer = RolloutBuffer(specs, config.rollout_length, size)
-        self.optimizer.build(self._trainable_variables())
-        # One process reads the rollout inside the compiled update; ranks pass the gathered one.
-        xla = self._xla_update
-        self._update_rollout = tf.function(self._update_rollout, jit_compile=xla, autograph=False)
-        self._update_gathered = tf.function(self._update, jit_compile=xla, autograph=False)
-        self._deferred = False  # Set while `deferred_updates` traces steps.
+        return RolloutBuffer(specs, config.rollout_length, size)
 
     # Hooks for agents with other networks, value streams or losses (see
     # `agents.ppo.exploration.rnd_agent`).
@@ -513,3 +507,20 @@ def _join_batches(gathered: tf.Tensor, axis: int = 0) -> tf.Tensor:
     moved = tf.experimental.numpy.moveaxis(gathered, 0, axis)  # [..., ranks, batch, ...]
     shape = moved.shape.as_list()
     return tf.reshape(moved, shape[:axis] + [shape[axis] * shape[axis + 1]] + shape[axis + 2 :])
+
+
+def _normalizers(observ_space, size: int, config, cross_replica_sum):
+    """The observation normalizer and the reward scaler the config asks for (else Nones)."""
+    observ_normalizer = reward_scaler = None
+    if config.normalize_observ:
+        observ_normalizer = StreamingNormalize(
+            observ_space.shape,
+            clip=5.0,
+            cross_replica_sum=cross_replica_sum,
+            normalized=normalized_entries(observ_space),
+        )
+    if config.normalize_reward:
+        reward_scaler = RewardScaler(
+            size, config.discount, clip=10.0, cross_replica_sum=cross_replica_sum
+        )
+    return observ_normalizer, reward_scaler
