@@ -14,6 +14,7 @@ from agents.config.config import Config
 from agents.config.validate import validate_config
 from agents.ppo import advantages, compilation, losses, minibatch, streams, update
 from agents.ppo.evaluator import Evaluator  # noqa: F401 (re-exported)
+from agents.ppo.export import EXPORT_MODULE
 from agents.ppo.memory import RolloutBuffer, transition_specs
 from agents.ppo.networks.contract import act
 from agents.ppo.networks.mlp import make_network
@@ -50,6 +51,8 @@ class PPO(tf.Module):
     # Minibatch diagnostics averaged over an epoch, and all diagnostics of an update.
     LOSS_METRICS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "grad_norm")
     METRICS = LOSS_METRICS + ("explained_variance", "learning_rate", "kl_beta", "epochs")
+    # The export module kept by `agents.ppo.export` holds the network's variables again.
+    _TF_MODULE_IGNORED_PROPERTIES = tf.Module._TF_MODULE_IGNORED_PROPERTIES | {EXPORT_MODULE}
 
     def __init__(
         self,

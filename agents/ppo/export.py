@@ -32,6 +32,7 @@ SIGNATURE_INPUT = "observation"
 SIGNATURE_OUTPUT = "action"
 SIGNATURE_FINITE = "finite"
 TFLITE_SIGNATURE = "tflite"
+EXPORT_MODULE = "_export_module"  # The agent's attribute that keeps its export module.
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
@@ -177,17 +178,39 @@ def _packed(agent) -> bool:
     return isinstance(agent.observation_space, PackedDict)
 
 
+def _module_of(agent) -> _ExportedPolicy:
+    """The agent's export module, built at its first export and kept with it: a later export
+    of the agent (its best policy at each new best, a kept agent's next run) traces none of its
+    functions again. The weights are the network's own variables; the normalizer's statistics
+    are copied at each export."""
+    module = getattr(agent, EXPORT_MODULE, None)
+    if module is None:
+        module = _ExportedPolicy(agent)
+        object.__setattr__(agent, EXPORT_MODULE, module)  # Not tracked as the agent's part.
+    elif module._shift is not None:
+        shift, scale = _float32_statistics(agent.observ_normalizer)
+        module._shift.assign(shift)
+        module._scale.assign(scale)
+    return module
+
+
 def _float32_normalization(normalizer):
     """`(shift, scale, clip)` float32 variables equal to `normalizer.transform`, or Nones."""
     if normalizer is None:
         return None, None, None
+    shift, scale = _float32_statistics(normalizer)
+    shift = tf.Variable(shift, trainable=False, name="observ_shift")
+    scale = tf.Variable(scale, trainable=False, name="observ_scale")
+    return shift, scale, normalizer._clip
+
+
+def _float32_statistics(normalizer) -> tuple[tf.Tensor, tf.Tensor]:
+    """`(shift, scale)` as float32 tensors: `transform(x)` is `(x - shift) * scale`, clipped."""
     shift = normalizer.mean if normalizer._center else tf.zeros_like(normalizer.mean)
     scale = tf.ones_like(normalizer.var)
     if normalizer._scale:
         scale = 1.0 / tf.sqrt(normalizer.var + normalizer._var_epsilon)
-    shift = tf.Variable(tf.cast(shift, tf.float32), trainable=False, name="observ_shift")
-    scale = tf.Variable(tf.cast(scale, tf.float32), trainable=False, name="observ_scale")
-    return shift, scale, normalizer._clip
+    return tf.cast(shift, tf.float32), tf.cast(scale, tf.float32)
 
 
 def _action_bounds(space) -> tuple[np.ndarray | None, np.ndarray | None]:
@@ -240,7 +263,7 @@ def export_policy(agent, path: str) -> str:
     Returns:
         The path.
     """
-    module = _ExportedPolicy(agent)
+    module = _module_of(agent)
     module.frozen_serve, serving = _frozen(module.serve)
     module.frozen_tflite, tflite = _frozen(module.serve_tflite)
     signatures = {"serving_default": serving, TFLITE_SIGNATURE: tflite}

@@ -46,12 +46,29 @@ class InGraphBatchEnv(Transitions):
             (action_shape, self._action_dtype),
         )
         self._batch_env = batch_env
+        self._size = len(batch_env)
         self._error: BaseException | None = None
         self.observation_space = observ_space
         self.action_space = batch_env.action_space
 
     def __len__(self) -> int:
-        return len(self._batch_env)
+        return self._size
+
+    @property
+    def batch_env(self):
+        """The `BatchEnv` this steps (None while it holds none; see `hold`)."""
+        return self._batch_env
+
+    def hold(self, batch_env) -> None:
+        """Step `batch_env` from now on, or nothing (None).
+
+        The ops traced from this object call it back by reference, so a graph traced once
+        serves another batch of environments of the same spaces and count: a later run's, where
+        a process keeps its compiled calls. Holding None lets an idle object's environments go.
+        """
+        if batch_env is not None and len(batch_env) != self._size:
+            raise ValueError(f"{len(batch_env)} environments given where {self._size} are stepped.")
+        self._batch_env, self._error = batch_env, None
 
     def simulate(self, action: tf.Tensor) -> None:
         """Step all environments and store the transition in the variables."""
@@ -85,7 +102,8 @@ class InGraphBatchEnv(Transitions):
 
     def close(self) -> None:
         """Close the environments."""
-        self._batch_env.close()
+        if self._batch_env is not None:
+            self._batch_env.close()
 
     @contextlib.contextmanager
     def python_errors(self) -> Iterator[None]:

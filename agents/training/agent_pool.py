@@ -7,9 +7,9 @@ agent would be built from the same config and spaces takes it instead, with ever
 to the values a new agent of its seed has (built for that, then dropped), so the run trains
 exactly as with a new agent and calls the update already traced and compiled.
 
-Only single-process runs share, and an agent is taken by one run at a time. A native run's
-whole call is one program with its envs: such a run keeps its envs, agent and compiled calls
-here together (see `Run`), for the project's own native envs only.
+Only single-process runs share, and an agent is taken by one run at a time. A run's compiled
+calls hold its envs too, so a run keeps its in-graph envs, agent and compiled calls here
+together (see `Run`); a user's native env is never kept.
 """
 
 from __future__ import annotations

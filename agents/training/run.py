@@ -117,25 +117,11 @@ class Run:
 
     def _build(self, seed: int) -> None:
         """Envs, agent and loop of this rank; rank 0 restores the latest checkpoint."""
-        config, world, rank_seed = self.config, self.world, self._rank_seed
+        config, world = self.config, self.world
         keras.utils.set_random_seed(seed)  # The same initial network on every rank.
         envs = budget.rank_envs(config, world.size)  # Before any env is built.
-        self._calls = None
         self._whole = compilation.whole_call(config, world.size)
-        if self._whole:
-            self._build_whole_call(envs)
-        else:
-            self._build_envs(envs)
-            try:
-                key = self._agent_key()
-                self.agent, state = agent_pool.build(key, self._make_agent)
-            except ValueError as error:
-                raise UsageError(str(error)) from None
-            self._pooled = key, state  # What `close` gives back to the pool.
-            self.agent.take_config(config)  # A kept agent's was its earlier run's.
-            self.evaluator = Evaluator(
-                self.agent, self.eval_env, config.eval_policy, rank_seed + EVAL_SEED_OFFSET
-            )
+        self._build_pooled(envs)
         self.step = tf.Variable(0, dtype=tf.int64, trainable=False)
         items = dict(self.agent.checkpointables(), **self.train_env.checkpointables())
         self._checkpoint = tf.train.Checkpoint(step=self.step, **items)
@@ -171,15 +157,17 @@ class Run:
     def _make_agent(self):
         return make_agent(self.train_env, self.config, self._rank_seed, ranks_of(self.world))
 
-    def _build_whole_call(self, envs: int) -> None:
-        """Envs, agent and evaluator of a native run, whose calls XLA compiles whole.
+    def _build_pooled(self, envs: int) -> None:
+        """Envs, agent, evaluator and compiled calls of this rank, kept from an ended run.
 
-        Such a program holds its envs as well as its agent, so the pool keeps them together
-        with the compiled calls: a later run of the same config in this process (a notebook's
-        next seed, a test) takes them, every variable set to what its own fresh build holds,
-        and skips tracing and compiling. Only the project's native envs are shared: all they
-        put in a program comes from the config or lives in variables; a user's env might
-        hold anything.
+        A run's compiled calls hold its envs as well as its agent (a native env's dynamics are
+        in the program; a Python env is stepped through the in-graph env the program calls
+        back), so the pool keeps them together: a later run of the same config in this process
+        (a notebook's next seed, a test) takes them, every variable set to what its own fresh
+        build holds and its own Python envs held by the kept in-graph envs, and skips tracing
+        and compiling. Only single-process runs share. A native env is shared for the
+        project's own envs only: all they put in a program comes from the config or lives in
+        variables; a user's native env might hold anything.
         """
         config = self.config
         with agent_pool.recording() as created:
@@ -191,20 +179,24 @@ class Run:
             self.evaluator = Evaluator(
                 self.agent, self.eval_env, config.eval_policy, self._rank_seed + EVAL_SEED_OFFSET
             )
-        key = self._whole_call_key()
-        parts = (self.eval_env, self.train_env, self.agent, self.evaluator)
-        (parts, self._calls), created = agent_pool.adopt(key, (parts, None), created)
+        key = self._calls_key()
+        fresh = (self.eval_env, self.train_env, self.agent, self.evaluator)
+        (parts, self._calls), created = agent_pool.adopt(key, (fresh, None), created)
+        if parts is not fresh and not self._whole:  # Kept in-graph envs step this run's envs.
+            parts[0].hold(self.eval_env.batch_env)
+            parts[1].hold(self.train_env.batch_env)
         self.eval_env, self.train_env, self.agent, self.evaluator = parts
-        self.agent.take_config(config)
+        self.agent.take_config(config)  # A kept agent's was its earlier run's.
         self._pooled = key, created
 
-    def _whole_call_key(self):
-        """The pool's key of a native run of one of the project's envs (None for a user's)."""
-        if not registry.is_builtin(self.config.env):
+    def _calls_key(self):
+        """The pool's key of this run's calls: its config but the run-only keys (the eval
+        envs' count in), and its spaces; None where the run shares nothing."""
+        config, env = self.config, self.train_env
+        if self.world.size > 1 or (self._whole and not registry.is_builtin(config.env)):
             return None
-        env = self.train_env
-        key = agent_pool.agent_key(self.config, env.observation_space, env.action_space)
-        return None if key is None else ("whole call", key)
+        key = agent_pool.agent_key(config, env.observation_space, env.action_space)
+        return None if key is None else ("calls", self._whole, config.eval_agents, key)
 
     def _synchronize(self) -> None:
         """Give every rank rank 0's state: fresh or restored, the ranks start identical.
@@ -370,13 +362,6 @@ class Run:
         """The Python batch environments built so far (train, then eval), for watchdogs."""
         return list(self._envs)
 
-    def _agent_key(self):
-        """The agent pool's key: shared by single-process runs whose update compiles alone."""
-        config, env = self.config, self.train_env
-        if self.world.size > 1 or compilation.whole_call(config, self.world.size):
-            return None
-        return agent_pool.agent_key(config, env.observation_space, env.action_space)
-
     def close(self) -> None:
         xla_scratch.publish()  # The programs this run compiled, for the next start.
         for env in self._envs:
@@ -385,11 +370,11 @@ class Run:
         pooled, self._pooled = getattr(self, "_pooled", None), None
         if pooled is None:
             return
-        if self._whole:  # Its envs and compiled calls go with its agent.
-            parts = (self.eval_env, self.train_env, self.agent, self.evaluator)
-            agent_pool.release(pooled[0], (parts, self._calls), pooled[1])
-        else:  # Its next run of the same shapes reuses its compiled update.
-            agent_pool.release(pooled[0], self.agent, pooled[1])
+        parts = (self.eval_env, self.train_env, self.agent, self.evaluator)
+        if not self._whole:  # The pool keeps no closed env alive.
+            self.eval_env.hold(None)
+            self.train_env.hold(None)
+        agent_pool.release(pooled[0], (parts, self._calls), pooled[1])
 
     def _train_step(self, reset: bool):
         del reset  # Training rollouts continue across phases.

@@ -11,7 +11,7 @@ import tensorflow as tf
 
 from agents import tools
 from agents.ppo.algorithm import Evaluator
-from agents.ppo.export import export_policy
+from agents.ppo.export import EXPORT_MODULE, export_policy
 from tests.floats import assert_float32_close
 from tests.ppo.test_algorithm import PPO, _config, _env, _run
 
@@ -50,6 +50,36 @@ def test_exported_policy_matches_library_in_fresh_process(tmp_path):
     assert not loaded["agents"]
     np.testing.assert_allclose(loaded["actions"], expected, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(loaded["stepped"], expected, rtol=1e-5, atol=1e-6)
+
+
+def test_a_later_export_holds_the_agents_new_weights_and_statistics_and_traces_nothing(
+    tmp_path,
+):
+    """An agent exported again (its best policy at each new best; a kept agent's next run)
+    reuses the functions traced at its first export, with the weights and the normalizer's
+    statistics of the moment, in the functions and in the frozen signatures alike."""
+    batch_env = _env(count=4)
+    agent = PPO(batch_env, _config(normalize_observ=True), seed=0)
+    run, _ = _run(batch_env, agent, 16)
+    observ = np.random.default_rng(0).uniform(-3, 3, (4, 3)).astype(np.float32)
+    first = tf.saved_model.load(export_policy(agent, str(tmp_path / "first")))
+    module = getattr(agent, EXPORT_MODULE)
+    traced = module.serve.experimental_get_tracing_count()
+    mean = agent.observ_normalizer.mean.numpy().copy()
+    run()  # 16 more steps: two updates, new statistics.
+    assert not np.array_equal(mean, agent.observ_normalizer.mean.numpy())
+    evaluator = Evaluator(agent, batch_env)
+    evaluator.begin_episode(tf.range(4))
+    expected = evaluator.perform(tf.range(4), tf.constant(observ)).numpy()
+    second = tf.saved_model.load(export_policy(agent, str(tmp_path / "second")))
+    assert getattr(agent, EXPORT_MODULE) is module
+    assert module.serve.experimental_get_tracing_count() == traced
+    assert not np.allclose(first(observ).numpy(), expected, rtol=1e-5, atol=1e-6)
+    assert_float32_close(second(observ).numpy(), expected)
+    for name in ("serving_default", "tflite"):  # Their weights and statistics are constants.
+        action = second.signatures[name](observation=tf.constant(observ))["action"].numpy()
+        assert_float32_close(action, expected)
+    assert all(variable is not module._shift for variable in agent.variables)  # Not a part.
 
 
 def _exported(tmp_path, observ_shape=(3,), action_space=None):

@@ -86,6 +86,8 @@ def _train(tmp_path, seed, name, train_steps=256):
     config = dict(configs.debug(), learning_rate_schedule="linear", train_steps=train_steps)
     run = Run(config, str(tmp_path / name), seed=seed)
     try:
+        held = [run.train_env.batch_env, run.eval_env.batch_env]
+        assert sorted(map(id, held)) == sorted(map(id, run.batch_envs))  # This run's own envs.
         run.train_call()
         run.train_call()
         metrics = {key: float(value.numpy()) for key, value in run.agent.metrics.items()}
@@ -93,6 +95,7 @@ def _train(tmp_path, seed, name, train_steps=256):
         return metrics, weights, run.agent, agent_pool.counts()["reused"] > reused
     finally:
         run.close()
+        assert run.train_env.batch_env is None and run.eval_env.batch_env is None  # Let go.
 
 
 def test_a_run_on_a_reused_agent_trains_exactly_as_on_a_new_one(tmp_path):
@@ -107,6 +110,17 @@ def test_a_run_on_a_reused_agent_trains_exactly_as_on_a_new_one(tmp_path):
     assert reused_3 and agent_3 is agent
     assert again == metrics  # Losses, KL, learning rate, ... of the last update, bit for bit.
     assert all(np.array_equal(a, b) for a, b in zip(again_weights, weights))
+    config = dict(configs.debug(), learning_rate_schedule="linear")  # Pendulum: a Python env.
+    calls = []
+    for seed in (0, 1):
+        run = Run(config, str(tmp_path / f"calls {seed}"), seed=seed)
+        try:
+            calls.append(run._train_fn)
+            run.train_call()
+        finally:
+            run.close()
+    # The kept training call, traced once: it steps each run's own envs by reference.
+    assert calls[0] is calls[1] and calls[1].experimental_get_tracing_count() == 1
 
 
 def test_a_live_run_keeps_its_agent(tmp_path):
