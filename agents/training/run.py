@@ -182,7 +182,7 @@ class Run:
         key = self._calls_key()
         fresh = (self.eval_env, self.train_env, self.agent, self.evaluator)
         (parts, self._calls), created = agent_pool.adopt(key, (fresh, None), created)
-        if parts is not fresh and not self._whole:  # Kept in-graph envs step this run's envs.
+        if parts is not fresh and not config.native_env:  # Kept in-graph envs, this run's envs.
             parts[0].hold(self.eval_env.batch_env)
             parts[1].hold(self.train_env.batch_env)
         self.eval_env, self.train_env, self.agent, self.evaluator = parts
@@ -193,7 +193,7 @@ class Run:
         """The pool's key of this run's calls: its config but the run-only keys (the eval
         envs' count in), and its spaces; None where the run shares nothing."""
         config, env = self.config, self.train_env
-        if self.world.size > 1 or (self._whole and not registry.is_builtin(config.env)):
+        if self.world.size > 1 or (config.native_env and not registry.is_builtin(config.env)):
             return None
         key = agent_pool.agent_key(config, env.observation_space, env.action_space)
         return None if key is None else ("calls", self._whole, config.eval_agents, key)
@@ -371,7 +371,7 @@ class Run:
         if pooled is None:
             return
         parts = (self.eval_env, self.train_env, self.agent, self.evaluator)
-        if not self._whole:  # The pool keeps no closed env alive.
+        if not self.config.native_env:  # The pool keeps no closed env alive.
             self.eval_env.hold(None)
             self.train_env.hold(None)
         agent_pool.release(pooled[0], (parts, self._calls), pooled[1])
