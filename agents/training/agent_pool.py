@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
-from collections.abc import Callable, Hashable, Iterator, Mapping
+from collections.abc import Hashable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -88,21 +88,6 @@ def recording() -> Iterator[list]:
 
     with tf.variable_creator_scope(creator):
         yield created
-
-
-def build(key: Hashable | None, make: Callable[[], Any]) -> tuple[Any, list]:
-    """The agent `make()` builds, or a released one of the same `key` holding its values.
-
-    Args:
-        key: From `agent_key`; None builds a new agent that is never shared.
-        make: Builds a new agent (seeded by the caller).
-
-    Returns:
-        The agent and its variables in creation order (give both to `release` when done).
-    """
-    with recording() as created:
-        fresh = make()
-    return adopt(key, fresh, created)
 
 
 def adopt(key: Hashable | None, fresh: Any, created: list) -> tuple[Any, list]:

@@ -21,6 +21,13 @@ def empty_pool():
     agent_pool.clear()
 
 
+def _build(key, make):
+    """What a run does with the pool: a new build, or a kept one holding its values."""
+    with agent_pool.recording() as created:
+        fresh = make()
+    return agent_pool.adopt(key, fresh, created)
+
+
 def _key(space=BOX, **overrides):
     return agent_pool.agent_key(Config.build(configs.debug(), overrides), space, ACTIONS)
 
@@ -41,11 +48,11 @@ class _Agent:
 
 def test_a_released_agent_is_reused_with_the_new_agents_values():
     before = agent_pool.counts()
-    first, state = agent_pool.build("k", lambda: _Agent(1.0))
+    first, state = _build("k", lambda: _Agent(1.0))
     first.weights.assign([5.0, 5.0])
     first.step.assign(9)
     agent_pool.release("k", first, state)
-    again, _ = agent_pool.build("k", lambda: _Agent(2.0))
+    again, _ = _build("k", lambda: _Agent(2.0))
     assert again is first
     assert again.weights.numpy().tolist() == [2.0, 2.0] and int(again.step.numpy()) == 0
     after = agent_pool.counts()
@@ -53,30 +60,30 @@ def test_a_released_agent_is_reused_with_the_new_agents_values():
 
 
 def test_an_agent_is_reused_once_and_only_after_release_and_only_when_it_matches():
-    first, state = agent_pool.build("k", lambda: _Agent(1.0))
-    second, _ = agent_pool.build("k", lambda: _Agent(1.0))
+    first, state = _build("k", lambda: _Agent(1.0))
+    second, _ = _build("k", lambda: _Agent(1.0))
     assert second is not first  # The first run has not ended.
     agent_pool.release("k", first, state)
-    other, _ = agent_pool.build("k", lambda: _Agent(1.0, shape=(3,)))
+    other, _ = _build("k", lambda: _Agent(1.0, shape=(3,)))
     assert other is not first  # Variables that do not match: a new agent.
     agent_pool.release("k", first, state)
-    assert agent_pool.build("other", lambda: _Agent(1.0))[0] is not first
-    assert agent_pool.build(None, lambda: _Agent(1.0))[0] is not first
-    assert agent_pool.build("k", lambda: _Agent(1.0))[0] is first
-    assert agent_pool.build("k", lambda: _Agent(1.0))[0] is not first  # Taken.
+    assert _build("other", lambda: _Agent(1.0))[0] is not first
+    assert _build(None, lambda: _Agent(1.0))[0] is not first
+    assert _build("k", lambda: _Agent(1.0))[0] is first
+    assert _build("k", lambda: _Agent(1.0))[0] is not first  # Taken.
 
 
 def test_the_pool_keeps_the_latest_agents_and_none_too_large(monkeypatch):
     agents = {}
     for key in range(agent_pool.MAX_AGENTS + 1):
-        agents[key] = agent_pool.build(key, lambda: _Agent(1.0))
+        agents[key] = _build(key, lambda: _Agent(1.0))
         agent_pool.release(key, *agents[key])
-    assert agent_pool.build(0, lambda: _Agent(1.0))[0] is not agents[0][0]  # Dropped first.
-    assert agent_pool.build(1, lambda: _Agent(1.0))[0] is agents[1][0]
+    assert _build(0, lambda: _Agent(1.0))[0] is not agents[0][0]  # Dropped first.
+    assert _build(1, lambda: _Agent(1.0))[0] is agents[1][0]
     monkeypatch.setattr(agent_pool, "MAX_BYTES", 4)
-    big = agent_pool.build("big", lambda: _Agent(1.0))
+    big = _build("big", lambda: _Agent(1.0))
     agent_pool.release("big", *big)
-    assert agent_pool.build("big", lambda: _Agent(1.0))[0] is not big[0]
+    assert _build("big", lambda: _Agent(1.0))[0] is not big[0]
 
 
 def _train(tmp_path, seed, name, train_steps=256):
@@ -135,14 +142,14 @@ def test_a_live_run_keeps_its_agent(tmp_path):
 
 def test_the_pool_drops_the_oldest_agents_past_its_bytes_in_all(monkeypatch):
     monkeypatch.setattr(agent_pool, "MAX_BYTES", 40)  # Two agents of 16 bytes fit, not three.
-    first = agent_pool.build("a", lambda: _Agent(1.0))
-    second = agent_pool.build("b", lambda: _Agent(1.0))
-    third = agent_pool.build("c", lambda: _Agent(1.0))
+    first = _build("a", lambda: _Agent(1.0))
+    second = _build("b", lambda: _Agent(1.0))
+    third = _build("c", lambda: _Agent(1.0))
     for key, built in zip("abc", (first, second, third)):
         agent_pool.release(key, *built)  # Each is 2 float32 + 1 int64: 16 bytes.
-    assert agent_pool.build("a", lambda: _Agent(1.0))[0] is not first[0]  # Dropped.
-    assert agent_pool.build("b", lambda: _Agent(1.0))[0] is second[0]
-    assert agent_pool.build("c", lambda: _Agent(1.0))[0] is third[0]
+    assert _build("a", lambda: _Agent(1.0))[0] is not first[0]  # Dropped.
+    assert _build("b", lambda: _Agent(1.0))[0] is second[0]
+    assert _build("c", lambda: _Agent(1.0))[0] is third[0]
 
 
 def test_only_the_projects_own_native_envs_share_a_whole_call():
