@@ -92,6 +92,13 @@ class _ExportedPolicy(tf.Module):
             autograph=False,
         )
 
+    def copy_statistics(self, normalizer) -> None:
+        """Take `normalizer`'s statistics of now (a later export of the same agent)."""
+        if self._shift is not None:
+            shift, scale = _float32_statistics(normalizer)
+            self._shift.assign(shift)
+            self._scale.assign(scale)
+
     def _serve(self, observ: tf.Tensor) -> dict[str, tf.Tensor]:
         """The `serving_default` signature: a named action for a batch of observations."""
         return {SIGNATURE_OUTPUT: self._act(self._checked(observ))}
@@ -187,10 +194,8 @@ def _module_of(agent) -> _ExportedPolicy:
     if module is None:
         module = _ExportedPolicy(agent)
         object.__setattr__(agent, EXPORT_MODULE, module)  # Not tracked as the agent's part.
-    elif module._shift is not None:
-        shift, scale = _float32_statistics(agent.observ_normalizer)
-        module._shift.assign(shift)
-        module._scale.assign(scale)
+    else:
+        module.copy_statistics(agent.observ_normalizer)
     return module
 
 
