@@ -199,7 +199,7 @@ def _unloadable(path: str, run_dir: str, error: Exception) -> None:
 def _from_checkpoint(run_dir: str, checkpoint: str | None) -> Policy:
     from agents.config import files
     from agents.config.errors import UsageError
-    from agents.training import checkpoint_policy
+    from agents.ppo import checkpoint_policy
 
     try:
         checkpoint_policy.find_checkpoint(run_dir, checkpoint)

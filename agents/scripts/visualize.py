@@ -14,10 +14,11 @@ import os
 from agents.config import files
 from agents.config.errors import UsageError
 from agents.policy import Policy, play_episode
+from agents.ppo import checkpoint_policy
 from agents.runtime import tf_loading
 from agents.scripts import cli, shutdown
 from agents.scripts.arg_types import positive_int, seed
-from agents.training import checkpoint_policy, progress
+from agents.training import progress
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

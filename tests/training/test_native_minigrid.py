@@ -12,8 +12,8 @@ import agents
 from agents.config.files import load_config
 from agents.envs.python.environments import make_env
 from agents.ppo import compilation
+from agents.ppo.checkpoint_policy import make_run_env
 from agents.scripts.configs import CONFIGS
-from agents.training.checkpoint_policy import make_run_env
 
 
 @pytest.fixture(autouse=True)
