@@ -27,6 +27,12 @@ def _reverse_recursion(base: tf.Tensor, factor: tf.Tensor) -> tf.Tensor:
     )
 
 
+def _in_dtype_of_reward(reward: TensorLike, *others: TensorLike) -> tuple[tf.Tensor, ...]:
+    """`reward` as a tensor, then each of `others` cast to its dtype (bool flags become 0/1)."""
+    reward = tf.convert_to_tensor(reward)
+    return (reward, *(tf.cast(other, reward.dtype) for other in others))
+
+
 def discounted_return(
     reward: TensorLike,
     next_value: TensorLike,
@@ -56,12 +62,9 @@ def discounted_return(
     Returns:
         Float tensor [T, B] of returns, in the dtype of `reward`.
     """
-    reward = tf.convert_to_tensor(reward)
-    dtype = reward.dtype
-    next_value = tf.cast(next_value, dtype)
-    terminated = tf.cast(terminated, dtype)
-    done = tf.cast(done, dtype)
-    discount = tf.cast(discount, dtype)
+    reward, next_value, terminated, done, discount = _in_dtype_of_reward(
+        reward, next_value, terminated, done, discount
+    )
     # The last step of the rollout bootstraps like an episode end (but is not terminal).
     ends = tf.concat([done[:-1], tf.ones_like(done[-1:])], axis=0)
     base = reward + discount * ends * (1.0 - terminated) * next_value
@@ -97,14 +100,9 @@ def lambda_advantage(
     Returns:
         Float tensor [T, B] of advantages, in the dtype of `reward`.
     """
-    reward = tf.convert_to_tensor(reward)
-    dtype = reward.dtype
-    value = tf.cast(value, dtype)
-    next_value = tf.cast(next_value, dtype)
-    terminated = tf.cast(terminated, dtype)
-    done = tf.cast(done, dtype)
-    discount = tf.cast(discount, dtype)
-    lambda_ = tf.cast(lambda_, dtype)
+    reward, value, next_value, terminated, done, discount, lambda_ = _in_dtype_of_reward(
+        reward, value, next_value, terminated, done, discount, lambda_
+    )
     delta = reward + discount * (1.0 - terminated) * next_value - value
     return _reverse_recursion(delta, discount * lambda_ * (1.0 - done))
 
