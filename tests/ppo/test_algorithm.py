@@ -218,8 +218,12 @@ def test_linear_learning_rate_schedule(train_steps):
         rates.append(float(ppo.metrics["learning_rate"]))
     # Update k of 4 trains at 1e-3 * (1 - 16k/64): the first at the full rate, none at zero.
     np.testing.assert_allclose(rates, [1e-3, 7.5e-4, 5e-4, 2.5e-4], rtol=1e-6)
-    # With 4 ranks one update makes the 64 env steps of the budget: at the full rate.
+
+
+def test_with_four_ranks_one_update_spends_the_budget_at_the_full_rate():
+    # 4 ranks x 16 env steps: the one update makes all 64 (50 rounded up) at the full rate.
     batch_env = _env()
+    config = _config(learning_rate=1e-3, learning_rate_schedule="linear", train_steps=50)
     ppo = PPO(batch_env, config, seed=0, ranks=Ranks(size=4))
     _run(batch_env, ppo, 8)
     assert float(ppo.metrics["learning_rate"]) == pytest.approx(1e-3)

@@ -96,8 +96,14 @@ def _exported(tmp_path, observ_shape=(3,), action_space=None):
     return path, tf.saved_model.load(path), observ
 
 
-def test_serving_signature_is_named_float32_and_takes_single_or_batched_observations(tmp_path):
-    path, policy, observ = _exported(tmp_path)
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """`_exported` on the default spaces, shared by the tests that only read it."""
+    return _exported(tmp_path_factory.mktemp("export"))
+
+
+def test_serving_signature_is_named_float32_and_takes_single_or_batched_observations(exported):
+    path, policy, observ = exported
     serve = policy.signatures["serving_default"]
     (spec,) = serve.structured_input_signature[1].values()
     assert (spec.name, spec.dtype, spec.shape.as_list()) == ("observation", tf.float32, [None, 3])
@@ -111,8 +117,8 @@ def test_serving_signature_is_named_float32_and_takes_single_or_batched_observat
     assert tf.float64 not in graph_dtypes  # The normalizer's statistics are float32 inside.
 
 
-def test_tflite_converts_to_builtin_ops_and_acts_like_the_saved_model(tmp_path):
-    path, policy, observ = _exported(tmp_path, action_space=None)
+def test_tflite_converts_to_builtin_ops_and_acts_like_the_saved_model(exported):
+    path, policy, observ = exported
     converter = tf.lite.TFLiteConverter.from_saved_model(path)
     converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
     interpreter = tf.lite.Interpreter(model_content=converter.convert())
@@ -138,8 +144,8 @@ def test_actions_are_clipped_to_the_action_space_and_the_mode_stays_available(tm
     assert_float32_close(tflite(observation=observ)["action"], expected)
 
 
-def test_non_finite_observations_are_refused_by_every_function_and_flagged_in_tflite(tmp_path):
-    path, policy, observ = _exported(tmp_path)
+def test_non_finite_observations_are_refused_by_every_function_and_flagged_in_tflite(exported):
+    path, policy, observ = exported
     bad = observ.copy()
     bad[2, 1] = np.nan
     serve = policy.signatures["serving_default"]
