@@ -4,9 +4,10 @@ Runs README's test command (read from README.md, e.g. `python -m pytest -q -n 2 
 tests`, with `--durations=0` to time every test; `--not-slow` deselects the learning tests marked
 slow) in a fresh process from the repository root with this interpreter, and appends a record
 (the command, seconds, pytest's counts, the 30 slowest tests, seconds per test file, commit,
-machine, load, date) to `benchmarks/results/test_suite.jsonl`; README's line on how long the
-suite takes is generated from the newest records of README's command (`python -m
-benchmarks.pages`). Exits with pytest's status.
+machine, load, date, and the entries of XLA's compile cache at the start: 0 for a cold start, as
+on a fresh machine) to `benchmarks/results/test_suite.jsonl`; README's line on how long the suite
+takes is generated from the newest records of README's command (`python -m benchmarks.pages`).
+Exits with pytest's status.
 
 Run: `python -m benchmarks.test_suite [--not-slow]`.
 """
@@ -21,6 +22,7 @@ import subprocess
 import sys
 import time
 
+from agents.runtime import compile_cache
 from benchmarks import common
 from benchmarks.pages import readme_timings
 
@@ -64,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.not_slow:
         command += ["-m", readme_timings.QUICK]
     started, revision, host = time.strftime("%Y-%m-%d %H:%M:%S"), common.commit(), common.machine()
+    cached = len(compile_cache.entries(compile_cache.cache_directory()))  # 0: a cold start.
     begun = time.perf_counter()
     result = subprocess.run(
         command, cwd=common.ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
@@ -78,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         commit=revision,
         machine=host,
         load=os.getloadavg()[0],
+        compile_cache_entries=cached,
         command=readme,
         selection=readme_timings.QUICK if args.not_slow else readme_timings.WHOLE,
         seconds=seconds,
