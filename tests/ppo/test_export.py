@@ -128,12 +128,15 @@ def test_tflite_converts_to_builtin_ops_and_acts_like_the_saved_model(exported):
 
 
 def test_actions_are_clipped_to_the_action_space_and_the_mode_stays_available(tmp_path):
-    space = gym.spaces.Box(-0.01, 0.01, (2,), np.float32)  # Narrow: the mode falls outside.
+    # Narrow: the mode falls outside. (The briefly trained mode's size varies from run to run,
+    # 2e-3 to above 1e-2 here, as CPU threads sum the gradients in their order and Adam's first
+    # steps follow their signs.)
+    space = gym.spaces.Box(-0.001, 0.001, (2,), np.float32)
     path, policy, observ = _exported(tmp_path, action_space=space)
     observ = observ * 50  # Far from the training data: large actions.
     unclipped = policy.unclipped(observ).numpy()
-    assert np.abs(unclipped).max() > 0.01
-    expected = np.clip(unclipped, -0.01, 0.01)
+    assert np.abs(unclipped).max() > 0.001
+    expected = np.clip(unclipped, -0.001, 0.001)
     assert_float32_close(policy(observ).numpy(), expected)
     serve = policy.signatures["serving_default"]
     assert_float32_close(serve(observation=observ)["action"].numpy(), expected)
