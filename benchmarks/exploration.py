@@ -1,6 +1,7 @@
 """Exploration on native MiniGrid: RND against its control on tasks a random walk does not solve.
 
-Per task (DoorKey-16x16, KeyCorridorS3R3, MultiRoom-N4-S5-v1: v1 has four rooms, v0 six), arm
+Per task (DoorKey-16x16, KeyCorridorS3R3, MultiRoom-N4-S5-v1: v1 has four rooms, v0 six; and
+the frontier of published exploration work at 20M env steps, KeyCorridorS4R3 and MultiRoom-N6), arm
 (`<task>_rnd`; the control `<task>`: the same agent with `int_coef=0`; and `<task>_noveld`: the
 same agent with NovelD's episodic bonus in place of RND's) and seed, `python -m
 agents.scripts.train --config=<config> --seed=<seed>` runs in a fresh process, timed from spawn
@@ -14,7 +15,8 @@ rewrites `docs/results/exploration.md` and its figures from, per task, the newes
 ran it: one figure per task with each arm's training score (mean and range over seeds) against
 env steps.
 
-Run: `python -m benchmarks.exploration [--tasks doorkey16 keycorridor multiroom] [--seeds 3]
+Run: `python -m benchmarks.exploration [--tasks doorkey16 keycorridor multiroom keycorridor_s4
+multiroom_n6] [--seeds 3]
 [--episodes 500] [--jobs 2] [--page]`.
 """
 

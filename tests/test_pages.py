@@ -63,3 +63,10 @@ def test_ci_and_the_suite_benchmark_run_readmes_test_command(tmp_path):
     readme = tmp_path / "README.md"
     readme.write_text("# x\n\n```sh\npip install x && run\n```\n\n```sh\na && b && pytest t\n```\n")
     assert readme_timings.readme_command(str(readme)) == "pytest t"
+
+
+def test_a_suite_figure_says_cold_only_where_every_run_started_without_compiled_programs():
+    cold, warm = {"compile_cache_entries": 0}, {"compile_cache_entries": 137}
+    assert readme_timings.cold_label([cold, cold]) == ", with a cold compile cache"
+    assert readme_timings.cold_label([cold, warm]) == ""
+    assert readme_timings.cold_label([{}]) == ""  # A record made before the count was kept.

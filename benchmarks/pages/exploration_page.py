@@ -10,7 +10,7 @@ from benchmarks.pages.plots import Plot, save
 
 PAGE = os.path.join(common.ROOT, "docs", "results", "exploration.md")
 RECORDS = os.path.join(common.RESULTS, "exploration.jsonl")
-TASKS = ("doorkey16", "keycorridor", "multiroom")
+TASKS = ("doorkey16", "keycorridor", "multiroom", "keycorridor_s4", "multiroom_n6")
 ARMS = ("rnd", "control", "noveld")
 
 

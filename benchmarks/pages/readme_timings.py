@@ -48,13 +48,14 @@ def timings() -> str:
         span = f"{low:.0f}" if round(low) == round(high) else f"{low:.0f}-{high:.0f}"
         runs = f"over the last {len(recent)} runs" if len(recent) > 1 else "for one run"
         suite += (
-            f" ({span} minutes {runs}{_cold(recent)}, {recent[-1].get('passed', 0):,} tests, "
+            f" ({span} minutes {runs}{cold_label(recent)}, {recent[-1].get('passed', 0):,} tests, "
             f"{readme_numbers.where(recent[-1])}; `python -m benchmarks.test_suite`)"
         )
     for quick in quick_suite(suites):
         suite += (
             f'; without the learning tests marked slow (`-m "{QUICK}"`) it takes '
-            f"{quick['seconds'] / 60:.0f} minutes ({quick.get('passed', 0):,} tests, "
+            f"{quick['seconds'] / 60:.0f} minutes ({quick.get('passed', 0):,} tests"
+            f"{cold_label([quick])}, "
             f"{readme_numbers.where(quick)}; `python -m benchmarks.test_suite --not-slow`)"
         )
     text = (
@@ -65,7 +66,7 @@ def timings() -> str:
     return "\n".join([TIMES_BEGIN, wrapped, TIMES_END])
 
 
-def _cold(records: list[dict]) -> str:
+def cold_label(records: list[dict]) -> str:
     """The words ', with a cold compile cache' where every record started without compiled code."""
     cold = all(r.get("compile_cache_entries") == 0 for r in records)
     return ", with a cold compile cache" if cold else ""
