@@ -48,6 +48,7 @@ def result(tmp_path_factory):
     return agents.train(config, logdir=logdir, seed=3, env=short_pendulum, **overrides)
 
 
+@pytest.mark.slow
 def test_train_returns_the_run_directory_and_final_eval_score(result):
     assert os.fspath(result) == result.run_dir and os.path.isdir(result.run_dir)
     assert result.env_steps == 256 and result.signum is None and not result.stopped
@@ -112,6 +113,7 @@ def test_load_policy_acts_inside_the_action_space_over_whole_episodes(result):
     assert len(actions) == 150 and actions.min() >= -2.0 and actions.max() <= 2.0
 
 
+@pytest.mark.slow
 def test_a_recurrent_policy_carries_its_state_across_calls(tmp_path):
     import tensorflow as tf
 
@@ -165,6 +167,7 @@ def _interrupt_once_training(run_parent, signals):
     return thread
 
 
+@pytest.mark.slow
 def test_ctrl_c_saves_exports_and_raises_and_a_second_one_spares_the_interpreter(tmp_path):
     environ = dict(os.environ)
     sender = _interrupt_once_training(str(tmp_path), signals=2)
@@ -183,6 +186,7 @@ def test_ctrl_c_saves_exports_and_raises_and_a_second_one_spares_the_interpreter
     assert result.run_dir == run_dir and result.env_steps >= steps + 128
 
 
+@pytest.mark.slow
 def test_runs_in_one_process_leave_no_graph_and_no_env_alive_and_print_as_verbose_says(
     tmp_path, capfd
 ):
@@ -215,6 +219,7 @@ def test_runs_in_one_process_leave_no_graph_and_no_env_alive_and_print_as_verbos
     assert TIMESTAMP.match(told.out)
 
 
+@pytest.mark.slow
 def test_a_user_defined_native_env_trains_through_the_api_and_is_played_and_rendered(tmp_path):
     """A corridor written as TensorFlow ops: walk right 6 cells to the goal (+1, -0.01 a step).
     Trained from a class, then played as a gymnasium env of one by `agents.evaluate` and

@@ -60,6 +60,7 @@ def _masked_batch():
     }
 
 
+@pytest.mark.slow
 def test_a_masked_policy_never_sends_a_masked_action(tmp_path):
     ILLEGAL.clear()
     config = dict(configs.debug.differences(), max_episode_steps=LENGTH, normalize_observ=True)
@@ -128,6 +129,7 @@ def test_a_mask_that_does_not_fit_the_action_space_is_one_line(tmp_path):
         )
 
 
+@pytest.mark.slow
 def test_minigrid_image_and_direction_as_a_dict_train_and_the_policy_acts_on_minigrids_env(
     tmp_path,
 ):

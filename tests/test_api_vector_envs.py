@@ -55,6 +55,7 @@ def test_a_size_that_contradicts_num_agents_is_one_line(tmp_path):
     assert not os.listdir(tmp_path)
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:.*precision lowered")
 def test_an_envpool_pool_trains_through_the_api(tmp_path):
     envpool = pytest.importorskip("envpool")
@@ -69,6 +70,7 @@ def test_an_envpool_pool_trains_through_the_api(tmp_path):
     assert result.env_steps == 256 and result.eval_score < 0  # Pendulum's returns are negative.
 
 
+@pytest.mark.slow
 def test_an_async_vector_env_trains_exactly_as_the_sync_one_of_the_same_envs(tmp_path):
     """Learning is shown on the sync env above; the async one is a drop-in for it."""
     sync = lambda: gym.vector.SyncVectorEnv([lambda: gym.make("CartPole-v1")] * 4)  # noqa: E731

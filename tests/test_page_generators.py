@@ -192,6 +192,21 @@ def test_the_suite_record_sums_each_files_tests_costliest_first():
     assert list(test_suite.by_file(durations).items()) == [("tests/a.py", 7.5), ("tests/b.py", 7.0)]
 
 
+def test_the_suite_record_names_the_tests_over_the_slow_line_that_lack_the_mark():
+    durations = [
+        [3.0, "call", "tests/a.py::test_one"],  # 3.0 + 1.5 of setup: over the line of 4 s.
+        [1.5, "setup", "tests/a.py::test_one"],
+        [9.0, "call", "tests/b.py::test_two[x]"],  # Marked.
+        [3.9, "call", "tests/b.py::test_three"],  # Under the line.
+        [4.0, "call", "tests/c.py::test_four"],  # On it.
+    ]
+    assert test_suite.SLOW_SECONDS == 4.0
+    assert test_suite.unmarked_slow(durations, {"tests/b.py::test_two[x]"}) == [
+        [4.5, "tests/a.py::test_one"],
+        [4.0, "tests/c.py::test_four"],
+    ]
+
+
 def test_readme_numbers_say_which_benchmark_has_no_records_and_keep_the_others(monkeypatch):
     real = readme_numbers.read
     monkeypatch.setattr(

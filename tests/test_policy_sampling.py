@@ -77,6 +77,7 @@ def gaussian(tmp_path_factory):
     return types.SimpleNamespace(agent=agent, narrow=narrow, wide=wide, reference=reference)
 
 
+@pytest.mark.slow
 def test_sampled_gaussian_actions_have_the_mean_and_std_of_the_policy(gaussian):
     observ = _observ()
     mean = gaussian.reference.policy.mean()[:, 0].numpy()
@@ -174,6 +175,7 @@ def test_a_policy_exported_before_sampling_says_how_to_get_one(gaussian):
             call()
 
 
+@pytest.mark.slow
 def test_a_recurrent_policy_samples_and_values_from_the_state_it_carries(tmp_path):
     """Sampled calls advance the state as deterministic ones do; `value` leaves it alone."""
     agent = _agent(network="recurrent_gaussian", chunk_length=4)

@@ -3,6 +3,8 @@
 import pathlib
 import re
 
+import pytest
+
 ROOT = pathlib.Path(__file__).parent.parent
 
 
@@ -16,6 +18,7 @@ def test_tools_example_runs():
     assert namespace["loop"].step == 800
 
 
+@pytest.mark.slow
 def test_readme_python_api_example_runs(tmp_path, monkeypatch):
     text = (ROOT / "README.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
@@ -30,6 +33,7 @@ def test_readme_python_api_example_runs(tmp_path, monkeypatch):
     assert len(list((tmp_path / "logdir").iterdir())) == 1
 
 
+@pytest.mark.slow
 def test_evaluate_runs_whole_episodes_from_a_run_directory(tmp_path):
     import agents
 
@@ -49,6 +53,7 @@ def _quiet_env(tmp_path):
     return dict(env, XDG_CACHE_HOME=str(tmp_path / "cache"))
 
 
+@pytest.mark.slow
 def test_the_native_env_example_prints_nothing_on_stderr(tmp_path):
     import subprocess
     import sys
@@ -69,6 +74,7 @@ def test_the_native_env_example_prints_nothing_on_stderr(tmp_path):
     assert result.stdout.splitlines()[-1] == "8192"  # One call of 64 envs x 16 steps x 8.
 
 
+@pytest.mark.slow
 def test_tensorflow_imported_first_gets_one_warning_and_no_log_lines_from_the_run(tmp_path):
     import subprocess
     import sys

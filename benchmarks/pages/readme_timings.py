@@ -14,6 +14,7 @@ README = os.path.join(common.ROOT, "README.md")
 TIMES_BEGIN = "<!-- timings generated from benchmarks/results by python -m benchmarks.pages -->"
 TIMES_END = "<!-- end of generated timings -->"
 WHOLE, QUICK = "all", "not slow"  # A record's `selection`: the whole suite, or `-m "not slow"`.
+SLOW_SECONDS = 4.0  # A test that takes this long on the reference machine carries the `slow` mark.
 
 
 def readme_command(readme: str = README) -> str:
@@ -42,7 +43,7 @@ def timings() -> str:
         )
     suites = readme_numbers.read("test_suite")
     recent = recent_suites(suites)
-    suite = "runs the whole test suite, learning tests included"
+    suite = "runs the whole test suite, slow tests included"
     if recent:
         low, high = min(r["seconds"] for r in recent) / 60, max(r["seconds"] for r in recent) / 60
         span = f"{low:.0f}" if round(low) == round(high) else f"{low:.0f}-{high:.0f}"
@@ -53,7 +54,8 @@ def timings() -> str:
         )
     for quick in quick_suite(suites):
         suite += (
-            f'; without the learning tests marked slow (`-m "{QUICK}"`) it takes '
+            f"; without the tests marked slow (those of {SLOW_SECONDS:.0f} s or more: processes "
+            f'started, training runs; `-m "{QUICK}"`) it takes '
             f"{quick['seconds'] / 60:.0f} minutes ({quick.get('passed', 0):,} tests"
             f"{cold_label([quick])}, "
             f"{readme_numbers.where(quick)}; `python -m benchmarks.test_suite --not-slow`)"

@@ -164,6 +164,7 @@ def _first_rollout(backend: str, seed: int, run_dir: str) -> dict:
         run.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["gymnasium-sync", "envpool"])
 def test_a_seed_reproduces_a_run_on_each_backend(backend, tmp_path):
     if backend == "envpool":

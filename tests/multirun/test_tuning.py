@@ -172,6 +172,7 @@ def test_debug_trials_prune_resume_and_write_a_best_config_that_reproduces(tmp_p
     assert sum(line[:5].strip().isdigit() for line in stdout.splitlines()) == 5
 
 
+@pytest.mark.slow
 def test_sigterm_to_tune_saves_the_trial_in_one_line_and_the_next_call_tries_it_again(tmp_path):
     import glob
     import signal

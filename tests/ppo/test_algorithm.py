@@ -97,6 +97,7 @@ def _kl_beta_after_one_update(kl_target):
     return float(ppo.kl_beta), float(np.mean(ratio - 1 - np.log(ratio)))
 
 
+@pytest.mark.slow
 def test_kl_penalty_adapts_beta_to_the_rollout_kl_after_the_update():
     # As the original batch-ppo: the KL of the whole rollout, measured after the update, decides.
     _, kl = _kl_beta_after_one_update(kl_target=10.0)
@@ -238,6 +239,7 @@ def test_constant_learning_rate_overrides_the_restored_one():
     assert float(ppo.metrics["learning_rate"]) == pytest.approx(1e-3)
 
 
+@pytest.mark.slow
 def test_nonfinite_loss_skips_update_and_is_reported():
     batch_env = _env()
     ppo = PPO(batch_env, _config(), seed=0)
@@ -269,6 +271,7 @@ def _gather_with(other: dict, names: list[str]):
     return all_gather
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("recurrent", [False, True])
 def test_two_ranks_gathered_update_is_one_process_update_of_all_envs(recurrent):
     # `mpi_batch=global`: a rank of two with half the envs, gathering the other half's rollout,

@@ -29,6 +29,7 @@ print(json.dumps({"actions": actions.tolist(), "stepped": stepped.numpy().tolist
 """
 
 
+@pytest.mark.slow
 def test_exported_policy_matches_library_in_fresh_process(tmp_path):
     batch_env = _env(count=4)
     agent = PPO(batch_env, _config(), seed=0)
@@ -127,6 +128,7 @@ def test_tflite_converts_to_builtin_ops_and_acts_like_the_saved_model(exported):
     np.testing.assert_allclose(actions, policy(observ).numpy(), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_actions_are_clipped_to_the_action_space_and_the_mode_stays_available(tmp_path):
     # Narrow: the mode falls outside. (The briefly trained mode's largest entry varies from run
     # to run of this file: 7.7e-3 in one run, above 1e-2 in others; 4e-5 to 7.7e-3 per entry.)
@@ -202,6 +204,7 @@ class _DictEnv(gym.Env):
         return observ
 
 
+@pytest.mark.slow
 def test_an_exported_dict_policy_normalizes_and_masks_as_the_agent_does(tmp_path):
     from agents.policy import Policy
     from agents.ppo.networks.contract import act

@@ -124,6 +124,7 @@ def test_the_docs_network_trains_and_is_recorded_by_its_path(tmp_path, monkeypat
     np.testing.assert_allclose(exported(observation), restored(observation), rtol=1e-6)
 
 
+@pytest.mark.slow
 def test_plain_ppo_trains_the_cnn_gru_on_pixels(tmp_path):
     tiny = {k: v for k, v in configs.debug_rnd.differences().items() if not k.startswith("rnd_")}
     config = dict(

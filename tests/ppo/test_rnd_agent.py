@@ -50,6 +50,7 @@ def trained():
     return _setup()
 
 
+@pytest.mark.slow
 def test_rnd_ppo_trains_through_simulate(trained):
     batch_env, agent, run = trained
     target = [v.numpy().copy() for v in agent.rnd.target.variables]
@@ -71,6 +72,7 @@ def test_rnd_ppo_trains_through_simulate(trained):
     assert all(batch_env.action_space.contains(int(a)) for a in batch_env.action.numpy())
 
 
+@pytest.mark.slow
 def test_rnd_scores_the_frame_after_the_rollout_normalized_as_the_stored_ones():
     """The rollout stores observations as the network sees them (here normalized); the one
     after its last step comes from the env and is normalized the same way before RND reads it."""
@@ -91,6 +93,7 @@ def test_rnd_scores_the_frame_after_the_rollout_normalized_as_the_stored_ones():
     assert np.abs(observ[-1] - expected[-1].numpy()).max() > 1.0  # Normalizing changes it.
 
 
+@pytest.mark.slow
 def test_checkpoint_restores_rnd_networks_and_intrinsic_statistics(trained, tmp_path):
     _, agent, _ = trained
     path = tf.train.Checkpoint(**agent.checkpointables()).save(str(tmp_path / "ckpt"))
@@ -141,6 +144,7 @@ def test_convolutions_run_as_patch_products_exactly_where_xla_compiles_the_updat
     assert agent._update_rollout._jit_compile is patches
 
 
+@pytest.mark.slow
 def test_noveld_pays_the_growth_of_rnd_error_on_first_visits_only():
     batch_env, agent, run = _setup(bonus="noveld", noveld_alpha=0.5)
     run()

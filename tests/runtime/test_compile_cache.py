@@ -199,6 +199,7 @@ def _train(tmp_path, *extra, limit_file_size=None):
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_a_cache_that_cannot_take_entries_costs_the_run_nothing_but_one_warning(tmp_path):
     """Through the command line: a garbled entry is set aside alone before TensorFlow reads it,
     and a process that may not write files as large as entries (`ulimit -f 400`) runs without
@@ -235,6 +236,7 @@ def test_a_cache_that_cannot_take_entries_costs_the_run_nothing_but_one_warning(
     assert after == before  # Untouched.
 
 
+@pytest.mark.slow
 def test_a_cache_that_stops_taking_entries_during_a_run_costs_one_warning(tmp_path, monkeypatch):
     """Through the command line: the cache folder replaced by a file after the first report;
     the run finishes (exit 0) with one warning line, and the file is left as it was."""

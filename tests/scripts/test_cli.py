@@ -86,6 +86,7 @@ def _saved(run_dir):
         return yaml.safe_load(handle)
 
 
+@pytest.mark.slow
 def test_set_takes_several_pairs_and_config_yaml_holds_the_agents_keys(runs):
     (code, _, _), run_dir = runs[0], runs[1]
     assert code == 0
@@ -164,6 +165,7 @@ def test_resumed_run_takes_its_named_configs_values_for_keys_its_file_lacks(tmp_
     assert config["log_every"] == configs.debug()["log_every"] != schema.KEYS["log_every"].default
 
 
+@pytest.mark.slow
 def test_console_is_quiet_unless_verbose(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("TF_CPP_MIN_LOG_LEVEL", "TF_XLA_FLAGS")}
     env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
@@ -206,6 +208,7 @@ def test_log_level_is_set_before_tensorflow_loads_unless_verbose_or_set(
     assert environ.get(tf_loading.LOG_LEVEL) == level
 
 
+@pytest.mark.slow
 def test_an_env_id_whose_module_cannot_be_imported_is_one_line(tmp_path):
     code, stdout, stderr = _cli(
         "--config=debug", f"--logdir={tmp_path}", "--set", "env=nosuchmodule:Thing-v0"

@@ -131,6 +131,7 @@ def test_an_observation_far_outside_its_bounds_stops_before_it_reaches_the_norma
     _assert_only_first_checkpoint(run_dir)
 
 
+@pytest.mark.slow
 def test_non_finite_loss_stops_before_a_checkpoint_saves_it(tmp_path):
     # Unscaled, the returns of these rewards overflow: the update at 96 env steps meets them.
     code, stderr, run_dir = _train(tmp_path, "huge_reward", "--set", "normalize_reward=False")
@@ -142,6 +143,7 @@ def test_non_finite_loss_stops_before_a_checkpoint_saves_it(tmp_path):
     _assert_only_first_checkpoint(run_dir)
 
 
+@pytest.mark.slow
 def test_kill_9_then_timestamp_resumes_from_the_latest_checkpoint(tmp_path):
     settings = ["--set", "train_steps=256", "--set", "checkpoint_every=64"]
     argv = ["--config=debug", f"--logdir={tmp_path}", *settings]

@@ -6,6 +6,8 @@ import pathlib
 import subprocess
 import sys
 
+import pytest
+
 ROOT = str(pathlib.Path(__file__).parent.parent.parent)
 
 _LOAD = """
@@ -17,6 +19,7 @@ for checkpoint in (None, {checkpoint!r}):  # The exported SavedModel, then a che
 """
 
 
+@pytest.mark.slow
 def test_load_policy_in_a_fresh_process_prints_no_tensorflow_lines(finished_run, tmp_path):
     (checkpoint, *_) = glob.glob(os.path.join(finished_run, "checkpoints", "*.index"))
     code = _LOAD.format(run_dir=finished_run, checkpoint=checkpoint[: -len(".index")])

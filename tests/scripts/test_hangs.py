@@ -88,6 +88,7 @@ def _run_dir(tmp_path):
     return run_dir
 
 
+@pytest.mark.slow
 def test_hung_env_stops_training_after_env_timeout(tmp_path):
     with _trainer(tmp_path, *_HUNG_ENV, "--set", "env_timeout=1") as process:
         _wait_for_hang(tmp_path, process)
@@ -105,6 +106,7 @@ def test_hung_env_stops_training_after_env_timeout(tmp_path):
     assert os.path.isfile(os.path.join(run_dir, "checkpoints", "ckpt-64.index"))
 
 
+@pytest.mark.slow
 def test_second_signal_ends_a_hung_step_and_the_env_processes(tmp_path):
     argv = [*_HUNG_ENV, "--set", "env_timeout=None", "--env_processes"]
     with _trainer(tmp_path, *argv) as process:
@@ -123,6 +125,7 @@ def test_second_signal_ends_a_hung_step_and_the_env_processes(tmp_path):
     assert _is_gone(env_pid)
 
 
+@pytest.mark.slow
 def test_env_processes_die_with_a_killed_trainer(tmp_path):
     argv = [*_HUNG_ENV, "--set", "env_timeout=None", "--env_processes"]
     with _trainer(tmp_path, *argv) as process:
@@ -135,6 +138,7 @@ def test_env_processes_die_with_a_killed_trainer(tmp_path):
         assert _is_gone(pid), f"process {pid} outlived the killed trainer"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_signal_to_the_process_group_with_env_processes_saves(signum, tmp_path):
     argv = ["--env_processes", "--set", "train_steps=1000000"]
@@ -152,6 +156,7 @@ def test_signal_to_the_process_group_with_env_processes_saves(signum, tmp_path):
     assert os.path.isdir(os.path.join(run_dir, results.POLICY_DIR))
 
 
+@pytest.mark.slow
 def test_second_process_on_a_run_is_refused_naming_the_owner(tmp_path):
     argv = ["--config=debug", f"--logdir={tmp_path}", "--set", "train_steps=1000000"]
     with training_process(argv) as process:
@@ -176,6 +181,7 @@ def test_second_process_on_a_run_is_refused_naming_the_owner(tmp_path):
     RunLock(run_dir).release()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["moved", "deleted"])
 def test_a_run_directory_moved_or_deleted_while_training_stops_it_with_one_line(how, tmp_path):
     import shutil
@@ -196,6 +202,7 @@ def test_a_run_directory_moved_or_deleted_while_training_stops_it_with_one_line(
         assert os.path.isfile(tmp_path / "elsewhere" / "config.yaml")
 
 
+@pytest.mark.slow
 def test_an_env_hung_in_an_async_vector_env_stops_training_and_its_processes(tmp_path):
     argv = [*_HUNG_ENV, "--set", "env_timeout=1", "--set", "env_backend=gymnasium-async"]
     with _trainer(tmp_path, *argv) as process:

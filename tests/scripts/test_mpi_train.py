@@ -32,6 +32,7 @@ def _launch(mode, logdir, timeout):
     return result, time.perf_counter() - start
 
 
+@pytest.mark.slow
 def test_two_ranks_train_identically_and_write_one_run(tmp_path):
     result, _ = _launch("check", tmp_path, timeout=300)  # ~2 min idle; a guard against hangs.
     output = result.stdout + result.stderr
@@ -61,6 +62,7 @@ def test_two_ranks_train_identically_and_write_one_run(tmp_path):
         assert f"OK {name}\n" in result.stdout, output
 
 
+@pytest.mark.slow
 def test_a_failing_rank_ends_the_job_naming_it(tmp_path):
     result, seconds = _launch("fail", tmp_path, timeout=120)
     output = result.stdout + result.stderr
@@ -70,6 +72,7 @@ def test_a_failing_rank_ends_the_job_naming_it(tmp_path):
     assert seconds < 60, output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["kill", "exit"])
 def test_a_dead_rank_ends_the_job_keeping_the_checkpoint_and_the_resume_command(tmp_path, mode):
     import tensorflow as tf
@@ -88,6 +91,7 @@ def test_a_dead_rank_ends_the_job_keeping_the_checkpoint_and_the_resume_command(
     assert tf.train.load_checkpoint(latest).get_variable_to_shape_map()  # Whole, readable.
 
 
+@pytest.mark.slow
 def test_sigterm_to_the_launcher_saves_every_rank_and_prints_the_resume_command(tmp_path):
     """Also a launch through a hostfile of two slots on this host (MPICH's `-f`)."""
     import signal

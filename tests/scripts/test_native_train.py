@@ -94,6 +94,7 @@ def _two_calls(seed, run_dir):
         run.close()
 
 
+@pytest.mark.slow
 def test_draws_inside_the_compiled_call_advance_per_call_and_reproduce_by_seed(tmp_path):
     """Also a run on the pool's envs, agent and compiled calls (traced for seed 2) against a
     new build of seed 1: the pooled run is that run, bit for bit."""
@@ -124,6 +125,7 @@ def test_draws_inside_the_compiled_call_advance_per_call_and_reproduce_by_seed(t
             run.close()
 
 
+@pytest.mark.slow
 def test_the_compiled_call_updates_after_each_rollout_as_a_step_by_step_loop_does(tmp_path):
     """The call runs each rollout's update after its step loop (`rollouts_then_updates`); the
     loop of `simulate_steps`, which updates inside the step that fills the rollout, agrees."""
@@ -191,6 +193,7 @@ def test_cartpole_native_solves_gymnasiums_cartpole(tmp_path, capsys):
     assert "Mean return over 2 episodes: 500.00" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_a_native_observation_far_outside_its_bounds_stops_as_a_python_one_does(tmp_path):
     """1e30 from a native env stops training after the call that met it (here the first),
     before a checkpoint can hold what it did to the normalizer."""

@@ -100,6 +100,7 @@ def test_main_writes_to_out(run_dir, tmp_path, capsys):
     _png_size(out)
 
 
+@pytest.mark.slow
 def test_main_in_a_fresh_process_prints_only_the_path(run_dir, tmp_path):
     # No TensorFlow log lines (absl's, CUDA's, oneDNN's) from the import the event reader makes.
     env = {k: v for k, v in os.environ.items() if k not in ("TF_CPP_MIN_LOG_LEVEL", "TF_XLA_FLAGS")}

@@ -5,6 +5,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from tests.scripts import faulty_envs
 from tests.scripts.capture import run_main
 
@@ -20,6 +22,7 @@ def _train(*argv, cwd):
     )
 
 
+@pytest.mark.slow
 def test_seeds_train_apart_a_failed_seed_is_reported_and_the_others_finish(tmp_path):
     env = faulty_envs.env_id("Faulty-reset-v0")  # Fails where an env is reset with seed 1.
     result = _train(
@@ -51,6 +54,7 @@ def test_seeds_refuses_a_seed_or_a_timestamp_beside_it(tmp_path, monkeypatch):
     assert not os.path.exists(tmp_path / "logdir")
 
 
+@pytest.mark.slow
 def test_the_python_api_trains_seeds_their_summary_aggregates_them_and_plot_draws_them(
     tmp_path, monkeypatch
 ):
@@ -75,6 +79,7 @@ def test_the_python_api_trains_seeds_their_summary_aggregates_them_and_plot_draw
     assert (tmp_path / "c.svg").is_file()
 
 
+@pytest.mark.slow
 def test_sigterm_to_the_seeds_process_stops_every_run_saved_and_exported(tmp_path):
     """Both running seeds save and export; the third never starts, and the aggregate does not
     average stopped runs as if they were final."""

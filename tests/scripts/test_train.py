@@ -336,6 +336,7 @@ def test_a_signal_during_an_evaluation_ends_it_after_that_call_and_saves(
     assert os.path.isfile(os.path.join(run_dir, "checkpoints", "ckpt-128.index"))
 
 
+@pytest.mark.slow
 def test_ctrl_c_saves_a_checkpoint_and_exits_130(tmp_path):
     stderr_path = tmp_path / "stderr.txt"
     argv = ["--config=debug", f"--logdir={tmp_path / 'logs'}", "--set", "train_steps=1000000"]

@@ -69,6 +69,7 @@ def test_an_id_envpool_lacks_is_one_line_naming_the_other_backends(tmp_path):
     assert "gymnasium-sync or gymnasium-async" in stderr
 
 
+@pytest.mark.slow
 def test_a_worker_that_dies_in_an_async_vector_env_ends_the_process_with_one_line(tmp_path):
     """A worker killed mid-step leaves the others' pipes in no known state: the run stops naming
     the env, and the process ends (its surviving workers are ended, not waited for)."""

@@ -23,6 +23,7 @@ def trained_run(tmp_path_factory):
     return run_dir
 
 
+@pytest.mark.slow
 def test_writes_one_video_per_episode_and_prints_returns(trained_run, tmp_path, capsys):
     outdir = str(tmp_path / "videos")
     argv = ["--run_dir", trained_run, "--outdir", outdir, "--num_episodes", "2"]
@@ -55,6 +56,7 @@ def test_eval_only_prints_mean_and_std_without_videos(trained_run, tmp_path, cap
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_deterministic_policy_gives_same_return_for_same_seed(trained_run, tmp_path):
     args = visualize.parse_args(["--run_dir", trained_run, "--outdir", str(tmp_path)])
     args.num_episodes = 1

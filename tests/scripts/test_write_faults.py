@@ -8,6 +8,8 @@ import signal
 import subprocess
 import sys
 
+import pytest
+
 from agents.config import files
 from agents.scripts import train
 from tests.scripts import runs
@@ -24,6 +26,7 @@ def _records(run_dir):
         return [json.loads(line) for line in handle]
 
 
+@pytest.mark.slow
 def test_training_outlives_a_closed_stdout_pipe(tmp_path):
     command = [sys.executable, "-m", "agents.scripts.train", "--config=debug"]
     command += [f"--logdir={tmp_path}", "--set", "train_steps=512"]
@@ -167,6 +170,7 @@ def _file_size_limit(size):
     return limit
 
 
+@pytest.mark.slow
 def test_an_events_file_that_cannot_grow_stops_the_cli_run_saved(tmp_path):
     command = [sys.executable, "-m", "agents.scripts.train", "--config=debug"]
     command += [f"--logdir={tmp_path}", "--set", "train_steps=8192"]

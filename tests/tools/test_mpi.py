@@ -243,6 +243,7 @@ def test_fake_two_ranks_give_statistics_of_concatenation():
     assert rms.count == normalizer.count.numpy() == len(data)
 
 
+@pytest.mark.slow
 def test_two_mpi_ranks_agree_with_numpy():
     if not os.path.exists(MPIRUN):
         pytest.skip(f"mpirun not found next to the interpreter at {MPIRUN}")

@@ -105,6 +105,7 @@ def _train(tmp_path, seed, name, train_steps=256):
         assert run.train_env.batch_env is None and run.eval_env.batch_env is None  # Let go.
 
 
+@pytest.mark.slow
 def test_a_run_on_a_reused_agent_trains_exactly_as_on_a_new_one(tmp_path):
     metrics, weights, agent, reused = _train(tmp_path, 3, "new")
     assert not reused

@@ -60,6 +60,7 @@ TINY = dict(
 )
 
 
+@pytest.mark.slow
 def test_rnd_agent_trains_native_minigrid_as_one_xla_program(tmp_path):
     config = CONFIGS["doorkey16_rnd"]()
     assert compilation.whole_call(config) and config["agent"] == "rnd_ppo"

@@ -38,6 +38,7 @@ def minigrid_run(tmp_path_factory):
     return config, run_dir, warm_count, reports
 
 
+@pytest.mark.slow
 def test_rnd_statistics_start_from_random_steps(minigrid_run):
     config, _, warm_count, _ = minigrid_run
     # One frame per env and step (RunningMeanStd starts from a tiny epsilon count).

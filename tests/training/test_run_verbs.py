@@ -42,6 +42,7 @@ def test_the_returns_of_finished_training_episodes_reach_the_hook(run):
     )
 
 
+@pytest.mark.slow
 def test_evaluation_plays_samples_when_asked_and_leaves_trainings_draws_as_they_were(tmp_path):
     def evaluate_then_train(policy, name):
         config = dict(configs.debug(), max_episode_steps=50, eval_policy=policy)

@@ -48,6 +48,7 @@ def test_tags_are_grouped():
     assert summaries.tag("train", "env_steps") is None  # The x axis, not a curve.
 
 
+@pytest.mark.slow
 def test_every_summary_and_checkpoint_is_on_training_env_steps(run_dir):
     # One TensorBoard entry: both phases' summaries in the run directory, told by their tags.
     train_events = eval_events = _events(run_dir)

@@ -44,6 +44,7 @@ def _key(item):
     return "/".join(item.nested_key) if item.nested_key else item.key
 
 
+@pytest.mark.slow
 def test_track_writes_an_offline_wandb_run_with_scalars_config_seed_and_policy(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "agents.scripts.train", "--config=debug", "--seed=7", "--track",
