@@ -192,13 +192,17 @@ def run_script(main: Callable[[], int | None], child: Callable[..., dict]) -> No
         print(json.dumps(result), flush=True)
 
 
-def checkout_env(checkout: str = ROOT, **changes: str) -> dict[str, str]:
-    """This process's environment with `checkout` first on PYTHONPATH (and `changes`), so that
-    a child started as `python -m benchmarks.<name>` imports that checkout's `benchmarks` and
-    `agents` (`python -m` puts the working directory before it: run it in `checkout` where
-    another checkout's could be found there)."""
+def checkout_env(
+    checkout: str = ROOT, without: tuple[str, ...] = (), **changes: str
+) -> dict[str, str]:
+    """This process's environment with `checkout` first on PYTHONPATH (and `changes`; the
+    variables named in `without` removed), so that a child started as `python -m
+    benchmarks.<name>` imports that checkout's `benchmarks` and `agents` (`python -m` puts the
+    working directory before it: run it in `checkout` where another checkout's could be found
+    there)."""
     path = os.pathsep.join([checkout, os.environ.get("PYTHONPATH", "")])
-    return dict(os.environ, PYTHONPATH=path, **changes)
+    kept = {key: value for key, value in os.environ.items() if key not in without}
+    return dict(kept, PYTHONPATH=path, **changes)
 
 
 def run_child(module: str, args: list[str], run_dir: str) -> dict:

@@ -96,9 +96,10 @@ def run_ours(task: str, budget: int, seed: int, directory: str, cache_home: str)
     command = [sys.executable, "-m", "agents.scripts.train", f"--config={task}"]
     command += [f"--logdir={logdir}", f"--seed={seed}"]
     command += [arg for override in overrides for arg in ("--set", override)]
-    env = {key: value for key, value in os.environ.items() if key != "TF_XLA_FLAGS"}
-    env.update(XDG_CACHE_HOME=cache_home)
-    env.pop("AGENTS_XLA_CACHE", None)
+    # The cache of the round, as a user's default cache: no flags of this process's own.
+    env = common.checkout_env(
+        without=("TF_XLA_FLAGS", "AGENTS_XLA_CACHE"), XDG_CACHE_HOME=cache_home
+    )
     train_log = os.path.join(directory, "train.log")
     _, seconds = common.timed_process(command, train_log, env=env)
     (run_name,) = os.listdir(logdir)

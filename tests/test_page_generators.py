@@ -482,3 +482,14 @@ def test_speed_page_takes_sb3s_faster_thread_setting_and_our_cold_and_warm_media
     del records[0]["threads"]  # A record of before the settings were recorded.
     with pytest.raises(claims.ClaimError, match="round 0 .* has no 'threads'"):
         speed_page.walls(records)
+
+
+def test_a_benchmarks_child_environment_puts_the_checkout_first_and_drops_what_it_is_told(
+    monkeypatch,
+):
+    monkeypatch.setenv("TF_XLA_FLAGS", "--tf_xla_persistent_cache_directory=/elsewhere")
+    monkeypatch.setenv("PYTHONPATH", "/theirs")
+    env = common.checkout_env("/checkout", without=("TF_XLA_FLAGS",), XDG_CACHE_HOME="/round")
+    assert "TF_XLA_FLAGS" not in env and env["XDG_CACHE_HOME"] == "/round"
+    assert env["PYTHONPATH"].split(os.pathsep) == ["/checkout", "/theirs"]
+    assert common.checkout_env()["TF_XLA_FLAGS"] == "--tf_xla_persistent_cache_directory=/elsewhere"
