@@ -6,6 +6,7 @@ import os
 
 import pytest
 
+from agents.multirun import aggregates
 from benchmarks import common, sitting, speed_matrix, test_suite
 from benchmarks.pages import (
     checks,
@@ -122,6 +123,51 @@ def test_exploration_page_says_how_many_episodes_scored_each_seed():
     # A task of an older sitting scored with the earlier default.
     older = _explored("multiroom", "rnd", 0, 0.9, episodes=100)
     assert "100 or 500 episodes per seed" in text([*scored, older])
+
+
+def _arm_runs(task, arm, successes, held=None):
+    """Runs of one arm whose mode scores `successes`; each curve holds 0.5 from `held` (env
+    steps; None: never) of a 100-step budget."""
+    runs = []
+    for seed, success in enumerate(successes):
+        run = dict(_explored(task, arm, seed, success), success_mode=success, train_steps=100)
+        run["curve"] = [[50, 0.0], [100, 0.0]] if held is None else [[held, 0.6], [100, 0.7]]
+        runs.append(run)
+    return runs
+
+
+def test_exploration_aggregates_count_never_as_the_budget_and_order_arms_only_with_five_seeds(
+    monkeypatch,
+):
+    control = _arm_runs("multiroom", "control", [0.0, 0.1, 0.0, 0.2, 0.05])
+    rnd = _arm_runs("multiroom", "rnd", [0.95, 0.9, 0.97, 0.92, 0.99], held=20)
+    assert exploration_page.held_or_budget(control[0]) == 100  # Never held: the budget.
+    assert exploration_page.held_or_budget(rnd[0]) == 20
+    lines = exploration_page.page(control + rnd).splitlines()
+    (row,) = [line for line in lines if line.startswith("| multiroom | rnd | 5 |")]
+    # IQM of 5 seeds: the mean of the middle three (0.92, 0.95, 0.97) with its interval; every
+    # RND seed beats every control seed, on success and on steps, in every resample.
+    low, high = aggregates.bootstrap_ci([0.95, 0.9, 0.97, 0.92, 0.99], aggregates.iqm)
+    assert 0.9 <= low < 0.95 < high <= 0.99
+    always = "1.00 [1.00, 1.00]"
+    assert row.split(" | ")[3:] == [
+        f"0.95 [{low:.2f}, {high:.2f}]",
+        "0.0 [0.0, 0.0]",
+        always,
+        f"{always} |",
+    ]
+    assert exploration_page.orderings(control + rnd, "multiroom") == [
+        ("rnd", "control", 1.0, (1.0, 1.0))
+    ]
+    monkeypatch.setattr(readme_numbers, "read", lambda name: control + rnd)
+    line = " ".join(readme_numbers.exploration().split())
+    assert "rnd over control, P = 1.00 [1.00, 1.00]" in line and "too few" not in line
+    # The same scores from four seeds each: no ordering is stated, and README says why.
+    few = control[:4] + rnd[:4]
+    assert exploration_page.orderings(few, "multiroom") == []
+    monkeypatch.setattr(readme_numbers, "read", lambda name: few)
+    line = " ".join(readme_numbers.exploration().split())
+    assert "4 seeds each, too few to order the arms" in line and "rnd over" not in line
 
 
 def test_runs_with_set_overrides_are_ablations_kept_out_of_the_arms_counts(monkeypatch):

@@ -4,7 +4,10 @@ The interquartile mean (IQM) is the mean of the middle half of the scores, `trim
 0.25)` (scipy's definition, which rliable uses: int(0.25 * n) scores cut from each end). A 95%
 confidence interval is the percentile bootstrap over runs: the statistic of `reps` resamples of
 the runs with replacement, and the 2.5th and 97.5th percentiles of those (rliable's
-`get_interval_estimates` with its default percentile method, for one task). Pure numpy.
+`get_interval_estimates` with its default percentile method, for one task). The probability
+that one group of runs improves on another is rliable's for one task: the Mann-Whitney U
+statistic over every pair of runs, ties counting a half, its interval the stratified bootstrap
+(each group's runs resampled on their own). Pure numpy.
 """
 
 from __future__ import annotations
@@ -58,6 +61,46 @@ def bootstrap_ci(
     rng = np.random.default_rng(seed)
     resamples = values[rng.integers(0, len(values), size=(reps, len(values)))]
     stats = np.array([statistic(row) for row in resamples])
+    tail = 100.0 * (1.0 - confidence) / 2.0
+    low, high = np.percentile(stats, [tail, 100.0 - tail])
+    return float(low), float(high)
+
+
+def probability_of_improvement(
+    scores: Sequence[float] | np.ndarray, others: Sequence[float] | np.ndarray
+) -> float:
+    """P(X > Y): the chance that a run of `scores` beats a run of `others`, over every pair of
+    runs, a tie counting a half (rliable's probability of improvement on one task).
+
+    Raises:
+        ValueError: For a group with no scores.
+    """
+    x = np.asarray(scores, np.float64).reshape(-1, 1)
+    y = np.asarray(others, np.float64).reshape(1, -1)
+    if not x.size or not y.size:
+        raise ValueError("The probability of improvement needs runs in both groups.")
+    return float(np.mean((x > y) + 0.5 * (x == y)))
+
+
+def improvement_ci(
+    scores: Sequence[float] | np.ndarray,
+    others: Sequence[float] | np.ndarray,
+    reps: int = 10_000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """The stratified percentile bootstrap interval of `probability_of_improvement`: each
+    group's runs resampled with replacement on their own, `reps` times.
+
+    Returns:
+        `(low, high)`; both equal the probability for groups of one run each.
+    """
+    x = np.asarray(scores, np.float64).reshape(-1)
+    y = np.asarray(others, np.float64).reshape(-1)
+    rng = np.random.default_rng(seed)
+    xs = x[rng.integers(0, len(x), size=(reps, len(x)))][:, :, None]
+    ys = y[rng.integers(0, len(y), size=(reps, len(y)))][:, None, :]
+    stats = np.mean((xs > ys) + 0.5 * (xs == ys), axis=(1, 2))
     tail = 100.0 * (1.0 - confidence) / 2.0
     low, high = np.percentile(stats, [tail, 100.0 - tail])
     return float(low), float(high)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+from agents.multirun import aggregates
 from benchmarks import common
 from benchmarks.pages.plots import Plot, save
 
@@ -111,6 +112,90 @@ def held_from(points: list[list[float]], level: float = 0.5) -> int | None:
         elif first is None:
             first = int(steps)
     return first
+
+
+def held_or_budget(run: dict, level: float = 0.5) -> int:
+    """`held_from` of a run's training curve; a run that never held `level` counts its budget."""
+    first = held_from(run["curve"], level)
+    return int(run["train_steps"]) if first is None else first
+
+
+# Seeds per arm below which no ordering of two arms is stated, however far apart they score.
+ORDER_SEEDS = 5
+
+
+def orderings(runs: list[dict], task: str) -> list[tuple[str, str, float, tuple[float, float]]]:
+    """(better arm, other arm, P, its interval) for each pair of arms of `task` whose final
+    success (mode) one improves on the other's with the 95% interval of P(X > Y) above 0.5;
+    none where an arm has fewer than `ORDER_SEEDS` seeds."""
+    scores = {
+        arm: [r["success_mode"] for r in runs if r["task"] == task and r["arm"] == arm]
+        for arm in ARMS
+    }
+    found = []
+    for better in ARMS:
+        for other in ARMS:
+            x, y = scores[better], scores[other]
+            if better == other or min(len(x), len(y)) < ORDER_SEEDS:
+                continue
+            low, high = aggregates.improvement_ci(x, y)
+            if low > 0.5:
+                found.append(
+                    (better, other, aggregates.probability_of_improvement(x, y), (low, high))
+                )
+    return found
+
+
+def _interval(values: list[float], digits: int, scale: float = 1.0) -> str:
+    low, high = aggregates.bootstrap_ci(values, aggregates.iqm)
+    middle = aggregates.iqm(values)
+    return f"{middle / scale:.{digits}f} [{low / scale:.{digits}f}, {high / scale:.{digits}f}]"
+
+
+def _aggregate_lines(runs: list[dict]) -> list[str]:
+    """Per task and arm: IQMs with 95% bootstrap intervals of the final success (mode) and of
+    where the training return held 0.5, and each arm's probability of improving on the control."""
+    lines = [
+        "",
+        "## Aggregates",
+        "",
+        "Per task and arm over its seeds: the interquartile mean (IQM) with its 95% percentile",
+        "bootstrap interval over seeds (`agents.multirun.aggregates`, rliable's definitions), of",
+        "the deterministic policy's final success and of the env steps from which the training",
+        "return held 0.5 (a seed that never held it counts its whole budget); and P(X > control),",
+        "the probability that a seed of the arm beats a seed of the control (success: higher;",
+        "env steps: fewer), with its stratified bootstrap interval. An interval above 0.5 orders",
+        f"the two arms; with fewer than {ORDER_SEEDS} seeds an arm is not ordered at all.",
+        "",
+        "| task | arm | seeds | success (mode), IQM [95% CI] | return 0.5 held from (M env steps), "
+        "IQM [95% CI] | P(success > control's) [95% CI] | P(held sooner than control) [95% CI] |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for task in dict.fromkeys(r["task"] for r in runs):
+        mine = [r for r in runs if r["task"] == task]
+        control = [r for r in mine if r["arm"] == "control"]
+        for arm in ARMS:
+            arm_runs = [r for r in mine if r["arm"] == arm]
+            if not arm_runs:
+                continue
+            success = [r["success_mode"] for r in arm_runs]
+            held = [held_or_budget(r) for r in arm_runs]
+            versus = ["-", "-"]
+            if control and arm != "control":
+                pairs = (
+                    (success, [r["success_mode"] for r in control]),
+                    ([-h for h in held], [-held_or_budget(r) for r in control]),
+                )
+                versus = [
+                    f"{aggregates.probability_of_improvement(x, y):.2f} "
+                    "[{:.2f}, {:.2f}]".format(*aggregates.improvement_ci(x, y))
+                    for x, y in pairs
+                ]
+            lines.append(
+                f"| {arm_runs[0]['env_id']} | {arm} | {len(arm_runs)} | {_interval(success, 2)} | "
+                f"{_interval(held, 1, 1e6)} | {versus[0]} | {versus[1]} |"
+            )
+    return lines
 
 
 def policy(record: dict) -> str:
@@ -234,6 +319,7 @@ def page(records: list[dict]) -> str:
             if total:
                 env_id = next(r["env_id"] for r in runs if r["task"] == task)
                 lines.append(f"| {env_id} | {arm} | {mode} of {total} | {sampled} of {total} |")
+    lines += _aggregate_lines(runs)
     lines.append("")
     for task_runs, name in _figured(runs):
         arms = " and ".join(dict.fromkeys(r["arm"] for r in task_runs))

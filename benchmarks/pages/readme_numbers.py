@@ -197,16 +197,34 @@ def exploration() -> str:
         policy = exploration_page.policy(first)
         tasks.append(
             f"{env_id} ({policy}) at {first['train_steps'] / 1e6:.1f}M env steps, "
-            f"extrinsic discount {first['discount']}: {', '.join(counts)}"
+            f"extrinsic discount {first['discount']}: {', '.join(counts)}{_ordered(runs, task)}"
         )
+    few = min(totals) < exploration_page.ORDER_SEEDS
     return (
         f"- **Exploration on native MiniGrid** ({where(*runs)}): seeds whose deterministic "
         "policy (the mode, which runs evaluate by default) succeeds in at least 90% of "
         "minigrid's own episodes, [the sampled policy's count in brackets], RND against its "
         "control (the same agent without the bonus) and, where run, NovelD (the same agent "
-        f"with an episodic bonus); {_seeds(totals)}, too few to order the arms: "
+        f"with an episodic bonus); {_seeds(totals)}"
+        f"{', too few to order the arms' if few else ''}: "
         f"{'; '.join(tasks)} ([exploration](docs/results/exploration.md))."
     )
+
+
+def _ordered(runs: list[dict], task: str) -> str:
+    """The orderings of two arms that the 95% intervals support on `task`, in words (nothing
+    where its arms ran too few seeds to be ordered)."""
+    arms = [r["arm"] for r in runs if r["task"] == task]
+    if min(arms.count(arm) for arm in set(arms)) < exploration_page.ORDER_SEEDS:
+        return ""
+    found = exploration_page.orderings(runs, task)
+    if not found:
+        return " (no arm's final success above another's by the 95% intervals)"
+    said = [
+        f"{better} over {other}, P = {p:.2f} [{low:.2f}, {high:.2f}]"
+        for better, other, p, (low, high) in found
+    ]
+    return f" (final success, mode, by the 95% intervals: {', '.join(said)})"
 
 
 def _seeds(totals: set[int]) -> str:

@@ -67,3 +67,40 @@ def test_band_averages_runs_on_a_common_grid():
     grid, mean, *_ = aggregates.band(shifted, reps=10)
     np.testing.assert_allclose(grid, [10.0])
     np.testing.assert_allclose(mean, [5.5])  # 10 and the second run's 1, interpolated.
+
+
+def _slow_improvement(xs, ys):
+    wins = 0.0
+    for x in xs:
+        for y in ys:
+            wins += 1.0 if x > y else 0.5 if x == y else 0.0
+    return wins / (len(xs) * len(ys))
+
+
+def test_probability_of_improvement_by_hand_and_against_a_slow_reference():
+    # Pairs (1,1) a tie, (1,0), (2,1), (2,0) wins: 3.5 of 4.
+    assert aggregates.probability_of_improvement([1.0, 2.0], [1.0, 0.0]) == 0.875
+    assert aggregates.probability_of_improvement([1.0, 0.0], [1.0, 2.0]) == 0.125
+    assert aggregates.probability_of_improvement([5.0], [5.0]) == 0.5
+    rng = np.random.default_rng(3)
+    for n, m in ((1, 4), (5, 5), (7, 3)):
+        xs, ys = rng.integers(0, 4, size=n), rng.integers(0, 4, size=m)  # Ties on purpose.
+        expected = _slow_improvement(list(xs), list(ys))
+        assert aggregates.probability_of_improvement(xs, ys) == pytest.approx(expected)
+    with pytest.raises(ValueError, match="runs in both groups"):
+        aggregates.probability_of_improvement([], [1.0])
+
+
+def test_improvement_interval_resamples_each_group_on_its_own():
+    xs, ys = np.array([0.9, 0.2, 0.95, 0.5, 0.7]), np.array([0.1, 0.92, 0.3, 0.0])
+    low, high = aggregates.improvement_ci(xs, ys, reps=300, seed=2)
+    rng = np.random.default_rng(2)
+    rows_x = rng.integers(0, len(xs), size=(300, len(xs)))
+    rows_y = rng.integers(0, len(ys), size=(300, len(ys)))
+    stats = [_slow_improvement(xs[i], ys[j]) for i, j in zip(rows_x, rows_y, strict=True)]
+    assert low == pytest.approx(np.percentile(stats, 2.5))
+    assert high == pytest.approx(np.percentile(stats, 97.5))
+    assert low < aggregates.probability_of_improvement(xs, ys) < high
+    # Groups apart: every resample of X beats every one of Y.
+    assert aggregates.improvement_ci([10.0, 11.0, 12.0], [0.0, 1.0, 2.0]) == (1.0, 1.0)
+    assert aggregates.improvement_ci([3.0], [3.0]) == (0.5, 0.5)
