@@ -46,7 +46,7 @@ def timings() -> str:
     suite = "runs the whole test suite, slow tests included"
     if recent:
         low, high = min(r["seconds"] for r in recent) / 60, max(r["seconds"] for r in recent) / 60
-        span = f"{low:.0f}" if round(low) == round(high) else f"{low:.0f}-{high:.0f}"
+        span = f"{low:.1f}" if f"{low:.1f}" == f"{high:.1f}" else f"{low:.1f}-{high:.1f}"
         runs = f"over the last {len(recent)} runs" if len(recent) > 1 else "for one run"
         suite += (
             f" ({span} minutes {runs}{cold_label(recent)}, {recent[-1].get('passed', 0):,} tests, "
@@ -56,7 +56,7 @@ def timings() -> str:
         suite += (
             f"; without the tests marked slow (those of {SLOW_SECONDS:.0f} s or more: processes "
             f'started, training runs; `-m "{QUICK}"`) it takes '
-            f"{quick['seconds'] / 60:.0f} minutes ({quick.get('passed', 0):,} tests"
+            f"{quick['seconds'] / 60:.1f} minutes ({quick.get('passed', 0):,} tests"
             f"{cold_label([quick])}, "
             f"{readme_numbers.where(quick)}; `python -m benchmarks.test_suite --not-slow`)"
         )
