@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     os.makedirs(os.path.join(args.out, "runs"), exist_ok=True)
     start = time.perf_counter()
-    started, revision, host = time.strftime("%Y-%m-%d %H:%M:%S"), common.commit(), common.machine()
+    sitting = common.new_sitting()
     results = run_all(args.tasks, args.seeds, args.out)
     text, passed = report(results, time.perf_counter() - start)
     with open(os.path.join(args.out, "learning.md"), "w") as handle:
@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         for task, by_seed in results.items():
             task_checks = checks(task, summarize(list(by_seed.values())))
             for seed, run in by_seed.items():
-                record = dict(started=started, date=started[:16], commit=revision, machine=host)
+                record = dict(sitting, date=sitting["started"][:16])
                 record.update(task=task, seed=seed, checks=task_checks, **run)
                 file.write(json.dumps(record) + "\n")
     records = common.read_records(learning_page.RECORDS)

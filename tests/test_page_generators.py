@@ -539,3 +539,22 @@ def test_a_benchmarks_child_environment_puts_the_checkout_first_and_drops_what_i
     assert "TF_XLA_FLAGS" not in env and env["XDG_CACHE_HOME"] == "/round"
     assert env["PYTHONPATH"].split(os.pathsep) == ["/checkout", "/theirs"]
     assert common.checkout_env()["TF_XLA_FLAGS"] == "--tf_xla_persistent_cache_directory=/elsewhere"
+
+
+def test_a_sitting_records_how_warm_xlas_cache_was_and_the_learning_page_says_so(
+    tmp_path, monkeypatch
+):
+    from agents.runtime import compile_cache
+    from benchmarks.pages import learning_page
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert common.new_sitting()["compile_cache_entries"] == 0  # No cache folder yet: cold.
+    os.makedirs(compile_cache.cache_directory())
+    for name in ("a.pb", "b.pb", "notes.txt"):
+        (tmp_path / compile_cache.cache_directory() / name).write_text("x")
+    assert common.new_sitting()["compile_cache_entries"] == 2
+    assert learning_page.cache_state({"compile_cache_entries": 0}).endswith("a cold compile cache)")
+    assert "a warm compile cache: 2 programs" in learning_page.cache_state(
+        {"compile_cache_entries": 2}
+    )
+    assert learning_page.cache_state({}) == ""  # Records from before the count: no claim.

@@ -89,11 +89,22 @@ def section(task: str, runs: list[dict]) -> list[str]:
         f"{statistics.fmean(evals):.1f}, worst {min(evals):.1f}; median "
         f"{claims.median(r['steps_per_second'] for r in runs):,.0f} env steps/s end to end, "
         f"{claims.median(r['call_steps_per_second'] for r in runs):,.0f} in training calls; "
-        f"peak RSS {max(r['rss_mb'] for r in runs):.0f} MB.",
+        f"peak RSS {max(r['rss_mb'] for r in runs):.0f} MB{cache_state(first)}.",
         "",
     ]
     lines += [f"- {'PASS' if passed else 'FAIL'} {text}" for passed, text in first["checks"]]
     return [*lines, ""]
+
+
+def cache_state(record: dict) -> str:
+    """Whether a sitting began with XLA's compile cache cold or warm, in words ("" for records
+    made before the count was kept): a first run that compiles peaks higher."""
+    entries = record.get("compile_cache_entries")
+    if entries is None:
+        return ""
+    if entries == 0:
+        return " (the sitting began on a cold compile cache)"
+    return f" (the sitting began on a warm compile cache: {entries} programs)"
 
 
 def page(records: list[dict]) -> str:
