@@ -558,3 +558,22 @@ def test_a_sitting_records_how_warm_xlas_cache_was_and_the_learning_page_says_so
         {"compile_cache_entries": 2}
     )
     assert learning_page.cache_state({}) == ""  # Records from before the count: no claim.
+
+
+def test_the_peer_side_by_side_shows_the_newest_sitting_with_both_sides_and_the_ratio():
+    def side(started, name, rate):
+        return dict(
+            _sitting(started), side=name, task="doorkey16", env_id="MiniGrid-DoorKey-16x16-v0",
+            seed=0, steps=262_144, seconds=262_144 / rate, steps_per_second=rate, final_return=0.0,
+        )  # fmt: skip
+
+    old = [side("2026-11-01 10:00:00", "peer", 500.0), side("2026-11-01 10:00:00", "ours", 900.0)]
+    new = [side("2026-11-29 10:00:00", "peer", 1000.0), side("2026-11-29 10:00:00", "ours", 25e3)]
+    lines = exploration_page.page([_explored("doorkey16", "rnd", 0, 0.9)], old + new).splitlines()
+    assert "| ours | MiniGrid-DoorKey-16x16-v0 | 262,144 | 10.5 | 25,000 | 0.000 |" in lines
+    assert "Ours trains 25.0x the peer's env steps per second, whole processes." in lines
+    assert not any("900" in line for line in lines)  # The older sitting is not shown.
+    # A sitting without both sides has no section.
+    assert "Speed beside" not in exploration_page.page(
+        [_explored("doorkey16", "rnd", 0, 0.9)], new[:1]
+    )

@@ -41,7 +41,7 @@ def pages() -> dict[str, Callable[[], str]]:
             _records("env_throughput")
         ),
         "docs/results/exploration.md": lambda: (
-            exploration_page.page(_records("exploration")) + "\n"
+            exploration_page.page(_records("exploration"), _records("peer")) + "\n"
         ),
         "docs/results/layouts.md": lambda: layouts_page.page(_records("layouts")) + "\n",
         "docs/results/learning.md": lambda: learning_page.page(_records("learning")),
@@ -79,6 +79,7 @@ def shown() -> dict[str, Callable[[list[dict]], list[dict]]]:
         "mpi_scaling": common.sitting,
         "mujoco": mujoco_page.shown,
         "native": per("kind", native_page.newest),
+        "peer": common.sitting,
         "rnd": common.sitting,
         "speed_matrix": common.sitting,
         "test_suite": readme_timings.shown_suites,
