@@ -13,7 +13,7 @@ Appends a record per side to `benchmarks/results/peer.jsonl`; the exploration pa
 newest sitting (`--page` rewrites it).
 
 Run: `python -m benchmarks.peer --peer-python /path/to/peer/bin/python [--task doorkey16]
-[--steps 262144] [--page]`.
+[--steps 1048576] [--page]`.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--peer-python", required=True, help="a Python with torch-ac, minigrid")
     parser.add_argument("--task", default="doorkey16", choices=exploration_page.TASKS)
-    parser.add_argument("--steps", type=int, default=262_144, help="env steps of each side")
+    parser.add_argument("--steps", type=int, default=2**20, help="env steps of each side")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=os.path.join(common.DEFAULT_OUT, "peer"))
     parser.add_argument("--page", action="store_true", help="Rewrite the exploration page.")
