@@ -29,6 +29,7 @@ def _train(tmp_path, fault, backend):
     return code, stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["gymnasium-sync", "gymnasium-async"])
 def test_an_env_that_raises_in_a_vector_env_is_named_with_its_traceback(backend, tmp_path):
     code, stderr = _train(tmp_path, "step", backend)
