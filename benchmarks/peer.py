@@ -4,8 +4,9 @@ The peer is rl-starter-files' PPO (torch-ac's `PPOAlgo` on minigrid's Python env
 `scripts/train.py` runs it by default; `benchmarks/peer_driver.py`), installed in a venv of its
 own (`pip install torch==2.13.0 torch-ac==1.4.0 minigrid==3.2.0`). Ours is the plain-PPO
 control of the exploration page's task (`--config=<task>`, native MiniGrid, the training call
-one XLA program, its evaluation phase included) from a fresh XLA compile cache: a user's first
-run, compiling included. Each
+one XLA program, its evaluation phase included), twice: from a fresh XLA compile cache (a user's
+first run, compiling included) and on the cache that run filled (the next run); MiniGrid's layout
+banks are the machine's, built beforehand as a user's first run of the id builds them. Each
 side's figure is its process from spawn to exit; the score is each side's mean training return
 over the episodes of its last report (torch-ac's last update; ours, the last training report).
 
@@ -41,22 +42,30 @@ def run_peer(python: str, env_id: str, steps: int, seed: int, directory: str) ->
     return dict(steps=found["frames"], seconds=seconds, final_return=found["final_return"])
 
 
-def run_ours(task: str, steps: int, seed: int, directory: str) -> dict:
-    """Our training process of `task` for `steps` env steps from a fresh compile cache."""
-    logdir, cache = os.path.join(directory, "logdir"), os.path.join(directory, "cache")
+def run_ours(task: str, steps: int, seed: int, directory: str, cache: str) -> dict:
+    """Our training process of `task` for `steps` env steps with its XLA compile cache under
+    `cache` (MiniGrid's layout banks where this machine keeps them, as a user's are)."""
+    from agents.envs.gridworld import layouts  # Plain numpy: no TensorFlow.
+
+    logdir = os.path.join(directory, "logdir")
     command = [sys.executable, "-m", "agents.scripts.train", f"--config={task}"]
     command += [f"--logdir={logdir}", f"--seed={seed}", "--set", f"train_steps={steps}"]
     command += [f"train_every={steps}"]  # One training phase, its evaluation after it.
-    env = common.checkout_env(without=("TF_XLA_FLAGS", "AGENTS_XLA_CACHE"), XDG_CACHE_HOME=cache)
+    env = common.checkout_env(
+        without=("TF_XLA_FLAGS", "AGENTS_XLA_CACHE"),
+        XDG_CACHE_HOME=cache,
+        AGENTS_CACHE=str(layouts.cache_dir()),
+    )
     stdout, seconds = common.timed_process(command, os.path.join(directory, "ours.log"), env=env)
-    run_dir = re.search(r"Done: .* in (.+)\.$", stdout, re.MULTILINE).group(1)
+    done = re.search(r"Done: ([\d,]+) env steps in (.+)\.$", stdout, re.MULTILINE)
     reports = []
-    with open(os.path.join(run_dir, "metrics.jsonl"), encoding="utf-8") as file:
+    with open(os.path.join(done.group(2), "metrics.jsonl"), encoding="utf-8") as file:
         for line in file:
             row = json.loads(line)
             if row.get("phase") == "train" and row.get("score") is not None:
                 reports.append(row)
-    return dict(steps=reports[-1]["env_steps"], seconds=seconds, final_return=reports[-1]["score"])
+    steps_done = int(done.group(1).replace(",", ""))
+    return dict(steps=steps_done, seconds=seconds, final_return=reports[-1]["score"])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -74,14 +83,16 @@ def main(argv: list[str] | None = None) -> int:
 
     env_id = CONFIGS[args.task]()["env"]
     sitting = common.new_sitting()
-    for side in ("peer", "ours"):
+    cache = os.path.join(args.out, "xla-cache")
+    shutil.rmtree(cache, ignore_errors=True)
+    for side in ("peer", "ours-cold", "ours-warm"):  # Warm: the cache the cold run filled.
         directory = os.path.join(args.out, side)
         shutil.rmtree(directory, ignore_errors=True)
         os.makedirs(directory)
         if side == "peer":
             measured = run_peer(args.peer_python, env_id, args.steps, args.seed, directory)
         else:
-            measured = run_ours(args.task, args.steps, args.seed, directory)
+            measured = run_ours(args.task, args.steps, args.seed, directory, cache)
         rate = measured["steps"] / measured["seconds"]
         common.append_record(
             RECORDS, sitting, side=side, task=args.task, env_id=env_id, seed=args.seed,

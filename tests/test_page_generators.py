@@ -567,11 +567,13 @@ def test_the_peer_side_by_side_shows_the_newest_sitting_with_both_sides_and_the_
             seed=0, steps=262_144, seconds=262_144 / rate, steps_per_second=rate, final_return=0.0,
         )  # fmt: skip
 
-    old = [side("2026-11-01 10:00:00", "peer", 500.0), side("2026-11-01 10:00:00", "ours", 900.0)]
-    new = [side("2026-11-29 10:00:00", "peer", 1000.0), side("2026-11-29 10:00:00", "ours", 25e3)]
+    then, now = "2026-11-01 10:00:00", "2026-11-29 10:00:00"
+    old = [side(then, "peer", 500.0), side(then, "ours-cold", 900.0), side(then, "ours-warm", 901)]
+    new = [side(now, "peer", 1000.0), side(now, "ours-cold", 25e3), side(now, "ours-warm", 5e4)]
     lines = exploration_page.page([_explored("doorkey16", "rnd", 0, 0.9)], old + new).splitlines()
-    assert "| ours | MiniGrid-DoorKey-16x16-v0 | 262,144 | 10.5 | 25,000 | 0.000 |" in lines
-    assert "Ours trains 25.0x the peer's env steps per second, whole processes." in lines
+    assert "| ours, cold | MiniGrid-DoorKey-16x16-v0 | 262,144 | 10.5 | 25,000 | 0.000 |" in lines
+    text = "Ours trains 50.0x the peer's env steps per second warm, 25.0x cold, whole processes."
+    assert text in " ".join(lines)
     assert not any("900" in line for line in lines)  # The older sitting is not shown.
     # A sitting without both sides has no section.
     assert "Speed beside" not in exploration_page.page(
