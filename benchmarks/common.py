@@ -214,6 +214,17 @@ def checkout_env(
     return dict(kept, PYTHONPATH=path, **changes)
 
 
+def training_curve(run_dir: str) -> list[list[float]]:
+    """[env steps, mean training return] of each training report of a run (its metrics.jsonl)."""
+    points = []
+    with open(os.path.join(run_dir, "metrics.jsonl"), encoding="utf-8") as file:
+        for line in file:
+            row = json.loads(line)
+            if row.get("phase") == "train" and row.get("score") is not None:
+                points.append([row["env_steps"], row["score"]])
+    return points
+
+
 def run_child(module: str, args: list[str], run_dir: str) -> dict:
     """Runs `python -m module --child *args run_dir` in a fresh process; returns its last JSON
     line. Its stderr goes to `<run_dir>.log`.

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
-import json
 import os
 import re
 import sys
@@ -57,17 +56,6 @@ def train(task: str, arm: str, seed: int, out: str, overrides: list[str]) -> tup
     if not found:
         raise RuntimeError(f"{' '.join(command)}: no 'Done:' line in its output:\n{stdout}")
     return found.group(1), seconds
-
-
-def curve(run_dir: str) -> list[list[float]]:
-    """[env steps, mean training return] of each training report of a run."""
-    points = []
-    with open(os.path.join(run_dir, "metrics.jsonl"), encoding="utf-8") as file:
-        for line in file:
-            row = json.loads(line)
-            if row.get("phase") == "train" and row.get("score") is not None:
-                points.append([row["env_steps"], row["score"]])
-    return points
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -109,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
             run_dir, seconds = train(task, arm, seed, args.out, args.set)
             with scoring:  # Training runs in child processes; scoring, in this one, in turn.
                 env_id = CONFIGS[config_name(task, arm)]()["env"]
-                points = curve(run_dir)
+                points = common.training_curve(run_dir)
                 scores = common.score_on_minigrid(run_dir, env_id, args.episodes)
                 named = {**defaults(), **CONFIGS[config_name(task, arm)]()}
                 settings = apply_overrides(named, args.set)

@@ -58,14 +58,9 @@ def run_ours(task: str, steps: int, seed: int, directory: str, cache: str) -> di
     )
     stdout, seconds = common.timed_process(command, os.path.join(directory, "ours.log"), env=env)
     done = re.search(r"Done: ([\d,]+) env steps in (.+)\.$", stdout, re.MULTILINE)
-    reports = []
-    with open(os.path.join(done.group(2), "metrics.jsonl"), encoding="utf-8") as file:
-        for line in file:
-            row = json.loads(line)
-            if row.get("phase") == "train" and row.get("score") is not None:
-                reports.append(row)
     steps_done = int(done.group(1).replace(",", ""))
-    return dict(steps=steps_done, seconds=seconds, final_return=reports[-1]["score"])
+    final_return = common.training_curve(done.group(2))[-1][1]
+    return dict(steps=steps_done, seconds=seconds, final_return=final_return)
 
 
 def main(argv: list[str] | None = None) -> int:
