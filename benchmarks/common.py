@@ -108,16 +108,20 @@ def commit(checkout: str = ROOT) -> str:
 def new_sitting() -> dict:
     """What every record of one run of a benchmark shares: when it started, this checkout's
     commit, the machine, and how many compiled programs XLA's cache held then (0: a cold start,
-    as on a fresh machine; peak memory and first runs differ between the two)."""
-    from agents.runtime import compile_cache  # Plain Python: no TensorFlow.
-
-    entries = len(compile_cache.entries(compile_cache.cache_directory()))
+    as on a fresh machine)."""
     return dict(
         started=time.strftime("%Y-%m-%d %H:%M:%S"),
         commit=commit(),
         machine=machine(),
-        compile_cache_entries=entries,
+        compile_cache_entries=cached_programs(),
     )
+
+
+def cached_programs() -> int:
+    """How many compiled programs XLA's compile cache (this user's default) holds now."""
+    from agents.runtime import compile_cache  # Plain Python: no TensorFlow.
+
+    return len(compile_cache.entries(compile_cache.cache_directory()))
 
 
 def append_record(path: str, sitting: dict, **figures) -> None:

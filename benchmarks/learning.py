@@ -124,8 +124,12 @@ def run_all(tasks: list[str], seeds: int, out: str) -> dict[str, dict[int, dict[
             count += 1
             print(f"[{count}/{len(tasks) * seeds}] {task} seed {seed} ...", file=sys.stderr)
             load = round(os.getloadavg()[0], 2)  # Before the run: the rest of the machine's.
+            cached = common.cached_programs()
             results[task][seed] = common.run_child(__spec__.name, [task, str(seed)], run_dir)
             results[task][seed]["load"] = load
+            # A run that compiled (a first run of its programs) peaks higher than one that
+            # read them from XLA's cache.
+            results[task][seed]["compiled_programs"] = common.cached_programs() - cached
             elapsed = f"{time.perf_counter() - start:.0f} s elapsed"
             print(f"  eval {results[task][seed]['eval_mean']:.1f}; {elapsed}", file=sys.stderr)
     return results

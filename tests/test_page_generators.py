@@ -541,7 +541,7 @@ def test_a_benchmarks_child_environment_puts_the_checkout_first_and_drops_what_i
     assert common.checkout_env()["TF_XLA_FLAGS"] == "--tf_xla_persistent_cache_directory=/elsewhere"
 
 
-def test_a_sitting_records_how_warm_xlas_cache_was_and_the_learning_page_says_so(
+def test_a_sitting_records_how_warm_xlas_cache_was_and_the_learning_page_splits_memory_by_it(
     tmp_path, monkeypatch
 ):
     from agents.runtime import compile_cache
@@ -552,12 +552,18 @@ def test_a_sitting_records_how_warm_xlas_cache_was_and_the_learning_page_says_so
     os.makedirs(compile_cache.cache_directory())
     for name in ("a.pb", "b.pb", "notes.txt"):
         (tmp_path / compile_cache.cache_directory() / name).write_text("x")
-    assert common.new_sitting()["compile_cache_entries"] == 2
-    assert learning_page.cache_state({"compile_cache_entries": 0}).endswith("a cold compile cache)")
-    assert "a warm compile cache: 2 programs" in learning_page.cache_state(
-        {"compile_cache_entries": 2}
+    assert common.new_sitting()["compile_cache_entries"] == common.cached_programs() == 2
+    runs = [
+        {"rss_mb": 985.0, "compiled_programs": 12},
+        {"rss_mb": 825.0, "compiled_programs": 0},
+        {"rss_mb": 824.0, "compiled_programs": 0},
+    ]
+    assert learning_page.memory_by_compiling(runs) == (
+        " (1 run(s) that compiled programs into XLA's cache: up to 985 MB; 2 that read them "
+        "from it: up to 825 MB)"
     )
-    assert learning_page.cache_state({}) == ""  # Records from before the count: no claim.
+    assert "every run read" in learning_page.memory_by_compiling(runs[1:])
+    assert learning_page.memory_by_compiling([{"rss_mb": 1.0}, *runs]) == ""  # Older records.
 
 
 def test_the_peer_side_by_side_shows_the_newest_sitting_with_both_sides_and_the_ratio():

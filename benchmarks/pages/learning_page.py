@@ -89,22 +89,28 @@ def section(task: str, runs: list[dict]) -> list[str]:
         f"{statistics.fmean(evals):.1f}, worst {min(evals):.1f}; median "
         f"{claims.median(r['steps_per_second'] for r in runs):,.0f} env steps/s end to end, "
         f"{claims.median(r['call_steps_per_second'] for r in runs):,.0f} in training calls; "
-        f"peak RSS {max(r['rss_mb'] for r in runs):.0f} MB{cache_state(first)}.",
+        f"peak RSS {max(r['rss_mb'] for r in runs):.0f} MB{memory_by_compiling(runs)}.",
         "",
     ]
     lines += [f"- {'PASS' if passed else 'FAIL'} {text}" for passed, text in first["checks"]]
     return [*lines, ""]
 
 
-def cache_state(record: dict) -> str:
-    """Whether a sitting began with XLA's compile cache cold or warm, in words ("" for records
-    made before the count was kept): a first run that compiles peaks higher."""
-    entries = record.get("compile_cache_entries")
-    if entries is None:
+def memory_by_compiling(runs: list[dict]) -> str:
+    """The peak RSS of runs that compiled programs into XLA's cache against that of runs that
+    read them from it, in words ("" for records made before the count was kept)."""
+    if any("compiled_programs" not in run for run in runs):
         return ""
-    if entries == 0:
-        return " (the sitting began on a cold compile cache)"
-    return f" (the sitting began on a warm compile cache: {entries} programs)"
+    compiled = [run["rss_mb"] for run in runs if run["compiled_programs"] > 0]
+    read = [run["rss_mb"] for run in runs if run["compiled_programs"] == 0]
+    if not compiled:
+        return " (every run read its programs from XLA's cache)"
+    if not read:
+        return " (every run compiled programs into XLA's cache)"
+    return (
+        f" ({len(compiled)} run(s) that compiled programs into XLA's cache: up to "
+        f"{max(compiled):.0f} MB; {len(read)} that read them from it: up to {max(read):.0f} MB)"
+    )
 
 
 def page(records: list[dict]) -> str:
