@@ -22,7 +22,6 @@ import subprocess
 import sys
 import time
 
-from agents.runtime import compile_cache
 from benchmarks import common
 from benchmarks.pages import readme_timings
 from benchmarks.pages.readme_timings import SLOW_SECONDS
@@ -91,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.not_slow:
         command += ["-m", readme_timings.QUICK]
     started, revision, host = time.strftime("%Y-%m-%d %H:%M:%S"), common.commit(), common.machine()
-    cached = len(compile_cache.entries(compile_cache.cache_directory()))  # 0: a cold start.
+    cached = common.cached_programs()  # 0: a cold start.
     begun = time.perf_counter()
     result = subprocess.run(
         command, cwd=common.ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True

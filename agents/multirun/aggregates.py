@@ -60,7 +60,11 @@ def bootstrap_ci(
     values = np.asarray(scores, np.float64).reshape(-1)
     rng = np.random.default_rng(seed)
     resamples = values[rng.integers(0, len(values), size=(reps, len(values)))]
-    stats = np.array([statistic(row) for row in resamples])
+    return _percentiles(np.array([statistic(row) for row in resamples]), confidence)
+
+
+def _percentiles(stats: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The central `confidence` interval of bootstrap statistics (percentile method)."""
     tail = 100.0 * (1.0 - confidence) / 2.0
     low, high = np.percentile(stats, [tail, 100.0 - tail])
     return float(low), float(high)
@@ -79,7 +83,12 @@ def probability_of_improvement(
     y = np.asarray(others, np.float64).reshape(1, -1)
     if not x.size or not y.size:
         raise ValueError("The probability of improvement needs runs in both groups.")
-    return float(np.mean((x > y) + 0.5 * (x == y)))
+    return float(_wins(x, y))
+
+
+def _wins(x: np.ndarray, y: np.ndarray, axis=None) -> np.ndarray:
+    """The share of pairs in which `x` beats `y` (broadcast), a tie counting a half."""
+    return np.mean((x > y) + 0.5 * (x == y), axis=axis)
 
 
 def improvement_ci(
@@ -100,10 +109,7 @@ def improvement_ci(
     rng = np.random.default_rng(seed)
     xs = x[rng.integers(0, len(x), size=(reps, len(x)))][:, :, None]
     ys = y[rng.integers(0, len(y), size=(reps, len(y)))][:, None, :]
-    stats = np.mean((xs > ys) + 0.5 * (xs == ys), axis=(1, 2))
-    tail = 100.0 * (1.0 - confidence) / 2.0
-    low, high = np.percentile(stats, [tail, 100.0 - tail])
-    return float(low), float(high)
+    return _percentiles(_wins(xs, ys, axis=(1, 2)), confidence)
 
 
 class Summary(NamedTuple):
