@@ -3,6 +3,7 @@ runs that several benchmarks train, time or score."""
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import os
@@ -103,6 +104,18 @@ def commit(checkout: str = ROOT) -> str:
     code = ["agents", "benchmarks/*.py", "setup.py", "pyproject.toml"]
     changed = subprocess.run(["git", "-C", checkout, "diff", "--quiet", "HEAD", "--", *code])
     return revision + ("-dirty" if changed.returncode == 1 else "")
+
+
+@functools.cache
+def agents_tree(revision: str) -> str | None:
+    """The git tree of `agents/` at `revision` (equal trees: identical library code), or None
+    where this checkout does not know the revision."""
+    result = subprocess.run(
+        ["git", "-C", ROOT, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}:agents"],
+        capture_output=True,
+        text=True,
+    )
+    return result.stdout.strip() or None
 
 
 def new_sitting() -> dict:

@@ -12,11 +12,11 @@ policy as trained and with its mode; a success is an episode that reaches the go
 Every run appends one JSON line to `benchmarks/results/exploration.jsonl` (date, commit,
 machine, load, the extrinsic discount, wall time, successes, the training curve). `--page`
 rewrites `docs/results/exploration.md` and its figures from, per task, the newest sitting that
-ran it: one figure per task with each arm's training score (mean and range over seeds) against
-env steps.
+ran it and the sittings whose commits' `agents/` equal its own: one figure per task with each
+arm's training score (mean and range over seeds) against env steps.
 
 Run: `python -m benchmarks.exploration [--tasks doorkey16 keycorridor multiroom keycorridor_s4
-multiroom_n6] [--seeds 3]
+multiroom_n6] [--seeds 5]
 [--episodes 500] [--jobs 2] [--page]`.
 """
 
@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--tasks", nargs="+", default=list(exploration_page.TASKS), choices=exploration_page.TASKS
     )
-    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument(
         "--arms", nargs="+", default=list(exploration_page.ARMS), choices=exploration_page.ARMS

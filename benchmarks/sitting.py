@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, replace
 
 from benchmarks import common
-from benchmarks.pages import checks, readme_timings
+from benchmarks.pages import checks, exploration_page, readme_timings
 
 PAGES = [sys.executable, "-m", "benchmarks.pages"]  # Run in this checkout.
 RESULTS = common.RESULTS  # This checkout's records, which gain the measured checkout's.
@@ -150,10 +150,10 @@ STEPS = (
         (
             (
                 "benchmarks.exploration",
-                *("--seeds", "3", "--episodes", "500", "--jobs", "2", "--page"),
+                *("--seeds", "5", "--episodes", "500", "--jobs", "2", "--page"),
             ),
         ),
-        parts=Parts("task", ("doorkey16", "keycorridor", "multiroom"), "--tasks", runs=3 * 3),
+        parts=Parts("task", exploration_page.TASKS, "--tasks", runs=5 * len(exploration_page.ARMS)),
     ),
 )
 

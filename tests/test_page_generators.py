@@ -116,6 +116,31 @@ def test_exploration_page_names_each_tasks_policy_and_how_many_runs_shared_the_m
     assert "| keycorridor | rnd | 0 of 2 | 1 of 2 |" in lines  # Both policies, mode first.
 
 
+def test_exploration_sittings_of_one_library_share_a_task_and_a_rerun_seed_counts_once(
+    monkeypatch,
+):
+    trees = {"aaa1111": "tree1", "bbb2222": "tree1", "ccc3333": "tree0"}
+    monkeypatch.setattr(common, "agents_tree", trees.get)
+
+    def at(commit, started, seed, success):
+        run = _explored("multiroom", "rnd", seed, success)
+        return dict(run, commit=commit, started=started, date=started[:16])
+
+    older = at("ccc3333", "2026-11-28 01:00:00", 4, 0.1)  # Other library code: left out.
+    first = [at("aaa1111", "2026-11-29 01:00:00", seed, 0.5) for seed in (0, 1)]
+    second = [at("bbb2222", "2026-11-30 01:00:00", seed, 0.9) for seed in (1, 2)]
+    dirty = at("bbb2222-dirty", "2026-11-29 12:00:00", 3, 0.2)  # Uncommitted code: its own.
+    runs = exploration_page.named([older, *first, dirty, *second])
+    kept = sorted((r["seed"], r["success_stochastic"]) for r in runs)
+    assert kept == [(0, 0.5), (1, 0.9), (2, 0.9)]
+    row = next(line for line in exploration_page.page(runs).splitlines() if " to 2026" in line)
+    assert "| aaa1111, bbb2222 |" in row and "2026-11-29 01:00 to 2026-11-30 01:00" in row
+    # A record whose commit this checkout does not know stays with its own sitting only.
+    assert exploration_page.named([*first, at("ddd4444", "2026-11-30 02:00:00", 3, 0.9)]) == [
+        at("ddd4444", "2026-11-30 02:00:00", 3, 0.9)
+    ]
+
+
 def test_exploration_page_says_how_many_episodes_scored_each_seed():
     text = lambda runs: " ".join(exploration_page.page(runs).split())  # noqa: E731
     scored = [_explored("doorkey16", "rnd", seed, 0.9, episodes=500) for seed in range(2)]
