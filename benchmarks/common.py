@@ -231,14 +231,15 @@ def checkout_env(
     return dict(kept, PYTHONPATH=path, **changes)
 
 
-def training_curve(run_dir: str) -> list[list[float]]:
-    """[env steps, mean training return] of each training report of a run (its metrics.jsonl)."""
+def training_curve(run_dir: str, figure: str = "score") -> list[list[float]]:
+    """[env steps, figure] of each training report of a run that has it (its metrics.jsonl):
+    `score`, the mean training return; `success_rate`, where the config sets a success score."""
     points = []
     with open(os.path.join(run_dir, "metrics.jsonl"), encoding="utf-8") as file:
         for line in file:
             row = json.loads(line)
-            if row.get("phase") == "train" and row.get("score") is not None:
-                points.append([row["env_steps"], row["score"]])
+            if row.get("phase") == "train" and row.get(figure) is not None:
+                points.append([row["env_steps"], row[figure]])
     return points
 
 

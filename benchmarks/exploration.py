@@ -10,7 +10,8 @@ to exit. Then, untimed, the exported policy plays `--episodes` episodes of **min
 policy as trained and with its mode; a success is an episode that reaches the goal (return > 0).
 
 Every run appends one JSON line to `benchmarks/results/exploration.jsonl` (date, commit,
-machine, load, the extrinsic discount, wall time, successes, the training curve). `--page`
+machine, load, the extrinsic discount, wall time, successes, the training return's and success
+rate's curves). `--page`
 rewrites `docs/results/exploration.md` and its figures from, per task, the newest sitting that
 ran it and the sittings whose commits' `agents/` equal its own: one figure per task with each
 arm's training score (mean and range over seeds) against env steps.
@@ -118,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
                     wall_seconds=seconds,
                     concurrent=args.jobs,
                     curve=points,
+                    success_curve=common.training_curve(run_dir, "success_rate"),
                     **scores,
                 )
                 print(

@@ -178,6 +178,7 @@ def test_exploration_aggregates_count_never_as_the_budget_and_order_arms_only_wi
     assert row.split(" | ")[3:] == [
         f"0.95 [{low:.2f}, {high:.2f}]",
         "0.0 [0.0, 0.0]",
+        "return 0.5 held",  # These records have no success-rate curve.
         always,
         f"{always} |",
     ]
@@ -193,6 +194,27 @@ def test_exploration_aggregates_count_never_as_the_budget_and_order_arms_only_wi
     monkeypatch.setattr(readme_numbers, "read", lambda name: few)
     line = " ".join(readme_numbers.exploration().split())
     assert "4 seeds each, too few to order the arms" in line and "rnd over" not in line
+
+
+def test_steps_to_solve_count_where_the_training_success_rate_held_0_9_where_runs_report_it():
+    runs = _arm_runs("multiroom", "control", [0.9] * 2, held=20)  # Return 0.5 held from 20.
+    runs[0]["success_curve"] = [[20, 0.95], [40, 0.85], [60, 0.9], [100, 0.97]]
+    runs[1]["success_curve"] = [[20, 0.5], [100, 0.89]]  # Never held: the budget.
+    assert exploration_page.solved_by_success(runs)
+    assert [exploration_page.steps_to_solve(r, True) for r in runs] == [60, 100]
+    assert [exploration_page.steps_to_solve(r, False) for r in runs] == [20, 20]
+    lines = exploration_page.page(runs).splitlines()
+    (row,) = [line for line in lines if line.startswith("| multiroom | control | 2 |")]
+    assert row.split(" | ")[5] == "success 0.9 held"
+    # Per seed: return 0.5 held from 20, success 0.9 held from 60.
+    assert any(line.startswith("| multiroom | control | 0 | 100 | 1 | 20 | 60 |") for line in lines)
+    # One run without a success curve (an older record): the task falls back on the return.
+    del runs[1]["success_curve"]
+    assert not exploration_page.solved_by_success(runs)
+    (row,) = [
+        line for line in exploration_page.page(runs).splitlines() if "| control | 2 |" in line
+    ]
+    assert row.split(" | ")[5] == "return 0.5 held"
 
 
 def test_runs_with_set_overrides_are_ablations_kept_out_of_the_arms_counts(monkeypatch):

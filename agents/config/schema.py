@@ -174,6 +174,14 @@ GROUPS: dict[str, tuple[Key, ...]] = {
             True,
         ),
         Key(
+            "success_score",
+            None,
+            "An episode whose return exceeds this is a success: reports add success_rate, the "
+            "share of their episodes that were (console, metrics.jsonl, TensorBoard); None: none.",
+            float,
+            True,
+        ),
+        Key(
             "patience",
             None,
             "Stop after this many evaluations without a new best score; None: never.",

@@ -117,6 +117,7 @@ def minigrid_rnd() -> dict[str, Any]:
         rnd_feature_size=128,
         rnd_init_steps=512,
         conv_stack="tiles8",
+        success_score=0.0,  # The goal's reward, 1 - 0.9 t / T, is the only one.
     )
 
 
@@ -383,6 +384,7 @@ _MINIGRID_NATIVE = dict(
     normalize_reward=False,  # Sparse rewards in (0, 1]: scaling by the return's std inflates them.
     eval_agents=32,
     eval_episodes=32,
+    success_score=0.0,  # minigrid rewards only reaching the goal, with 1 - 0.9 t / T > 0.
 )
 
 

@@ -28,6 +28,9 @@ class Report(NamedTuple):
     episodes: int  # Number of those episodes.
     metrics: dict[str, float]  # Latest metrics returned by the phase's step function.
     length: float = float("nan")  # Mean length of those episodes (nan if none or not given).
+    # The share of those episodes whose score exceeds the loop's `success_score` (nan if none
+    # finished or no success score is set).
+    success_rate: float = float("nan")
 
 
 class _Phase(NamedTuple):
@@ -83,6 +86,8 @@ class Loop:
         phase_dirs: Summaries of each phase under `logdir/<phase>` (TensorBoard lists each as a
             run); False: all phases' in `logdir` itself, one TensorBoard entry (their tags
             must differ, as the default `<phase>/<name>` do).
+        success_score: An episode whose score exceeds this is a success: reports and summaries
+            add the share of their episodes that were (`success_rate`). None: neither does.
 
     Raises:
         checkpoints.CheckpointError: There are checkpoints, but none can be read.
@@ -98,8 +103,10 @@ class Loop:
         tag: Callable[[str, str], str | None] | None = None,
         counter: Callable[[], int] | None = None,
         phase_dirs: bool = True,
+        success_score: float | None = None,
     ) -> None:
         self._logdir = logdir
+        self._success_score = success_score
         self._phase_dirs = phase_dirs
         self._writers: dict[str, Any] = {}  # Summary writers by directory (phases may share one).
         self._counter = counter
@@ -286,10 +293,17 @@ class Loop:
             len(scores),
             {key: _to_python(value) for key, value in metrics.items()},
             float(np.mean(lengths)) if lengths else float("nan"),
+            self._success_rate(scores),
         )
         scores.clear()
         lengths.clear()
         return report
+
+    def _success_rate(self, scores: list) -> float:
+        """The share of `scores` above the success score (nan without scores or one)."""
+        if self._success_score is None or not scores:
+            return float("nan")
+        return float(np.mean(np.asarray(scores) > self._success_score))
 
     def _current_phase(self, step: int) -> tuple[_Phase, int, int]:
         cycle = sum(phase.steps for phase in self._phases)
@@ -307,6 +321,9 @@ class Loop:
             for name, scores in zip(("mean_score", "mean_length"), episodes)
             if scores
         ]
+        success = self._success_rate(episodes[0])
+        if not np.isnan(success):
+            values.append((self._tag(phase.name, "success_rate"), success))
         values += [(self._tag(phase.name, key), _to_python(v)) for key, v in metrics.items()]
         write_values(phase.writer, values, step, self._summary_dir(phase.name))
         for scores in episodes:

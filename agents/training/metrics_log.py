@@ -58,6 +58,8 @@ class MetricsLog(Callback):
             "score": None if math.isnan(report.score) else report.score,
             "episodes": report.episodes,
         }
+        if not math.isnan(report.success_rate):
+            record["success_rate"] = report.success_rate
         for key, value in report.metrics.items():
             if isinstance(value, float) and key not in record and math.isfinite(value):
                 record[key] = value

@@ -217,7 +217,8 @@ def report_line(report, new_best: bool = False) -> str:
     losses (`pi`: policy, `v`: value, `rnd`: predictor), entropy, KL, clip fraction and
     explained variance, the end-to-end env steps per second (evaluation and compiling included)
     beside the training calls' own rate, and the wall time. An eval line gives its episodes'
-    mean, standard deviation, minimum and maximum, and whether the mean is a new best.
+    mean, standard deviation, minimum and maximum, and whether the mean is a new best. Both
+    give the share of successful episodes where the config sets `success_score`.
     """
     metrics = report.metrics
     score = "n/a" if math.isnan(report.score) else f"{report.score:9.2f}"
@@ -226,6 +227,8 @@ def report_line(report, new_best: bool = False) -> str:
     if "score_std" in metrics:
         line += f" +/- {metrics['score_std']:.2f} [{metrics['score_min']:.2f}, "
         line += f"{metrics['score_max']:.2f}]"
+    if not math.isnan(report.success_rate):
+        line += f"  success {report.success_rate:.2f}"
     figures = [
         f"{label} {metrics[key]:{spec}}"
         for key, label, spec in _UPDATE_FIGURES

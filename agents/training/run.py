@@ -135,6 +135,7 @@ class Run:
                 tag=summaries.tag,
                 counter=lambda: self.env_steps,
                 phase_dirs=False,  # One TensorBoard entry per run, beside its hparams.
+                success_score=config.success_score,
             )
         except ValueError as error:  # E.g. resuming with other layer sizes.
             raise UsageError(

@@ -104,4 +104,4 @@ class TensorBoardLog(Callback):
 
 
 # Episode figures of a report and their metric names (tagged `<phase>/mean_score`, ...).
-_EPISODES = (("mean_score", "score"), ("mean_length", "length"))
+_EPISODES = (("mean_score", "score"), ("mean_length", "length"), ("success_rate", "success_rate"))

@@ -134,6 +134,25 @@ def held_or_budget(run: dict, level: float = 0.5) -> int:
     return int(run["train_steps"]) if first is None else first
 
 
+# What solving a task means: the training success rate holds 0.9 (records of runs whose reports
+# gave no success rate fall back on the training return holding 0.5).
+SOLVED_SUCCESS, SOLVED_RETURN = 0.9, 0.5
+
+
+def solved_by_success(runs: list[dict]) -> bool:
+    """Whether every run has a training success-rate curve, so that steps to solve count it."""
+    return bool(runs) and all(run.get("success_curve") for run in runs)
+
+
+def steps_to_solve(run: dict, by_success: bool) -> int:
+    """The env steps from which the training success rate held 0.9 (`by_success`), else the
+    training return 0.5; a run that never held it counts its budget."""
+    if not by_success:
+        return held_or_budget(run, SOLVED_RETURN)
+    first = held_from(run["success_curve"], SOLVED_SUCCESS)
+    return int(run["train_steps"]) if first is None else first
+
+
 # Seeds per arm below which no ordering of two arms is stated, however far apart they score.
 ORDER_SEEDS = 5
 
@@ -168,37 +187,45 @@ def _interval(values: list[float], digits: int, scale: float = 1.0) -> str:
 
 def _aggregate_lines(runs: list[dict]) -> list[str]:
     """Per task and arm: IQMs with 95% bootstrap intervals of the final success (mode) and of
-    where the training return held 0.5, and each arm's probability of improving on the control."""
+    the env steps to solve, and each arm's probability of improving on the control."""
     lines = [
         "",
         "## Aggregates",
         "",
         "Per task and arm over its seeds: the interquartile mean (IQM) with its 95% percentile",
         "bootstrap interval over seeds (`agents.multirun.aggregates`, rliable's definitions), of",
-        "the deterministic policy's final success and of the env steps from which the training",
-        "return held 0.5 (a seed that never held it counts its whole budget); and P(X > control),",
-        "the probability that a seed of the arm beats a seed of the control (success: higher;",
-        "env steps: fewer), with its stratified bootstrap interval. An interval above 0.5 orders",
-        f"the two arms; with fewer than {ORDER_SEEDS} seeds an arm is not ordered at all.",
+        "the deterministic policy's final success and of the env steps to solve: the first",
+        f"training report from which the training success rate held {SOLVED_SUCCESS} (the share",
+        "of the report's episodes that reached the goal; where a task's records have no success",
+        f"rate, the training return held {SOLVED_RETURN} instead, as the criterion column says; a",
+        "seed that never held it counts its whole budget); and P(X > control), the probability",
+        "that a seed of the arm beats a seed of the control (success: higher; env steps: fewer),",
+        "with its stratified bootstrap interval. An interval above 0.5 orders the two arms; with",
+        f"fewer than {ORDER_SEEDS} seeds an arm is not ordered at all.",
         "",
-        "| task | arm | seeds | success (mode), IQM [95% CI] | return 0.5 held from (M env steps), "
-        "IQM [95% CI] | P(success > control's) [95% CI] | P(held sooner than control) [95% CI] |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "| task | arm | seeds | success (mode), IQM [95% CI] | solved from (M env steps), "
+        "IQM [95% CI] | criterion | P(success > control's) [95% CI] "
+        "| P(solved sooner than control) [95% CI] |",
+        "|---|---|---:|---:|---:|---|---:|---:|",
     ]
     for task in dict.fromkeys(r["task"] for r in runs):
         mine = [r for r in runs if r["task"] == task]
+        by_success = solved_by_success(mine)
+        criterion = (
+            f"success {SOLVED_SUCCESS} held" if by_success else f"return {SOLVED_RETURN} held"
+        )
         control = [r for r in mine if r["arm"] == "control"]
         for arm in ARMS:
             arm_runs = [r for r in mine if r["arm"] == arm]
             if not arm_runs:
                 continue
             success = [r["success_mode"] for r in arm_runs]
-            held = [held_or_budget(r) for r in arm_runs]
+            held = [steps_to_solve(r, by_success) for r in arm_runs]
             versus = ["-", "-"]
             if control and arm != "control":
                 pairs = (
                     (success, [r["success_mode"] for r in control]),
-                    ([-h for h in held], [-held_or_budget(r) for r in control]),
+                    ([-h for h in held], [-steps_to_solve(r, by_success) for r in control]),
                 )
                 versus = [
                     f"{aggregates.probability_of_improvement(x, y):.2f} "
@@ -207,7 +234,7 @@ def _aggregate_lines(runs: list[dict]) -> list[str]:
                 ]
             lines.append(
                 f"| {arm_runs[0]['env_id']} | {arm} | {len(arm_runs)} | {_interval(success, 2)} | "
-                f"{_interval(held, 1, 1e6)} | {versus[0]} | {versus[1]} |"
+                f"{_interval(held, 1, 1e6)} | {criterion} | {versus[0]} | {versus[1]} |"
             )
     return lines
 
@@ -314,15 +341,19 @@ def page(records: list[dict], peer: list[dict] = ()) -> str:
     lines += _rescored(runs)
     lines += [
         "",
-        "| task | arm | seed | env steps | wall (s) | return 0.5 held from | success (sampled) "
-        "| success (mode) | return (sampled) |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| task | arm | seed | env steps | wall (s) | return 0.5 held from "
+        "| training success 0.9 held from | success (sampled) | success (mode) "
+        "| return (sampled) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for run in sorted(runs, key=lambda r: (r["task"], ARMS.index(r["arm"]), r["seed"])):
-        first = held_from(run["curve"])
+        first = _steps(held_from(run["curve"]))
+        solved_at = "-"  # Runs whose reports gave no success rate.
+        if run.get("success_curve"):
+            solved_at = _steps(held_from(run["success_curve"], SOLVED_SUCCESS))
         lines.append(
             f"| {run['env_id']} | {run['arm']} | {run['seed']} | {run['train_steps']:,} | "
-            f"{run['wall_seconds']:.0f} | {'never' if first is None else f'{first:,}'} | "
+            f"{run['wall_seconds']:.0f} | {first} | {solved_at} | "
             f"{run['success_stochastic']:.2f} | {run['success_mode']:.2f} | "
             f"{run['return_stochastic']:.3f} |"
         )
@@ -346,6 +377,10 @@ def page(records: list[dict], peer: list[dict] = ()) -> str:
     lines += _ablation_lines(tried)
     lines += _peer_lines(common.sitting(list(peer)) if peer else [])
     return "\n".join(lines)
+
+
+def _steps(first: int | None) -> str:
+    return "never" if first is None else f"{first:,}"
 
 
 def _distinct(runs: list[dict], key: str) -> str:

@@ -38,6 +38,22 @@ def test_report_cadence_global_step_and_score_averaging():
     assert reports[0].metrics == {"loss": 3.0}
 
 
+def test_success_rate_is_the_share_of_finished_episodes_above_the_success_score(tmp_path):
+    dones, scores = [[True, True, False], [True, False, True]], [[0.5, 0.0, 9.0], [-1.0, 9.0, 2.0]]
+    loop = tools.Loop(str(tmp_path), success_score=0.0)
+    loop.add_phase("train", _Scripted(dones, scores), steps=100, report_every=6, log_every=6)
+    reports = list(loop.run(max_step=12))
+    # Finished: 0.5, 0.0, -1.0, 2.0; above 0: 0.5 and 2.0 (a score equal to it is no success).
+    assert [r.success_rate for r in reports] == [0.5, 0.5] and reports[0].episodes == 4
+    assert _summaries(str(tmp_path / "train"))["train/success_rate"] == [(6, 0.5), (12, 0.5)]
+    plain = tools.Loop(None)
+    plain.add_phase("train", _Scripted(dones, scores), steps=100, report_every=6)
+    assert all(math.isnan(r.success_rate) for r in plain.run(max_step=12))
+    none_ended = tools.Loop(None, success_score=0.0)
+    none_ended.add_phase("train", _Scripted([[False]], [[1.0]]), steps=10, report_every=5)
+    assert math.isnan(next(none_ended.run(max_step=5)).success_rate)
+
+
 def test_a_turn_ends_on_a_report_where_the_cadence_does_not_divide_the_phase():
     loop = tools.Loop(None)
     train = _Scripted([[True, False]], [[1.0, 0.0]])  # Two env steps per call.

@@ -35,6 +35,10 @@ def test_an_eval_line_gives_the_spread_and_marks_a_new_best():
         " eval  env step     20480  score      1.50 (  8 episodes) +/- 2.50 [-3.00, 4.00]"
         "  0:00:06  new best"
     )
+    line = reporting.report_line(Report("eval", 20480, 1.5, 8, metrics, success_rate=0.625))
+    assert line.endswith("[-3.00, 4.00]  success 0.62  0:00:06")  # With a success score set.
+    train = Report("train", 64, 0.4, 5, {"env_steps": 64.0}, success_rate=0.8)
+    assert reporting.report_line(train).endswith("(  5 episodes)  success 0.80")
     line = reporting.report_line(Report("eval", 20480, math.nan, 0, {"env_steps": 20480.0}))
     assert line == " eval  env step     20480  score n/a (  0 episodes)"
     stopped = {"env_steps": 20480.0, "interrupted": 1.0, "wall_time": 6.0}

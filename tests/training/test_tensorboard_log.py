@@ -29,7 +29,7 @@ def test_each_report_is_written_at_the_training_env_steps(tmp_path):
     metrics = {"policy_loss": 0.5, "env_steps": 128.0, "rollout_action": np.array([1.0, 2.0])}
     log.write(Report("train", 999, -5.0, 2, metrics, length=7.0), env_steps=128)
     log.write(Report("eval", 1199, float("nan"), 0, {"env_steps": 128.0}), env_steps=128)
-    log.write(Report("eval", 1399, -3.0, 4, {}, length=9.5), env_steps=256)
+    log.write(Report("eval", 1399, -3.0, 4, {}, length=9.5, success_rate=0.25), env_steps=256)
     log.close()
     assert _scalars(str(tmp_path)) == {
         "train/mean_score": [(128, -5.0)],
@@ -38,6 +38,7 @@ def test_each_report_is_written_at_the_training_env_steps(tmp_path):
         "train/rollout_action": [(128, 2.0)],  # A histogram of the two actions.
         "eval/mean_score": [(256, -3.0)],  # None at 128: no episode ended.
         "eval/mean_length": [(256, 9.5)],
+        "eval/success_rate": [(256, 0.25)],  # Only where a success score gave one.
     }
 
 
