@@ -14,7 +14,7 @@ machine, load, the extrinsic discount, wall time, successes, the training return
 rate's curves). `--page`
 rewrites `docs/results/exploration.md` and its figures from, per task, the newest sitting that
 ran it and the sittings whose commits' `agents/` equal its own: one figure per task with each
-arm's training score (mean and range over seeds) against env steps.
+arm's training success rate (IQM over seeds, 95% bootstrap band) against env steps.
 
 Run: `python -m benchmarks.exploration [--tasks doorkey16 keycorridor multiroom keycorridor_s4
 multiroom_n6] [--seeds 5]

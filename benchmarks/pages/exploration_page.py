@@ -267,24 +267,28 @@ def aligned(curves: list[list[list[float]]]) -> tuple[list[float], list[list[flo
 
 
 def figure(runs: list[dict], path: str) -> str:
-    """Each arm's training score against env steps: mean line, range over seeds shaded."""
+    """Each arm's training success rate against env steps (its training return where a run
+    reported no success rate): the IQM over seeds, its 95% bootstrap interval shaded."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
 
+    key = "success_curve" if solved_by_success(runs) else "curve"
     fig, axis = plt.subplots(figsize=(6, 3.6))
     for arm, color in zip(ARMS, ("tab:blue", "tab:gray", "tab:orange"), strict=True):
-        curves = [run["curve"] for run in runs if run["arm"] == arm and run["curve"]]
+        curves = [run[key] for run in runs if run["arm"] == arm and run[key]]
         if not curves:
             continue
         steps, rows = aligned(curves)
-        scores = np.asarray(rows)
+        columns = np.asarray(rows).T  # One row of seeds per reported env step.
+        bands = np.array([aggregates.bootstrap_ci(c, aggregates.iqm, reps=1_000) for c in columns])
         label = f"{arm} ({len(curves)} seeds)"
-        axis.plot(steps, scores.mean(0), color=color, label=label)
-        axis.fill_between(steps, scores.min(0), scores.max(0), color=color, alpha=0.2)
-    axis.set(xlabel="env steps", ylabel="training return", title=runs[0]["env_id"], ylim=(0, 1))
+        axis.plot(steps, [aggregates.iqm(c) for c in columns], color=color, label=label)
+        axis.fill_between(steps, bands[:, 0], bands[:, 1], color=color, alpha=0.2)
+    ylabel = "training success rate" if key == "success_curve" else "training return"
+    axis.set(xlabel="env steps", ylabel=f"{ylabel}, IQM", title=runs[0]["env_id"], ylim=(0, 1))
     axis.legend(loc="upper left")
     fig.tight_layout()
     save(fig, path)
@@ -370,7 +374,13 @@ def page(records: list[dict], peer: list[dict] = ()) -> str:
                 env_id = next(r["env_id"] for r in runs if r["task"] == task)
                 lines.append(f"| {env_id} | {arm} | {mode} of {total} | {sampled} of {total} |")
     lines += _aggregate_lines(runs)
-    lines.append("")
+    lines += [
+        "",
+        "The figures: per arm, the IQM over seeds of the training success rate against env steps",
+        "(of the training return, for a task whose records have no success rate), with its 95%",
+        "bootstrap interval shaded.",
+        "",
+    ]
     for task_runs, name in _figured(runs):
         arms = " and ".join(dict.fromkeys(r["arm"] for r in task_runs))
         lines += [f"![{task_runs[0]['env_id']}: {arms}]({name})", ""]
@@ -435,7 +445,7 @@ def plots(records: list[dict]) -> list[Plot]:
     for task_runs, name in _figured(named(records)):
         path = os.path.join(os.path.dirname(PAGE), name)
         draw = lambda r=task_runs, p=path: figure(r, p)  # noqa: E731
-        found.append(Plot(path, task_runs, draw, code=(figure, aligned)))
+        found.append(Plot(path, task_runs, draw, code=(figure, aligned, solved_by_success)))
     return found
 
 
