@@ -177,7 +177,8 @@ GROUPS: dict[str, tuple[Key, ...]] = {
             "success_score",
             None,
             "An episode whose return exceeds this is a success: reports add success_rate, the "
-            "share of their episodes that were (console, metrics.jsonl, TensorBoard); None: none.",
+            "share of their episodes that were (console, metrics.jsonl, TensorBoard, W&B); "
+            "None: none.",
             float,
             True,
         ),

@@ -79,7 +79,7 @@ class WandbTracker(Callback):
     def on_report(self, run, report) -> None:
         if self._run is None:
             return
-        figures = {"score": report.score, **report.metrics}
+        figures = {"score": report.score, "success_rate": report.success_rate, **report.metrics}
         logged = {
             f"{report.phase}/{key}": float(value)
             for key, value in figures.items()

@@ -48,7 +48,7 @@ def _key(item):
 def test_track_writes_an_offline_wandb_run_with_scalars_config_seed_and_policy(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "agents.scripts.train", "--config=debug", "--seed=7", "--track",
-         "--wandb_project=tests", "--logdir", "logs"],
+         "--wandb_project=tests", "--logdir", "logs", "--set", "success_score=-1e9"],
         capture_output=True, text=True, timeout=600, cwd=tmp_path,
         env=dict(os.environ, WANDB_MODE="offline", PYTHONPATH=os.getcwd()),
     )  # fmt: skip
@@ -76,6 +76,8 @@ def test_track_writes_an_offline_wandb_run_with_scalars_config_seed_and_policy(t
     assert sorted(history) == [record["env_steps"] for record in evals]  # Stepped by env steps.
     for record in evals:
         assert history[record["env_steps"]]["eval/score"] == pytest.approx(record["score"])
+        # Every Pendulum return is above the success score set: all episodes succeeded.
+        assert history[record["env_steps"]]["eval/success_rate"] == record["success_rate"] == 1.0
         assert "train/policy_loss" in history[record["env_steps"]]
     assert "artifact" in kinds and "final_eval" in summary  # The policy, and the final score.
 
@@ -93,6 +95,7 @@ def test_a_wandb_server_that_does_not_answer_logs_the_run_offline_with_one_warni
 ):
     import math
 
+    from agents.tools.loop import Report
     from agents.training.callbacks import RunHandle
     from agents.training.tracking import WandbTracker
     from agents.training.train_result import TrainResult
@@ -104,7 +107,7 @@ def test_a_wandb_server_that_does_not_answer_logs_the_run_offline_with_one_warni
     tracker = WandbTracker(project="tests")
     run = RunHandle(str(tmp_path), {"agent": "ppo"})
     tracker.on_start(run)
-    tracker.on_report(run, type("Report", (), {"phase": "eval", "score": 1.5, "metrics": {}})())
+    tracker.on_report(run, Report("eval", 0, 1.5, 1, {}))
     tracker.on_end(run, TrainResult(str(tmp_path), 0, 1.5, best_eval_score=math.nan))
     out, err = capsys.readouterr()
     assert err.count("\n") == 1 and err.startswith("warning: W&B's server did not answer in 2 s (")
