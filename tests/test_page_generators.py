@@ -187,7 +187,13 @@ def test_exploration_aggregates_count_never_as_the_budget_and_order_arms_only_wi
     ]
     monkeypatch.setattr(readme_numbers, "read", lambda name: control + rnd)
     line = " ".join(readme_numbers.exploration().split())
-    assert "rnd over control, P = 1.00 [1.00, 1.00]" in line and "too few" not in line
+    assert "final success, mode: rnd over control, P = 1.00 [1.00, 1.00]" in line
+    # Every RND seed held the return from 20 env steps, no control seed ever did.
+    assert "solved sooner (training return 0.5 held): rnd before control, P = 1.00" in line
+    assert "too few" not in line
+    assert exploration_page.orderings(control + rnd, "multiroom", "solved") == [
+        ("rnd", "control", 1.0, (1.0, 1.0))
+    ]
     # The same scores from four seeds each: no ordering is stated, and README says why.
     few = control[:4] + rnd[:4]
     assert exploration_page.orderings(few, "multiroom") == []

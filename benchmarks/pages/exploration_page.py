@@ -157,14 +157,20 @@ def steps_to_solve(run: dict, by_success: bool) -> int:
 ORDER_SEEDS = 5
 
 
-def orderings(runs: list[dict], task: str) -> list[tuple[str, str, float, tuple[float, float]]]:
-    """(better arm, other arm, P, its interval) for each pair of arms of `task` whose final
-    success (mode) one improves on the other's with the 95% interval of P(X > Y) above 0.5;
-    none where an arm has fewer than `ORDER_SEEDS` seeds."""
-    scores = {
-        arm: [r["success_mode"] for r in runs if r["task"] == task and r["arm"] == arm]
-        for arm in ARMS
-    }
+def orderings(
+    runs: list[dict], task: str, measure: str = "success"
+) -> list[tuple[str, str, float, tuple[float, float]]]:
+    """(better arm, other arm, P, its interval) for each pair of arms of `task` where one
+    improves on the other with the 95% interval of P(X > Y) above 0.5; none where an arm has
+    fewer than `ORDER_SEEDS` seeds. `measure`: "success", the final success (mode), higher
+    better; "solved", the env steps to solve (`steps_to_solve`), fewer better."""
+    mine = [r for r in runs if r["task"] == task]
+    by_success = solved_by_success(mine)
+    value = {
+        "success": lambda r: r["success_mode"],
+        "solved": lambda r: -steps_to_solve(r, by_success),
+    }[measure]
+    scores = {arm: [value(r) for r in mine if r["arm"] == arm] for arm in ARMS}
     found = []
     for better in ARMS:
         for other in ARMS:

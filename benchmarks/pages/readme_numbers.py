@@ -217,14 +217,24 @@ def _ordered(runs: list[dict], task: str) -> str:
     arms = [r["arm"] for r in runs if r["task"] == task]
     if min(arms.count(arm) for arm in set(arms)) < exploration_page.ORDER_SEEDS:
         return ""
-    found = exploration_page.orderings(runs, task)
-    if not found:
-        return " (no arm's final success above another's by the 95% intervals)"
-    said = [
-        f"{better} over {other}, P = {p:.2f} [{low:.2f}, {high:.2f}]"
-        for better, other, p, (low, high) in found
-    ]
-    return f" (final success, mode, by the 95% intervals: {', '.join(said)})"
+    page = exploration_page
+    held = (
+        f"training success {page.SOLVED_SUCCESS} held"
+        if page.solved_by_success([r for r in runs if r["task"] == task])
+        else f"training return {page.SOLVED_RETURN} held"
+    )
+    said = []
+    for measure, words, before in (
+        ("success", "final success, mode", "over"),
+        ("solved", f"solved sooner ({held})", "before"),
+    ):
+        found = page.orderings(runs, task, measure)
+        pairs = [
+            f"{better} {before} {other}, P = {p:.2f} [{low:.2f}, {high:.2f}]"
+            for better, other, p, (low, high) in found
+        ]
+        said.append(f"{words}: {', '.join(pairs) if pairs else 'no arm ordered'}")
+    return f" (by the 95% intervals of P(X > Y), {'; '.join(said)})"
 
 
 def _seeds(totals: set[int]) -> str:
