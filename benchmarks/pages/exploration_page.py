@@ -295,7 +295,7 @@ def figure(runs: list[dict], path: str) -> str:
         axis.fill_between(steps, bands[:, 0], bands[:, 1], color=color, alpha=0.2)
     ylabel = "training success rate" if key == "success_curve" else "training return"
     axis.set(xlabel="env steps", ylabel=f"{ylabel}, IQM", title=runs[0]["env_id"], ylim=(0, 1))
-    axis.legend(loc="upper left")
+    axis.legend(loc="lower right")
     fig.tight_layout()
     save(fig, path)
     plt.close(fig)
