@@ -113,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
                     overrides=args.set,
                     network=settings["network"],
                     bonus=settings["bonus"] if settings["int_coef"] else None,
+                    int_coef_schedule=settings["int_coef_schedule"],
                     episodes=args.episodes,
                     discount=settings["discount"],
                     train_steps=points[-1][0] if points else 0,

@@ -320,6 +320,11 @@ def page(records: list[dict], peer: list[dict] = ()) -> str:
         f"minigrid's `ImgObsWrapper`), {_episodes(runs)} episodes per seed after training, reset",
         "with seeds the layout bank was not made from; a success reaches the goal (near 0.9, a",
         "success rate over 500 episodes has a standard error of 1.3 points, over 100 of 3).",
+        "*Intrinsic weight*: `constant`, or `linear` (`int_coef_schedule`: the weight falls",
+        "linearly to 0 over the run, so that the bonus stops steering the final policy).",
+        "*Training success 0.9 held from*: the first training report from which the share of",
+        "the report's episodes that reached the goal stays at 0.9 or more (the steps to solve",
+        "of the aggregates; runs whose reports gave no success rate show -).",
         "*Return 0.5 held from*: the",
         "first training report from which the mean training return stays at 0.5 or more (a",
         "report averages the episodes that ended since the last one, so one early report can",
@@ -335,8 +340,9 @@ def page(records: list[dict], peer: list[dict] = ()) -> str:
         "python -m benchmarks.exploration --seeds 5 --episodes 500 --jobs 2 --page",
         "```",
         "",
-        "| task | commit | machine | dates | load | at once | policy | extrinsic discount |",
-        "|---|---|---|---|---:|---:|---|---:|",
+        "| task | commit | machine | dates | load | at once | policy | extrinsic discount "
+        "| intrinsic weight |",
+        "|---|---|---|---|---:|---:|---|---:|---|",
     ]
     for task in dict.fromkeys(r["task"] for r in runs):
         mine = [r for r in runs if r["task"] == task]
@@ -346,7 +352,8 @@ def page(records: list[dict], peer: list[dict] = ()) -> str:
         lines.append(
             f"| {mine[0]['env_id']} | {_distinct(mine, 'commit')} | {_distinct(mine, 'machine')} "
             f"| {dates[0]} to {last} | {min(loads):.1f}-{max(loads):.1f} | "
-            f"{_distinct(mine, 'concurrent')} | {policy(mine[0])} | {mine[0]['discount']} |"
+            f"{_distinct(mine, 'concurrent')} | {policy(mine[0])} | {mine[0]['discount']} | "
+            f"{_distinct([r for r in mine if r['arm'] != 'control'], 'int_coef_schedule')} |"
         )
     lines += _rescored(runs)
     lines += [
