@@ -149,8 +149,14 @@ def steps_to_solve(run: dict, by_success: bool) -> int:
     training return 0.5; a run that never held it counts its budget."""
     if not by_success:
         return held_or_budget(run, SOLVED_RETURN)
-    first = held_from(run["success_curve"], SOLVED_SUCCESS)
-    return int(run["train_steps"]) if first is None else first
+    return held_or_budget(dict(run, curve=run["success_curve"]), SOLVED_SUCCESS)
+
+
+def criterion(runs: list[dict]) -> str:
+    """What steps to solve count for these runs, in words."""
+    if solved_by_success(runs):
+        return f"training success {SOLVED_SUCCESS} held"
+    return f"training return {SOLVED_RETURN} held"
 
 
 # Seeds per arm below which no ordering of two arms is stated, however far apart they score.
@@ -216,10 +222,7 @@ def _aggregate_lines(runs: list[dict]) -> list[str]:
     ]
     for task in dict.fromkeys(r["task"] for r in runs):
         mine = [r for r in runs if r["task"] == task]
-        by_success = solved_by_success(mine)
-        criterion = (
-            f"success {SOLVED_SUCCESS} held" if by_success else f"return {SOLVED_RETURN} held"
-        )
+        by_success, said = solved_by_success(mine), criterion(mine).removeprefix("training ")
         control = [r for r in mine if r["arm"] == "control"]
         for arm in ARMS:
             arm_runs = [r for r in mine if r["arm"] == arm]
@@ -240,7 +243,7 @@ def _aggregate_lines(runs: list[dict]) -> list[str]:
                 ]
             lines.append(
                 f"| {arm_runs[0]['env_id']} | {arm} | {len(arm_runs)} | {_interval(success, 2)} | "
-                f"{_interval(held, 1, 1e6)} | {criterion} | {versus[0]} | {versus[1]} |"
+                f"{_interval(held, 1, 1e6)} | {said} | {versus[0]} | {versus[1]} |"
             )
     return lines
 

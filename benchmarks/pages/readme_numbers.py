@@ -218,11 +218,7 @@ def _ordered(runs: list[dict], task: str) -> str:
     if min(arms.count(arm) for arm in set(arms)) < exploration_page.ORDER_SEEDS:
         return ""
     page = exploration_page
-    held = (
-        f"training success {page.SOLVED_SUCCESS} held"
-        if page.solved_by_success([r for r in runs if r["task"] == task])
-        else f"training return {page.SOLVED_RETURN} held"
-    )
+    held = page.criterion([r for r in runs if r["task"] == task])
     said = []
     for measure, words, before in (
         ("success", "final success, mode", "over"),
