@@ -236,6 +236,43 @@ def test_runs_with_set_overrides_are_ablations_kept_out_of_the_arms_counts(monke
     assert "RND 2 [2] of 2" in readme_numbers.exploration()
 
 
+def test_ablation_table_sets_each_ablated_seed_beside_its_named_run_of_the_same_library(
+    monkeypatch,
+):
+    trees = {"aaa1111": "tree1", "bbb2222": "tree1", "ccc3333": "tree0"}
+    monkeypatch.setattr(common, "agents_tree", trees.get)
+
+    def run(commit, seed, mode, overrides=(), started="2026-11-29 01:00:00"):
+        record = _explored("multiroom_n6", "rnd", seed, 0.95, overrides=list(overrides))
+        success = [[2_000_000, 0.5], [9_000_000, 0.95], [19_000_000, 0.97]]
+        returns = [[1_000_000, 0.0], [5_000_000, 0.6], [19_000_000, 0.7]]
+        return dict(
+            record,
+            commit=commit,
+            started=started,
+            success_mode=mode,
+            success_curve=success,
+            curve=returns,
+        )
+
+    named = [run("aaa1111", seed, 0.85) for seed in range(3)]
+    gru = ["network=recurrent_categorical"]
+    tried = [run("bbb2222", 0, 1.0, gru, "2026-11-30 01:00:00")]
+    other = [run("ccc3333", 1, 0.5, ["entropy_coef=0.0"], "2026-11-28 01:00:00")]
+    lines = exploration_page.page([*named, *other, *tried]).splitlines()
+    rows = [line for line in lines if line.startswith("| multiroom_n6 | ") and "M |" in line]
+    # The named run of the ablated seed only, at the same agents/ tree, above the ablation's.
+    assert rows == [
+        "| multiroom_n6 | aaa1111 | rnd | as named | 0 | 0.85 | 0.95 | 9.0M | 5.0M |",
+        "| multiroom_n6 | bbb2222 | rnd | `network=recurrent_categorical` | 0 | 1.00 | 0.95 "
+        "| 9.0M | 5.0M |",
+    ]
+    # Other library code gives no baseline row.
+    monkeypatch.setattr(common, "agents_tree", {"aaa1111": "tree1", "bbb2222": "tree2"}.get)
+    lines = exploration_page.page([*named, *tried]).splitlines()
+    assert not any("| as named |" in line for line in lines)
+
+
 def _native(kind, started, config, seed, seconds, native=True):
     return dict(
         **_sitting(started),

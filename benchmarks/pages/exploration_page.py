@@ -59,42 +59,79 @@ def ablations(records: list[dict]) -> list[dict]:
     return found
 
 
-def _ablation_lines(runs: list[dict]) -> list[str]:
+def _baselines(tried: list[dict], runs: list[dict]) -> list[dict]:
+    """The named runs an ablation is read against: of its task and arms, the seeds it ran, and
+    the same library code (so a row that differs only in the overrides stands beside it)."""
+    return [
+        run
+        for run in runs
+        if any(
+            (run["task"], run["arm"], run["seed"]) == (r["task"], r["arm"], r["seed"])
+            and same_library(run, r)
+            for r in tried
+        )
+    ]
+
+
+def _ablation_lines(tried: list[dict], runs: list[dict] = ()) -> list[str]:
     """The ablations' table: per task, arm and overrides, each seed's success (mode, then
-    sampled) and where the training return held 0.5."""
-    if not runs:
+    sampled) and where the training success rate held 0.9 and the return 0.5; beside each
+    ablated arm, the named runs of its seeds at the same library code (`as named`)."""
+    if not tried:
         return []
     lines = [
         "",
         "## Ablations",
         "",
-        "Runs of one commit that differ only in the `--set` overrides named (defaults named too).",
+        "Runs of one commit that differ only in the `--set` overrides named (defaults named too);",
+        "*as named*: the arms' runs of the same seeds and the same `agents/` (the tables above).",
         "",
-        "| task | commit | arm | overrides | success (mode), per seed | success (sampled) "
-        "| return 0.5 held from |",
-        "|---|---|---|---|---|---|---|",
+        "| task | commit | arm | overrides | seeds | success (mode), per seed | success (sampled) "
+        "| training success 0.9 held from | return 0.5 held from |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
-    groups = dict.fromkeys((r["task"], r["arm"], tuple(r["overrides"])) for r in runs)
-    for task, arm, overrides in groups:
+    rows = [*_baselines(tried, list(runs)), *tried]
+    keys = sorted(
+        {(r["task"], r["arm"], tuple(r.get("overrides") or ())) for r in rows},
+        key=lambda k: (TASKS.index(k[0]), ARMS.index(k[1]), k[2]),
+    )
+    for task, arm, overrides in keys:
         mine = sorted(
             (
                 r
-                for r in runs
-                if (r["task"], r["arm"], tuple(r["overrides"])) == (task, arm, overrides)
+                for r in rows
+                if (r["task"], r["arm"], tuple(r.get("overrides") or ())) == (task, arm, overrides)
             ),
             key=lambda r: r["seed"],
         )
+        solved = [
+            held_from(r["success_curve"], SOLVED_SUCCESS) if r.get("success_curve") else "-"
+            for r in mine
+        ]
         held = [held_from(r["curve"]) for r in mine]
         lines.append(
-            f"| {mine[0]['env_id']} | {mine[0]['commit']} | {arm} | `{' '.join(overrides)}` | "
+            f"| {mine[0]['env_id']} | {mine[0]['commit']} | {arm} | "
+            + (f"`{' '.join(overrides)}`" if overrides else "as named")
+            + " | "
+            + ", ".join(str(r["seed"]) for r in mine)
+            + " | "
             + ", ".join(f"{r['success_mode']:.2f}" for r in mine)
             + " | "
             + ", ".join(f"{r['success_stochastic']:.2f}" for r in mine)
             + " | "
-            + ", ".join("never" if h is None else f"{h / 1e6:.1f}M" for h in held)
+            + ", ".join(_millions(h) for h in solved)
+            + " | "
+            + ", ".join(_millions(h) for h in held)
             + " |"
         )
     return lines
+
+
+def _millions(first: int | str | None) -> str:
+    """Env steps from which a level held, in millions: never, or - where not recorded."""
+    if isinstance(first, str):
+        return first
+    return "never" if first is None else f"{first / 1e6:.1f}M"
 
 
 # The policies a record scores: the mode (deterministic, what a run's own evaluation plays by
@@ -400,7 +437,7 @@ def page(records: list[dict], peer: list[dict] = ()) -> str:
     for task_runs, name in _figured(runs):
         arms = " and ".join(dict.fromkeys(r["arm"] for r in task_runs))
         lines += [f"![{task_runs[0]['env_id']}: {arms}]({name})", ""]
-    lines += _ablation_lines(tried)
+    lines += _ablation_lines(tried, runs)
     lines += _peer_lines(common.sitting(list(peer)) if peer else [])
     return "\n".join(lines)
 
