@@ -239,7 +239,7 @@ def test_runs_with_set_overrides_are_ablations_kept_out_of_the_arms_counts(monke
 def test_ablation_table_sets_each_ablated_seed_beside_its_named_run_of_the_same_library(
     monkeypatch,
 ):
-    trees = {"aaa1111": "tree1", "bbb2222": "tree1", "ccc3333": "tree0"}
+    trees = {"aaa1111": "tree1", "bbb2222": "tree1", "ccc3333": "tree0", "ddd4444": "tree9"}
     monkeypatch.setattr(common, "agents_tree", trees.get)
 
     def run(commit, seed, mode, overrides=(), started="2026-11-29 01:00:00"):
@@ -258,7 +258,7 @@ def test_ablation_table_sets_each_ablated_seed_beside_its_named_run_of_the_same_
     named = [run("aaa1111", seed, 0.85) for seed in range(3)]
     gru = ["network=recurrent_categorical"]
     tried = [run("bbb2222", 0, 1.0, gru, "2026-11-30 01:00:00")]
-    other = [run("ccc3333", 1, 0.5, ["entropy_coef=0.0"], "2026-11-28 01:00:00")]
+    other = [run("ddd4444", 1, 0.5, ["entropy_coef=0.0"], "2026-11-28 01:00:00")]
     lines = exploration_page.page([*named, *other, *tried]).splitlines()
     rows = [line for line in lines if line.startswith("| multiroom_n6 | ") and "M |" in line]
     # The named run of the ablated seed only, at the same agents/ tree, above the ablation's.
@@ -267,6 +267,15 @@ def test_ablation_table_sets_each_ablated_seed_beside_its_named_run_of_the_same_
         "| multiroom_n6 | bbb2222 | rnd | `network=recurrent_categorical` | 0 | 1.00 | 0.95 "
         "| 9.0M | 5.0M |",
     ]
+    # A newer sitting of other library code takes over the arms' tables; the ablation's rows
+    # still stand beside the runs of their own library code, and the page keeps those records.
+    newer = run("ccc3333", 0, 0.9, started="2026-12-01 01:00:00")
+    records = [*named, *tried, newer]
+    assert exploration_page.named(records) == [newer]
+    assert rows[0] in exploration_page.page(records).splitlines()
+    assert named[0] in exploration_page.shown(records) and named[1] not in exploration_page.shown(
+        records
+    )
     # Other library code gives no baseline row.
     monkeypatch.setattr(common, "agents_tree", {"aaa1111": "tree1", "bbb2222": "tree2"}.get)
     lines = exploration_page.page([*named, *tried]).splitlines()

@@ -22,8 +22,10 @@ def _sitting_of(record: dict) -> str:
 
 
 def shown(records: list[dict]) -> list[dict]:
-    """The runs the page shows: the arms' runs (`named`) and the ablations' runs."""
-    return named(records) + ablations(records)
+    """The runs the page shows: the arms' runs (`named`), the ablations' runs and the named runs
+    they are read against (`baselines`), each once."""
+    arms, tried = named(records), ablations(records)
+    return arms + tried + [r for r in baselines(tried, records) if r not in arms]
 
 
 def named(records: list[dict]) -> list[dict]:
@@ -59,21 +61,23 @@ def ablations(records: list[dict]) -> list[dict]:
     return found
 
 
-def _baselines(tried: list[dict], runs: list[dict]) -> list[dict]:
-    """The named runs an ablation is read against: of its task and arms, the seeds it ran, and
-    the same library code (so a row that differs only in the overrides stands beside it)."""
-    return [
-        run
-        for run in runs
-        if any(
+def baselines(tried: list[dict], records: list[dict]) -> list[dict]:
+    """The runs of named configs an ablation is read against: of its task and arms, the seeds it
+    ran, at the same library code (a row that differs only in the overrides stands beside it),
+    whether or not a newer sitting of the task replaced them in the arms' tables; of a seed run
+    twice, the newer run."""
+    found = {}
+    for run in records:
+        if not run.get("overrides") and any(
             (run["task"], run["arm"], run["seed"]) == (r["task"], r["arm"], r["seed"])
             and same_library(run, r)
             for r in tried
-        )
-    ]
+        ):
+            found[run["task"], run["arm"], run["seed"]] = run
+    return list(found.values())
 
 
-def _ablation_lines(tried: list[dict], runs: list[dict] = ()) -> list[str]:
+def _ablation_lines(tried: list[dict], records: list[dict] = ()) -> list[str]:
     """The ablations' table: per task, arm and overrides, each seed's success (mode, then
     sampled) and where the training success rate held 0.9 and the return 0.5; beside each
     ablated arm, the named runs of its seeds at the same library code (`as named`)."""
@@ -84,13 +88,13 @@ def _ablation_lines(tried: list[dict], runs: list[dict] = ()) -> list[str]:
         "## Ablations",
         "",
         "Runs of one commit that differ only in the `--set` overrides named (defaults named too);",
-        "*as named*: the arms' runs of the same seeds and the same `agents/` (the tables above).",
+        "*as named*: runs of the named configs of the same seeds and the same `agents/`.",
         "",
         "| task | commit | arm | overrides | seeds | success (mode), per seed | success (sampled) "
         "| training success 0.9 held from | return 0.5 held from |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    rows = [*_baselines(tried, list(runs)), *tried]
+    rows = [*baselines(tried, list(records)), *tried]
     keys = sorted(
         {(r["task"], r["arm"], tuple(r.get("overrides") or ())) for r in rows},
         key=lambda k: (TASKS.index(k[0]), ARMS.index(k[1]), k[2]),
@@ -437,7 +441,7 @@ def page(records: list[dict], peer: list[dict] = ()) -> str:
     for task_runs, name in _figured(runs):
         arms = " and ".join(dict.fromkeys(r["arm"] for r in task_runs))
         lines += [f"![{task_runs[0]['env_id']}: {arms}]({name})", ""]
-    lines += _ablation_lines(tried, runs)
+    lines += _ablation_lines(tried, records)
     lines += _peer_lines(common.sitting(list(peer)) if peer else [])
     return "\n".join(lines)
 
