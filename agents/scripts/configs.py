@@ -469,8 +469,13 @@ def keycorridor_noveld() -> dict[str, Any]:
 
 @_task()
 def multiroom_rnd() -> dict[str, Any]:
-    """MiniGrid-MultiRoom-N4-S5-v1 (four rooms, minigrid 3.1's fix of v0's six) with RND."""
-    return dict(_MINIGRID_RND, env="MiniGrid-MultiRoom-N4-S5-v1")
+    """MiniGrid-MultiRoom-N4-S5-v1 (four rooms, minigrid 3.1's fix of v0's six) with RND.
+
+    A GRU after the MLP torso, as in KeyCorridor: without memory the policy's mode falls short
+    of its samples. On MultiRoom-N6 (20M env steps) the MLP's mode succeeded in 0.85 of
+    episodes where its samples reached 0.95-0.97; with the GRU the mode reached 0.98-1.00 (RND
+    seed 0, NovelD seeds 0 and 1: the exploration page's ablation)."""
+    return dict(_MINIGRID_RND, env="MiniGrid-MultiRoom-N4-S5-v1", network="recurrent_categorical")
 
 
 @_task(multiroom_rnd)
