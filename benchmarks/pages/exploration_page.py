@@ -77,7 +77,7 @@ def baselines(tried: list[dict], records: list[dict]) -> list[dict]:
     return list(found.values())
 
 
-def _ablation_lines(tried: list[dict], records: list[dict] = ()) -> list[str]:
+def _ablation_lines(tried: list[dict], records: list[dict]) -> list[str]:
     """The ablations' table: per task, arm and overrides, each seed's success (mode, then
     sampled) and where the training success rate held 0.9 and the return 0.5; beside each
     ablated arm, the named runs of its seeds at the same library code (`as named`)."""
@@ -94,7 +94,7 @@ def _ablation_lines(tried: list[dict], records: list[dict] = ()) -> list[str]:
         "| training success 0.9 held from | return 0.5 held from |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    rows = [*baselines(tried, list(records)), *tried]
+    rows = [*baselines(tried, records), *tried]
     keys = sorted(
         {(r["task"], r["arm"], tuple(r.get("overrides") or ())) for r in rows},
         key=lambda k: (TASKS.index(k[0]), ARMS.index(k[1]), k[2]),
@@ -109,10 +109,11 @@ def _ablation_lines(tried: list[dict], records: list[dict] = ()) -> list[str]:
             key=lambda r: r["seed"],
         )
         solved = [
-            held_from(r["success_curve"], SOLVED_SUCCESS) if r.get("success_curve") else "-"
+            _millions(held_from(r["success_curve"], SOLVED_SUCCESS))
+            if r.get("success_curve")
+            else "-"  # Runs whose reports gave no success rate.
             for r in mine
         ]
-        held = [held_from(r["curve"]) for r in mine]
         lines.append(
             f"| {mine[0]['env_id']} | {mine[0]['commit']} | {arm} | "
             + (f"`{' '.join(overrides)}`" if overrides else "as named")
@@ -123,18 +124,16 @@ def _ablation_lines(tried: list[dict], records: list[dict] = ()) -> list[str]:
             + " | "
             + ", ".join(f"{r['success_stochastic']:.2f}" for r in mine)
             + " | "
-            + ", ".join(_millions(h) for h in solved)
+            + ", ".join(solved)
             + " | "
-            + ", ".join(_millions(h) for h in held)
+            + ", ".join(_millions(held_from(r["curve"])) for r in mine)
             + " |"
         )
     return lines
 
 
-def _millions(first: int | str | None) -> str:
-    """Env steps from which a level held, in millions: never, or - where not recorded."""
-    if isinstance(first, str):
-        return first
+def _millions(first: int | None) -> str:
+    """Env steps from which a level held, in millions (None: never)."""
     return "never" if first is None else f"{first / 1e6:.1f}M"
 
 
