@@ -94,20 +94,12 @@ def _ablation_lines(tried: list[dict], records: list[dict]) -> list[str]:
         "| training success 0.9 held from | return 0.5 held from |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    rows = [*baselines(tried, records), *tried]
-    keys = sorted(
-        {(r["task"], r["arm"], tuple(r.get("overrides") or ())) for r in rows},
-        key=lambda k: (TASKS.index(k[0]), ARMS.index(k[1]), k[2]),
-    )
-    for task, arm, overrides in keys:
-        mine = sorted(
-            (
-                r
-                for r in rows
-                if (r["task"], r["arm"], tuple(r.get("overrides") or ())) == (task, arm, overrides)
-            ),
-            key=lambda r: r["seed"],
-        )
+    groups: dict[tuple, list[dict]] = {}
+    for r in sorted([*baselines(tried, records), *tried], key=lambda r: r["seed"]):
+        groups.setdefault((r["task"], r["arm"], tuple(r.get("overrides") or ())), []).append(r)
+    for (_, arm, overrides), mine in sorted(
+        groups.items(), key=lambda g: (TASKS.index(g[0][0]), ARMS.index(g[0][1]), g[0][2])
+    ):
         solved = [
             _millions(held_from(r["success_curve"], SOLVED_SUCCESS))
             if r.get("success_curve")
