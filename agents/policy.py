@@ -224,10 +224,20 @@ class Evaluation:
     Attributes:
         returns: Each episode's undiscounted return, in order.
         lengths: Each episode's number of steps.
+        success_score: An episode whose return exceeds it is a success (see `success_rate`);
+            None where no success score was given or found.
     """
 
     returns: list[float]
     lengths: list[int]
+    success_score: float | None = None
+
+    @property
+    def success_rate(self) -> float:
+        """The share of episodes whose return exceeds `success_score` (nan without one)."""
+        from agents.tools.success import success_rate
+
+        return success_rate(self.returns, self.success_score)
 
     @property
     def mean(self) -> float:
@@ -263,6 +273,7 @@ def evaluate(
     seed: int = 0,
     deterministic: bool = True,
     parallel: int = 16,
+    success_score: float | None = None,
 ) -> Evaluation:
     """Run `episodes` episodes of the policy on an environment.
 
@@ -280,13 +291,16 @@ def evaluate(
         seed: Seed of the first episode.
         deterministic: Act by the policy's mode (True) or sample its actions as in training.
         parallel: Most episodes played at once (copies of the env built from an id or callable).
+        success_score: An episode whose return exceeds it is a success
+            (`Evaluation.success_rate`); None takes the run's own `success_score` where
+            `policy` is a run directory, else there is no success rate.
 
     Returns:
-        An `Evaluation` with the returns and lengths of the episodes.
+        An `Evaluation` with the returns and lengths of the episodes, and their success rate.
 
     Raises:
-        ValueError: `episodes` or `parallel` is below 1, or the env's observations do not fit
-            the policy.
+        ValueError: `episodes` or `parallel` is below 1, the env's observations do not fit
+            the policy, or the run directory's config.yaml cannot be read for its success score.
     """
     import gymnasium as gym
 
@@ -295,6 +309,8 @@ def evaluate(
     if parallel < 1:
         raise ValueError(f"parallel must be at least 1, got {parallel}.")
     if not isinstance(policy, Policy):
+        if success_score is None:
+            success_score = _run_success_score(policy)
         policy = load_policy(policy)
     made = isinstance(env, str) or (callable(env) and not isinstance(env, gym.Env))
 
@@ -318,7 +334,20 @@ def evaluate(
         if made:
             for each in envs:
                 each.close()
-    return Evaluation(returns, lengths)
+    return Evaluation(returns, lengths, success_score)
+
+
+def _run_success_score(run_dir: str) -> float | None:
+    """The `success_score` of the run whose config.yaml is in `run_dir` (None without one)."""
+    from agents.config import files
+    from agents.config.errors import UsageError
+
+    if not os.path.isfile(os.path.join(run_dir, files.CONFIG_FILE)):
+        return None
+    try:
+        return files.load_config(run_dir).success_score
+    except UsageError as error:
+        raise ValueError(f"{error} (pass success_score= to evaluate without it)") from None
 
 
 def play_episodes(

@@ -115,3 +115,22 @@ def test_dict_observations_reach_the_policy_as_a_dict_of_batches():
     evaluation = agents.evaluate(policy, DictCountdown, episodes=4, parallel=4)
     assert evaluation.returns == [_alone(seed)[0] for seed in range(4)]
     assert policy.calls[0] == 4
+
+
+def test_success_rate_is_the_share_of_returns_above_the_success_score():
+    evaluation = agents.evaluate(ParityPolicy(), Countdown, episodes=5, success_score=2.0)
+    returns = [_alone(seed)[0] for seed in range(5)]  # Hand-played.
+    assert evaluation.returns == returns == [3.0, 3.0, 7.0, 5.0, 11.0]
+    assert evaluation.success_rate == 1.0
+    # Above 5: 7 and 11 (a return equal to it is no success).
+    assert agents.evaluate(ParityPolicy(), Countdown, 5, success_score=5.0).success_rate == 0.4
+    assert np.isnan(agents.evaluate(ParityPolicy(), Countdown, episodes=5).success_rate)
+
+
+def test_a_run_whose_config_cannot_be_read_for_its_success_score_is_one_line(tmp_path):
+    (tmp_path / "config.yaml").write_text("name: [unclosed\n")
+    with pytest.raises(ValueError, match=r"config\.yaml.*pass success_score= to evaluate"):
+        agents.evaluate(str(tmp_path), Countdown, episodes=1)
+    # Given a success score, the config is not read: the missing policy is what is named.
+    with pytest.raises(FileNotFoundError, match="No exported policy"):
+        agents.evaluate(str(tmp_path), Countdown, episodes=1, success_score=0.0)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
 import multiprocessing
 import os
 import queue as queues
@@ -48,7 +49,8 @@ class SeedOutcome:
 
 
 class _Forward(Callback):
-    """Sends a child's reports to the parent: `("report", seed, phase, env_steps, score)`."""
+    """Sends a child's reports to the parent:
+    `("report", seed, phase, env_steps, score, success_rate)`."""
 
     def __init__(self, queue: Any, seed: int) -> None:
         self._queue, self._seed = queue, seed
@@ -58,7 +60,8 @@ class _Forward(Callback):
 
     def on_report(self, run, report) -> None:
         steps = int(report.metrics.get("env_steps", run.env_steps))
-        self._queue.put(("report", self._seed, report.phase, steps, float(report.score)))
+        message = (report.phase, steps, float(report.score), float(report.success_rate))
+        self._queue.put(("report", self._seed, *message))
 
 
 def _child(config, logdir, seed, overrides, name, queue, tracking) -> None:
@@ -177,11 +180,13 @@ def _collect(queue, running: dict, outcomes: dict, total: int, say) -> None:
         if kind == "start":
             say(f"seed {seed}: started {rest[0]}")
         elif kind == "report" and rest[0] == "eval":
-            say(f"seed {seed}: eval at env step {rest[1]:>9} of {total}: score {rest[2]:.2f}")
+            score = f"score {rest[2]:.2f}{_success(rest[3])}"
+            say(f"seed {seed}: eval at env step {rest[1]:>9} of {total}: {score}")
         elif kind == "done":
             outcomes[seed] = SeedOutcome(seed, TrainResult(**rest[0]))
             result = outcomes[seed].result
-            say(f"seed {seed}: done, eval {result.eval_score:.2f} ({result.run_dir})")
+            eval_ = f"{result.eval_score:.2f}{_success(result.eval_success_rate)}"
+            say(f"seed {seed}: done, eval {eval_} ({result.run_dir})")
         elif kind == "error":
             first, _, more = rest[0].partition("\n")
             outcomes[seed] = SeedOutcome(seed, None, first)
@@ -242,3 +247,8 @@ def summary_lines(outcomes: Sequence[SeedOutcome]) -> list[str]:
             f"std {summary.std:.2f}"
         )
     return lines
+
+
+def _success(rate: float) -> str:
+    """The suffix " (success 0.95)" of a score; "" where no success rate was measured."""
+    return "" if math.isnan(rate) else f" (success {rate:.2f})"

@@ -13,6 +13,7 @@ from tensorboard.plugins.histogram import summary_v2 as histogram_summary
 from tensorboard.plugins.scalar import summary_v2 as scalar_summary
 
 from agents.tools import checkpoints
+from agents.tools.success import success_rate
 
 
 class SummaryError(Exception):
@@ -293,17 +294,11 @@ class Loop:
             len(scores),
             {key: _to_python(value) for key, value in metrics.items()},
             float(np.mean(lengths)) if lengths else float("nan"),
-            self._success_rate(scores),
+            success_rate(scores, self._success_score),
         )
         scores.clear()
         lengths.clear()
         return report
-
-    def _success_rate(self, scores: list) -> float:
-        """The share of `scores` above the success score (nan without scores or one)."""
-        if self._success_score is None or not scores:
-            return float("nan")
-        return float(np.mean(np.asarray(scores) > self._success_score))
 
     def _current_phase(self, step: int) -> tuple[_Phase, int, int]:
         cycle = sum(phase.steps for phase in self._phases)
@@ -321,7 +316,7 @@ class Loop:
             for name, scores in zip(("mean_score", "mean_length"), episodes)
             if scores
         ]
-        success = self._success_rate(episodes[0])
+        success = success_rate(episodes[0], self._success_score)
         if not np.isnan(success):
             values.append((self._tag(phase.name, "success_rate"), success))
         values += [(self._tag(phase.name, key), _to_python(v)) for key, v in metrics.items()]

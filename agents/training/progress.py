@@ -128,8 +128,9 @@ class TrainingProgress(Callback):
     Says what it waits for ("starting" while TensorFlow loads and the envs and agent are built,
     "compiling" until the first training call returns), then shows training env steps out of
     `total`, advanced after every training call, the time left, the env steps per second of the
-    training calls (the rate the report lines print) and the latest mean train and eval scores.
-    Use it as a context manager, so that the bar is closed on errors.
+    training calls (the rate the report lines print) and the latest mean train and eval scores,
+    each with its episodes' success rate where the config sets `success_score`. Use it as a
+    context manager, so that the bar is closed on errors.
 
     Args:
         total: Training env steps of the run.
@@ -183,7 +184,10 @@ class TrainingProgress(Callback):
             if rate is not None:
                 self._postfix["steps/s"] = f"{rate:,.0f}"
         if not math.isnan(report.score):
-            self._postfix[report.phase] = f"{report.score:.1f}"
+            score = f"{report.score:.1f}"
+            if not math.isnan(report.success_rate):
+                score += f" ({report.success_rate:.0%} success)"
+            self._postfix[report.phase] = score
         self._bar.set_postfix(self._postfix)
 
     def close(self) -> None:

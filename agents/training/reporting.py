@@ -26,6 +26,8 @@ class LoopOutcome:
         signum: The guard's signal that stopped it, or None.
         write_error: A line naming the summaries that could not be written, or None.
         eval_score: Mean score of the last evaluation phase (nan if no episode finished).
+        eval_success_rate: Share of that phase's episodes that succeeded (nan if none
+            finished or the config sets no `success_score`).
         best: The best mean score of the evaluation phases (nan if none had an episode).
         best_step: The env step of that best evaluation (None if none).
         vanished: The run directory was moved or deleted while the loop ran (rank 0 sees it).
@@ -36,6 +38,7 @@ class LoopOutcome:
     signum: int | None = None
     write_error: str | None = None
     eval_score: float = math.nan
+    eval_success_rate: float = math.nan
     best: float = math.nan
     best_step: int | None = None
     vanished: bool = False
@@ -73,7 +76,7 @@ def run_loop(run, world: mpi.World, calls: CallbackList, outcome: LoopOutcome) -
     with _named_errors(run, world, outcome):
         for report in run.loop(should_stop=should_stop):
             _add_rates(report.metrics, outcome, run.env_steps)
-            if report.phase == "eval" and _count_eval(outcome, float(report.score)):
+            if report.phase == "eval" and _count_eval(outcome, report):
                 outcome.best_step = run.env_steps
             if world.is_root:
                 calls.call("on_report", report)
@@ -182,9 +185,11 @@ def _identity(path: str) -> tuple[int, int] | None:
     return stat.st_dev, stat.st_ino
 
 
-def _count_eval(outcome: LoopOutcome, score: float) -> bool:
-    """Record an evaluation's mean score; returns whether it is a new best."""
-    outcome.eval_score = score
+def _count_eval(outcome: LoopOutcome, report) -> bool:
+    """Record an evaluation report's mean score and success rate; returns whether the score
+    is a new best."""
+    outcome.eval_score = score = float(report.score)
+    outcome.eval_success_rate = float(report.success_rate)
     if math.isnan(score) or score <= outcome.best:
         return False
     outcome.best = score  # nan compares False above, so the first score is a best.
@@ -256,6 +261,8 @@ def summary_line(outcome: LoopOutcome, env_steps: int) -> str:
     scores = "No evaluation scored"
     if not math.isnan(outcome.best):
         final = "n/a" if math.isnan(outcome.eval_score) else f"{outcome.eval_score:.2f}"
+        if not math.isnan(outcome.eval_success_rate):
+            final += f" (success {outcome.eval_success_rate:.2f})"
         scores = f"Final eval {final}, best {outcome.best:.2f} (env step {outcome.best_step})"
     return f"{scores}; {made} env steps in {clock(elapsed)}{rate}."
 

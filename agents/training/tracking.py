@@ -102,6 +102,8 @@ class WandbTracker(Callback):
             self._run.log({"learning_curve": self._wandb.Image(curve)})
         self._run.summary["final_eval"] = result.eval_score
         self._run.summary["best_eval"] = result.best_eval_score
+        if not math.isnan(result.eval_success_rate):
+            self._run.summary["final_eval_success_rate"] = result.eval_success_rate
         self._run.log_artifact(artifact)
         where = self._run.url or self._run.dir
         offline = self._run.settings.mode == "offline"

@@ -24,6 +24,8 @@ class TrainResult:
             signal), e.g. "eval score -180.20 reached stop_at_score=-200", or None.
         best_eval_score: The best mean score of the run's evaluation phases (nan if none had
             a finished episode).
+        eval_success_rate: The share of the last evaluation phase's episodes that succeeded
+            (nan if none finished or the config sets no `success_score`).
     """
 
     run_dir: str | None
@@ -32,6 +34,7 @@ class TrainResult:
     signum: int | None = None
     stopped_by: str | None = None
     best_eval_score: float = math.nan
+    eval_success_rate: float = math.nan
 
     @property
     def stopped(self) -> bool:

@@ -266,7 +266,13 @@ class Trainer:
             else:
                 calls.say(f"Stopped at env step {run.env_steps}: {stopped_by}.")
         result = TrainResult(
-            self.run_dir, run.env_steps, outcome.eval_score, signum, stopped_by, outcome.best
+            self.run_dir,
+            run.env_steps,
+            outcome.eval_score,
+            signum,
+            stopped_by,
+            outcome.best,
+            outcome.eval_success_rate,
         )
         self.result = result  # Also when the caller closed `reports()`, which drops the return.
         return result

@@ -26,6 +26,16 @@ def _reports():
     ]
 
 
+def test_scores_show_their_success_rate_where_the_config_measures_one():
+    terminal = _Terminal()
+    with progress.TrainingProgress(256, file=terminal) as bar:
+        bar.update(Report("train", 128, 0.42, 8, {"env_steps": 128.0}, 20.0, 0.625))
+        bar.update(Report("eval", 228, 0.91, 4, {"env_steps": 128.0}, 30.0, 1.0))
+        bar._bar.refresh()  # tqdm redraws at most every 0.1 s.
+    last = terminal.getvalue().split("\r")[-1].rstrip(" \n")
+    assert last.endswith("train=0.4 (62% success), eval=0.9 (100% success)]"), last
+
+
 def test_training_bar_shows_env_steps_rate_time_left_and_scores():
     terminal = _Terminal()
     with progress.TrainingProgress(256, file=terminal) as bar:

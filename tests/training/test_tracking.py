@@ -80,6 +80,7 @@ def test_track_writes_an_offline_wandb_run_with_scalars_config_seed_and_policy(t
         assert history[record["env_steps"]]["eval/success_rate"] == record["success_rate"] == 1.0
         assert "train/policy_loss" in history[record["env_steps"]]
     assert "artifact" in kinds and "final_eval" in summary  # The policy, and the final score.
+    assert json.loads(summary["final_eval_success_rate"]) == 1.0
 
 
 def test_track_without_wandb_is_one_line(monkeypatch):
