@@ -1,7 +1,8 @@
 """Exploration on native MiniGrid: RND against its control on tasks a random walk does not solve.
 
-Per task (DoorKey-16x16, KeyCorridorS3R3, MultiRoom-N4-S5-v1: v1 has four rooms, v0 six; and
-the frontier of published exploration work at 20M env steps, KeyCorridorS4R3 and MultiRoom-N6), arm
+Per task (DoorKey-16x16, KeyCorridorS3R3, MultiRoom-N4-S5-v1: v1 has four rooms, v0 six;
+the frontier of published exploration work at 20M env steps, KeyCorridorS4R3 and MultiRoom-N6;
+and, only where named, KeyCorridorS5R3 and ObstructedMaze-2Dlh at 50M), arm
 (`<task>_rnd`; the control `<task>`: the same agent with `int_coef=0`; and `<task>_noveld`: the
 same agent with NovelD's episodic bonus in place of RND's) and seed, `python -m
 agents.scripts.train --config=<config> --seed=<seed>` runs in a fresh process, timed from spawn
@@ -17,7 +18,7 @@ ran it and the sittings whose commits' `agents/` equal its own: one figure per t
 arm's training success rate (IQM over seeds, 95% bootstrap band) against env steps.
 
 Run: `python -m benchmarks.exploration [--tasks doorkey16 keycorridor multiroom keycorridor_s4
-multiroom_n6] [--seeds 5]
+multiroom_n6 keycorridor_s5 obstructedmaze] [--arms rnd control noveld] [--seeds 5]
 [--episodes 500] [--jobs 2] [--page]`.
 """
 
@@ -64,7 +65,10 @@ def main(argv: list[str] | None = None) -> int:
         prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
     )
     parser.add_argument(
-        "--tasks", nargs="+", default=list(exploration_page.TASKS), choices=exploration_page.TASKS
+        "--tasks",
+        nargs="+",
+        default=list(exploration_page.DEFAULT_TASKS),
+        choices=exploration_page.TASKS,
     )
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--first-seed", type=int, default=0)

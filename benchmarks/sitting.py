@@ -153,7 +153,9 @@ STEPS = (
                 *("--seeds", "5", "--episodes", "500", "--jobs", "2", "--page"),
             ),
         ),
-        parts=Parts("task", exploration_page.TASKS, "--tasks", runs=5 * len(exploration_page.ARMS)),
+        parts=Parts(
+            "task", exploration_page.DEFAULT_TASKS, "--tasks", runs=5 * len(exploration_page.ARMS)
+        ),
     ),
 )
 

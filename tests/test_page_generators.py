@@ -456,6 +456,12 @@ def test_a_sitting_plans_the_steps_not_at_the_commit_and_machine_shortest_first(
     )
 
 
+def _clock(index: int) -> str:
+    """HH:MM, 10 * index + 9 minutes after 07:00 (the last record of a sitting begun then)."""
+    hours, minutes = divmod(10 * index + 9, 60)
+    return f"{7 + hours:02d}:{minutes:02d}"
+
+
 def test_a_sitting_measures_a_step_part_by_part_and_resumes_at_the_parts_not_done():
     step = next(s for s in sitting.STEPS if s.parts)
     here = dict(_sitting("2026-11-27 07:00:00"), commit="aaa1111")
@@ -485,7 +491,7 @@ def test_a_sitting_measures_a_step_part_by_part_and_resumes_at_the_parts_not_don
     assert whole.commands == step.commands  # Nothing done: the step as its page shows it.
     # Parts measured in sittings of their own: each part's time is its own sitting's.
     apart = [
-        dict(record, started=f"2026-11-2{index} 07:00:00", date=f"2026-11-2{index} 07:{index}9")
+        dict(record, started=f"2026-11-2{index} 07:00:00", date=f"2026-11-2{index} {_clock(index)}")
         for index, name in enumerate(names)
         for record in part(name, runs, commit="old0000")
     ]

@@ -531,6 +531,50 @@ def multiroom_n6_noveld() -> dict[str, Any]:
     return dict(bonus="noveld")
 
 
+# Beyond the frontier: tasks published exploration work solves only with tens of millions of
+# env steps (50M here), where RND alone is said to "hardly make progress" without an episodic term.
+_FIFTY_MILLION = 49_283_072  # 47 phases of 16 calls of 4 x 128 x 128 steps, within 50M.
+
+
+@_task(keycorridor_rnd)
+def keycorridor_s5_rnd() -> dict[str, Any]:
+    """MiniGrid-KeyCorridorS5R3 with RND: `keycorridor_rnd` in rooms of size 5 (a 13x13 grid),
+    50M env steps."""
+    return dict(env="MiniGrid-KeyCorridorS5R3-v0", train_steps=_FIFTY_MILLION)
+
+
+@_task(keycorridor_s5_rnd)
+def keycorridor_s5() -> dict[str, Any]:
+    """The control of `keycorridor_s5_rnd`."""
+    return dict(int_coef=0.0)
+
+
+@_task(keycorridor_s5_rnd)
+def keycorridor_s5_noveld() -> dict[str, Any]:
+    """`keycorridor_s5_rnd` with NovelD's episodic bonus in place of RND's."""
+    return dict(bonus="noveld")
+
+
+@_task(keycorridor_rnd)
+def obstructedmaze_rnd() -> dict[str, Any]:
+    """MiniGrid-ObstructedMaze-2Dlh with RND: two locked doors lead out of the agent's room,
+    each one's key hidden in a box to open; the ball to pick up is behind one of them. 50M env
+    steps."""
+    return dict(env="MiniGrid-ObstructedMaze-2Dlh-v0", train_steps=_FIFTY_MILLION)
+
+
+@_task(obstructedmaze_rnd)
+def obstructedmaze() -> dict[str, Any]:
+    """The control of `obstructedmaze_rnd`."""
+    return dict(int_coef=0.0)
+
+
+@_task(obstructedmaze_rnd)
+def obstructedmaze_noveld() -> dict[str, Any]:
+    """`obstructedmaze_rnd` with NovelD's episodic bonus in place of RND's."""
+    return dict(bonus="noveld")
+
+
 CONFIGS = {
     fn.__name__: fn
     for fn in (
@@ -570,5 +614,11 @@ CONFIGS = {
         multiroom_n6_rnd,
         multiroom_n6,
         multiroom_n6_noveld,
+        keycorridor_s5_rnd,
+        keycorridor_s5,
+        keycorridor_s5_noveld,
+        obstructedmaze_rnd,
+        obstructedmaze,
+        obstructedmaze_noveld,
     )
 }

@@ -12,7 +12,17 @@ from benchmarks.pages.plots import Plot, save
 PAGE = os.path.join(common.ROOT, "docs", "results", "exploration.md")
 RECORDS = os.path.join(common.RESULTS, "exploration.jsonl")
 PEER_RECORDS = os.path.join(common.RESULTS, "peer.jsonl")  # benchmarks/peer.py
-TASKS = ("doorkey16", "keycorridor", "multiroom", "keycorridor_s4", "multiroom_n6")
+TASKS = (
+    "doorkey16",
+    "keycorridor",
+    "multiroom",
+    "keycorridor_s4",
+    "multiroom_n6",
+    "keycorridor_s5",
+    "obstructedmaze",
+)
+LONG_TASKS = ("keycorridor_s5", "obstructedmaze")  # 50M env steps: run only where named.
+DEFAULT_TASKS = tuple(task for task in TASKS if task not in LONG_TASKS)
 ARMS = ("rnd", "control", "noveld")
 
 
