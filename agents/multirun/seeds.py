@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import math
 import multiprocessing
 import os
 import queue as queues
@@ -27,6 +26,7 @@ from agents.config.errors import UsageError
 from agents.multirun import aggregates, quiet_run
 from agents.training import run_setup
 from agents.training.callbacks import Callback
+from agents.training.reporting import success_suffix
 from agents.training.train_result import TrainResult
 
 _POLL_S = 0.5
@@ -180,12 +180,12 @@ def _collect(queue, running: dict, outcomes: dict, total: int, say) -> None:
         if kind == "start":
             say(f"seed {seed}: started {rest[0]}")
         elif kind == "report" and rest[0] == "eval":
-            score = f"score {rest[2]:.2f}{_success(rest[3])}"
+            score = f"score {rest[2]:.2f}{success_suffix(rest[3])}"
             say(f"seed {seed}: eval at env step {rest[1]:>9} of {total}: {score}")
         elif kind == "done":
             outcomes[seed] = SeedOutcome(seed, TrainResult(**rest[0]))
             result = outcomes[seed].result
-            eval_ = f"{result.eval_score:.2f}{_success(result.eval_success_rate)}"
+            eval_ = f"{result.eval_score:.2f}{success_suffix(result.eval_success_rate)}"
             say(f"seed {seed}: done, eval {eval_} ({result.run_dir})")
         elif kind == "error":
             first, _, more = rest[0].partition("\n")
@@ -247,8 +247,3 @@ def summary_lines(outcomes: Sequence[SeedOutcome]) -> list[str]:
             f"std {summary.std:.2f}"
         )
     return lines
-
-
-def _success(rate: float) -> str:
-    """The suffix " (success 0.95)" of a score; "" where no success rate was measured."""
-    return "" if math.isnan(rate) else f" (success {rate:.2f})"

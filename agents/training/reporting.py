@@ -261,10 +261,14 @@ def summary_line(outcome: LoopOutcome, env_steps: int) -> str:
     scores = "No evaluation scored"
     if not math.isnan(outcome.best):
         final = "n/a" if math.isnan(outcome.eval_score) else f"{outcome.eval_score:.2f}"
-        if not math.isnan(outcome.eval_success_rate):
-            final += f" (success {outcome.eval_success_rate:.2f})"
+        final += success_suffix(outcome.eval_success_rate)
         scores = f"Final eval {final}, best {outcome.best:.2f} (env step {outcome.best_step})"
     return f"{scores}; {made} env steps in {clock(elapsed)}{rate}."
+
+
+def success_suffix(rate: float) -> str:
+    """The suffix " (success 0.95)" of a score; "" where no success rate was measured."""
+    return "" if math.isnan(rate) else f" (success {rate:.2f})"
 
 
 def clock(seconds: float) -> str:
