@@ -32,7 +32,7 @@ import sys
 import threading
 
 from benchmarks import common
-from benchmarks.pages import exploration_page
+from benchmarks.pages import exploration_page, exploration_runs
 
 
 def config_name(task: str, arm: str) -> str:
@@ -67,13 +67,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--tasks",
         nargs="+",
-        default=list(exploration_page.DEFAULT_TASKS),
-        choices=exploration_page.TASKS,
+        default=list(exploration_runs.DEFAULT_TASKS),
+        choices=exploration_runs.TASKS,
     )
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument(
-        "--arms", nargs="+", default=list(exploration_page.ARMS), choices=exploration_page.ARMS
+        "--arms", nargs="+", default=list(exploration_runs.ARMS), choices=exploration_runs.ARMS
     )
     parser.add_argument(
         "--episodes", type=int, default=500, help="scoring episodes per seed on minigrid's env"

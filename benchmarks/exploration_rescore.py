@@ -21,7 +21,7 @@ import sys
 import time
 
 from benchmarks import common
-from benchmarks.pages import exploration_page
+from benchmarks.pages import exploration_page, exploration_runs
 
 
 def _run_time(date: str) -> str:
@@ -50,7 +50,7 @@ def rescore(records: list[dict], task: str, runs: str, episodes: int) -> list[di
     """`records` with the shown runs of `task` scored again over `episodes` episodes."""
     shown = {id(record) for record in exploration_page.shown(records) if record["task"] == task}
     if not shown:
-        sys.exit(f"--task {task}: no shown records; tasks with some: {exploration_page.TASKS}")
+        sys.exit(f"--task {task}: no shown records; tasks with some: {exploration_runs.TASKS}")
     scoring = common.new_sitting()
     stamp = dict(
         date=time.strftime("%Y-%m-%d %H:%M"), **{k: scoring[k] for k in ("commit", "machine")}
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("--task", required=True, choices=exploration_page.TASKS)
+    parser.add_argument("--task", required=True, choices=exploration_runs.TASKS)
     parser.add_argument("--runs", required=True, help="the sitting's --out directory")
     parser.add_argument("--episodes", type=int, default=500)
     parser.add_argument("--page", action="store_true", help="rewrite the results page")

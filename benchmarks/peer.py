@@ -27,7 +27,7 @@ import shutil
 import sys
 
 from benchmarks import common
-from benchmarks.pages import exploration_page
+from benchmarks.pages import exploration_page, exploration_runs
 
 RECORDS = exploration_page.PEER_RECORDS
 
@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--peer-python", required=True, help="a Python with torch-ac, minigrid")
-    parser.add_argument("--task", default="doorkey16", choices=exploration_page.TASKS)
+    parser.add_argument("--task", default="doorkey16", choices=exploration_runs.TASKS)
     parser.add_argument("--steps", type=int, default=2**20, help="env steps of each side")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=os.path.join(common.DEFAULT_OUT, "peer"))

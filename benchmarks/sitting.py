@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, replace
 
 from benchmarks import common
-from benchmarks.pages import checks, exploration_page, readme_timings
+from benchmarks.pages import checks, exploration_runs, readme_timings
 
 PAGES = [sys.executable, "-m", "benchmarks.pages"]  # Run in this checkout.
 RESULTS = common.RESULTS  # This checkout's records, which gain the measured checkout's.
@@ -154,7 +154,7 @@ STEPS = (
             ),
         ),
         parts=Parts(
-            "task", exploration_page.DEFAULT_TASKS, "--tasks", runs=5 * len(exploration_page.ARMS)
+            "task", exploration_runs.DEFAULT_TASKS, "--tasks", runs=5 * len(exploration_runs.ARMS)
         ),
     ),
 )

@@ -12,7 +12,9 @@ from benchmarks.pages import (
     checks,
     claims,
     env_backends_page,
+    exploration_ablations,
     exploration_page,
+    exploration_runs,
     mujoco_page,
     native_page,
     readme_numbers,
@@ -87,10 +89,10 @@ def test_mujoco_records_kept_are_the_newest_sitting_of_each_task():
 def test_exploration_return_level_counts_from_where_it_holds_to_the_end():
     # One early report of a few lucky episodes is not learning: the level must hold.
     lucky = [[1, 0.0], [2, 0.7], [3, 0.0], [4, 0.0]]
-    assert exploration_page.held_from(lucky) is None
+    assert exploration_runs.held_from(lucky) is None
     learned = [[1, 0.0], [2, 0.6], [3, 0.4], [4, 0.5], [5, 0.8]]
-    assert exploration_page.held_from(learned) == 4
-    assert exploration_page.held_from([[7, 0.5]]) == 7 and exploration_page.held_from([]) is None
+    assert exploration_runs.held_from(learned) == 4
+    assert exploration_runs.held_from([[7, 0.5]]) == 7 and exploration_runs.held_from([]) is None
 
 
 def _explored(task, arm, seed, success, **keys):
@@ -110,9 +112,9 @@ def test_exploration_page_names_each_tasks_policy_and_how_many_runs_shared_the_m
     # Records from before the network was recorded ran network=auto: the MLP; concurrency unknown.
     assert "| - | MLP | 0.999 |" in rows["| doorkey16"]
     assert "| 2 | MLP + GRU | 0.999 |" in rows["| keycorridor"]
-    assert exploration_page.solved(new, "keycorridor", "rnd", policy="sampled") == (1, 2)
-    assert exploration_page.solved(new, "keycorridor", "control", policy="sampled") == (0, 1)
-    assert exploration_page.solved(new, "keycorridor", "rnd") == (0, 2)  # The mode's: all 0.0.
+    assert exploration_runs.solved(new, "keycorridor", "rnd", policy="sampled") == (1, 2)
+    assert exploration_runs.solved(new, "keycorridor", "control", policy="sampled") == (0, 1)
+    assert exploration_runs.solved(new, "keycorridor", "rnd") == (0, 2)  # The mode's: all 0.0.
     assert "| keycorridor | rnd | 0 of 2 | 1 of 2 |" in lines  # Both policies, mode first.
 
 
@@ -130,13 +132,13 @@ def test_exploration_sittings_of_one_library_share_a_task_and_a_rerun_seed_count
     first = [at("aaa1111", "2026-11-29 01:00:00", seed, 0.5) for seed in (0, 1)]
     second = [at("bbb2222", "2026-11-30 01:00:00", seed, 0.9) for seed in (1, 2)]
     dirty = at("bbb2222-dirty", "2026-11-29 12:00:00", 3, 0.2)  # Uncommitted code: its own.
-    runs = exploration_page.named([older, *first, dirty, *second])
+    runs = exploration_runs.named([older, *first, dirty, *second])
     kept = sorted((r["seed"], r["success_stochastic"]) for r in runs)
     assert kept == [(0, 0.5), (1, 0.9), (2, 0.9)]
     row = next(line for line in exploration_page.page(runs).splitlines() if " to 2026" in line)
     assert "| aaa1111, bbb2222 |" in row and "2026-11-29 01:00 to 2026-11-30 01:00" in row
     # A record whose commit this checkout does not know stays with its own sitting only.
-    assert exploration_page.named([*first, at("ddd4444", "2026-11-30 02:00:00", 3, 0.9)]) == [
+    assert exploration_runs.named([*first, at("ddd4444", "2026-11-30 02:00:00", 3, 0.9)]) == [
         at("ddd4444", "2026-11-30 02:00:00", 3, 0.9)
     ]
 
@@ -166,8 +168,8 @@ def test_exploration_aggregates_count_never_as_the_budget_and_order_arms_only_wi
 ):
     control = _arm_runs("multiroom", "control", [0.0, 0.1, 0.0, 0.2, 0.05])
     rnd = _arm_runs("multiroom", "rnd", [0.95, 0.9, 0.97, 0.92, 0.99], held=20)
-    assert exploration_page.held_or_budget(control[0]) == 100  # Never held: the budget.
-    assert exploration_page.held_or_budget(rnd[0]) == 20
+    assert exploration_runs.held_or_budget(control[0]) == 100  # Never held: the budget.
+    assert exploration_runs.held_or_budget(rnd[0]) == 20
     lines = exploration_page.page(control + rnd).splitlines()
     (row,) = [line for line in lines if line.startswith("| multiroom | rnd | 5 |")]
     # IQM of 5 seeds: the mean of the middle three (0.92, 0.95, 0.97) with its interval; every
@@ -182,7 +184,7 @@ def test_exploration_aggregates_count_never_as_the_budget_and_order_arms_only_wi
         always,
         f"{always} |",
     ]
-    assert exploration_page.orderings(control + rnd, "multiroom") == [
+    assert exploration_runs.orderings(control + rnd, "multiroom") == [
         ("rnd", "control", 1.0, (1.0, 1.0))
     ]
     monkeypatch.setattr(readme_numbers, "read", lambda name: control + rnd)
@@ -191,12 +193,12 @@ def test_exploration_aggregates_count_never_as_the_budget_and_order_arms_only_wi
     # Every RND seed held the return from 20 env steps, no control seed ever did.
     assert "solved sooner (training return 0.5 held): rnd before control, P = 1.00" in line
     assert "too few" not in line
-    assert exploration_page.orderings(control + rnd, "multiroom", "solved") == [
+    assert exploration_runs.orderings(control + rnd, "multiroom", "solved") == [
         ("rnd", "control", 1.0, (1.0, 1.0))
     ]
     # The same scores from four seeds each: no ordering is stated, and README says why.
     few = control[:4] + rnd[:4]
-    assert exploration_page.orderings(few, "multiroom") == []
+    assert exploration_runs.orderings(few, "multiroom") == []
     monkeypatch.setattr(readme_numbers, "read", lambda name: few)
     line = " ".join(readme_numbers.exploration().split())
     assert "4 seeds each, too few to order the arms" in line and "rnd over" not in line
@@ -206,9 +208,9 @@ def test_steps_to_solve_count_where_the_training_success_rate_held_0_9_where_run
     runs = _arm_runs("multiroom", "control", [0.9] * 2, held=20)  # Return 0.5 held from 20.
     runs[0]["success_curve"] = [[20, 0.95], [40, 0.85], [60, 0.9], [100, 0.97]]
     runs[1]["success_curve"] = [[20, 0.5], [100, 0.89]]  # Never held: the budget.
-    assert exploration_page.solved_by_success(runs)
-    assert [exploration_page.steps_to_solve(r, True) for r in runs] == [60, 100]
-    assert [exploration_page.steps_to_solve(r, False) for r in runs] == [20, 20]
+    assert exploration_runs.solved_by_success(runs)
+    assert [exploration_runs.steps_to_solve(r, True) for r in runs] == [60, 100]
+    assert [exploration_runs.steps_to_solve(r, False) for r in runs] == [20, 20]
     lines = exploration_page.page(runs).splitlines()
     (row,) = [line for line in lines if line.startswith("| multiroom | control | 2 |")]
     assert row.split(" | ")[5] == "success 0.9 held"
@@ -216,7 +218,7 @@ def test_steps_to_solve_count_where_the_training_success_rate_held_0_9_where_run
     assert any(line.startswith("| multiroom | control | 0 | 100 | 1 | 20 | 60 |") for line in lines)
     # One run without a success curve (an older record): the task falls back on the return.
     del runs[1]["success_curve"]
-    assert not exploration_page.solved_by_success(runs)
+    assert not exploration_runs.solved_by_success(runs)
     (row,) = [
         line for line in exploration_page.page(runs).splitlines() if "| control | 2 |" in line
     ]
@@ -227,8 +229,8 @@ def test_runs_with_set_overrides_are_ablations_kept_out_of_the_arms_counts(monke
     arms = [dict(_explored("multiroom", "rnd", seed, 0.95), success_mode=0.95) for seed in range(3)]
     tried = _explored("multiroom", "rnd", 3, 0.95, overrides=["int_coef_schedule=linear"])
     tried.update(success_mode=0.95, started="2026-11-28 01:00:00")
-    assert exploration_page.named([*arms, tried]) == arms
-    assert exploration_page.ablations([*arms, tried]) == [tried]
+    assert exploration_runs.named([*arms, tried]) == arms
+    assert exploration_ablations.ablations([*arms, tried]) == [tried]
     monkeypatch.setattr(readme_numbers, "read", lambda name: [*arms, tried])
     line = readme_numbers.exploration()
     assert "RND 3 [3] of 3" in line and "3 seeds each" in line
@@ -271,7 +273,7 @@ def test_ablation_table_sets_each_ablated_seed_beside_its_named_run_of_the_same_
     # still stand beside the runs of their own library code, and the page keeps those records.
     newer = run("ccc3333", 0, 0.9, started="2026-12-01 01:00:00")
     records = [*named, *tried, newer]
-    assert exploration_page.named(records) == [newer]
+    assert exploration_runs.named(records) == [newer]
     assert rows[0] in exploration_page.page(records).splitlines()
     assert named[0] in exploration_page.shown(records) and named[1] not in exploration_page.shown(
         records
@@ -280,6 +282,61 @@ def test_ablation_table_sets_each_ablated_seed_beside_its_named_run_of_the_same_
     monkeypatch.setattr(common, "agents_tree", {"aaa1111": "tree1", "bbb2222": "tree2"}.get)
     lines = exploration_page.page([*named, *tried]).splitlines()
     assert not any("| as named |" in line for line in lines)
+
+
+def test_an_ablated_arm_of_five_seeds_is_aggregated_against_the_control_and_its_arm_as_named(
+    monkeypatch,
+):
+    monkeypatch.setattr(common, "agents_tree", {"aaa1111": "tree1", "bbb2222": "tree1"}.get)
+
+    def run(arm, seed, mode, held, overrides=(), commit="aaa1111"):
+        record = _explored("keycorridor_s4", arm, seed, mode, overrides=list(overrides))
+        success = [[held, 0.95], [10e6, 0.97]] if held else [[5e6, 0.0], [10e6, 0.0]]
+        started = "2026-12-01 21:00:00" if overrides else record["started"]
+        return dict(
+            record,
+            commit=commit,
+            started=started,
+            success_mode=mode,
+            success_curve=success,
+            train_steps=10e6,
+        )
+
+    control = [run("control", seed, 0.0, None) for seed in range(5)]
+    noveld = [run("noveld", seed, 0.75, 8e6) for seed in range(5)]
+    weaker = ["int_coef=0.25"]
+    tried = [run("noveld", seed, 0.95, 2e6 + seed, weaker, "bbb2222") for seed in range(5)]
+    few = [run("rnd", seed, 0.9, 3e6, ["int_coef=2"], "bbb2222") for seed in range(4)]
+    records = [*control, *noveld, *tried, *few]
+    assert exploration_ablations.named_alike(tried, records) == control + noveld
+    lines = exploration_page.page(records).splitlines()
+    rows = [line for line in lines if line.startswith("| keycorridor_s4 | ") and "IQM" not in line]
+    (row,) = [line for line in rows if line.count(" | ") > 10]  # Four RND seeds: no aggregate.
+    always = "1.00 [1.00, 1.00]"
+    # Every ablated seed beats every control seed and every seed as named, on success (0.95
+    # against 0.0 and 0.75) and on steps (2M against the budget of 10M and against 8M).
+    assert row.split(" | ")[1:] == [
+        "noveld",
+        "`int_coef=0.25`",
+        "5 of 5",
+        "0.95 [0.95, 0.95]",
+        "2.0 [2.0, 2.0]",
+        "success 0.9 held",
+        "0 of 5",
+        "0 of 5",
+        always,
+        always,
+        always,
+        f"{always} |",
+    ]
+    # Against named runs of other library code, no comparison is drawn.
+    monkeypatch.setattr(common, "agents_tree", {"aaa1111": "tree1", "bbb2222": "tree2"}.get)
+    (row,) = [
+        line
+        for line in exploration_page.page(records).splitlines()
+        if line.startswith("| keycorridor_s4 | noveld | `int_coef=0.25` | 5 of 5 |")
+    ]
+    assert row.endswith("| 0 of 0 | 0 of 0 | - | - | - | - |")
 
 
 def _native(kind, started, config, seed, seconds, native=True):

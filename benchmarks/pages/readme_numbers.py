@@ -13,6 +13,7 @@ from benchmarks import common
 from benchmarks.pages import (
     claims,
     exploration_page,
+    exploration_runs,
     learning_page,
     mujoco_page,
     native_page,
@@ -181,7 +182,7 @@ def rnd() -> str:
 
 def exploration() -> str:
     runs = _need(
-        exploration_page.named(read("exploration")), "exploration", "Exploration on native MiniGrid"
+        exploration_runs.named(read("exploration")), "exploration", "Exploration on native MiniGrid"
     )
     tasks, totals = [], set()
     for task in dict.fromkeys(r["task"] for r in runs):
@@ -189,8 +190,8 @@ def exploration() -> str:
         env_id = first["env_id"].removeprefix("MiniGrid-").removesuffix("-v0")
         counts = []
         for arm, name in (("rnd", "RND"), ("control", "control"), ("noveld", "NovelD")):
-            mode, total = exploration_page.solved(runs, task, arm, policy="mode")
-            sampled, _ = exploration_page.solved(runs, task, arm, policy="sampled")
+            mode, total = exploration_runs.solved(runs, task, arm, policy="mode")
+            sampled, _ = exploration_runs.solved(runs, task, arm, policy="sampled")
             if total:
                 counts.append(f"{name} {mode} [{sampled}] of {total}")
                 totals.add(total)
@@ -199,7 +200,7 @@ def exploration() -> str:
             f"{env_id} ({policy}) at {first['train_steps'] / 1e6:.1f}M env steps, "
             f"extrinsic discount {first['discount']}: {', '.join(counts)}{_ordered(runs, task)}"
         )
-    few = min(totals) < exploration_page.ORDER_SEEDS
+    few = min(totals) < exploration_runs.ORDER_SEEDS
     return (
         f"- **Exploration on native MiniGrid** ({where(*runs)}): seeds whose deterministic "
         "policy (the mode, which runs evaluate by default) succeeds in at least 90% of "
@@ -215,9 +216,9 @@ def _ordered(runs: list[dict], task: str) -> str:
     """The orderings of two arms that the 95% intervals support on `task`, in words (nothing
     where its arms ran too few seeds to be ordered)."""
     arms = [r["arm"] for r in runs if r["task"] == task]
-    if min(arms.count(arm) for arm in set(arms)) < exploration_page.ORDER_SEEDS:
+    if min(arms.count(arm) for arm in set(arms)) < exploration_runs.ORDER_SEEDS:
         return ""
-    page = exploration_page
+    page = exploration_runs
     held = page.criterion([r for r in runs if r["task"] == task])
     said = []
     for measure, words, before in (

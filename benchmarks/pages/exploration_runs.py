@@ -1,0 +1,171 @@
+"""The exploration benchmark's runs: which tasks and arms, which records count (one library's
+code), and what is measured of them (success, steps to solve, IQMs, orderings of arms)."""
+
+from __future__ import annotations
+
+from agents.multirun import aggregates
+from benchmarks import common
+
+TASKS = (
+    "doorkey16",
+    "keycorridor",
+    "multiroom",
+    "keycorridor_s4",
+    "multiroom_n6",
+    "keycorridor_s5",
+    "obstructedmaze",
+)
+LONG_TASKS = ("keycorridor_s5", "obstructedmaze")  # 50M env steps: run only where named.
+DEFAULT_TASKS = tuple(task for task in TASKS if task not in LONG_TASKS)
+ARMS = ("rnd", "control", "noveld")
+
+
+def _sitting_of(record: dict) -> str:
+    """The sitting a record belongs to (its commit, for records written before sittings were)."""
+    return record.get("started") or record["commit"]
+
+
+def named(records: list[dict]) -> list[dict]:
+    """Per task, the runs with the configs as named (runs with `--set` overrides are ablations,
+    kept out of the arms' counts) of the newest sitting that ran it and of every sitting whose
+    commit's `agents/` is identical to that sitting's (one benchmark spread over several
+    sittings); of an arm's seed run twice, the newer run."""
+    found = []
+    for task in TASKS:
+        mine = [r for r in records if r["task"] == task and not r.get("overrides")]
+        if mine:
+            kept = [r for r in mine if same_library(r, mine[-1])]
+            found += list({(r["arm"], r["seed"]): r for r in kept}.values())
+    return found
+
+
+def same_library(record: dict, other: dict) -> bool:
+    """Whether two records ran the same library code: one sitting, or commits whose `agents/`
+    trees are equal (a commit with uncommitted changes, `-dirty`, equals none but itself)."""
+    if _sitting_of(record) == _sitting_of(other):
+        return True
+    tree = common.agents_tree(record["commit"])
+    return tree is not None and tree == common.agents_tree(other["commit"])
+
+
+def millions(first: int | None) -> str:
+    """Env steps from which a level held, in millions (None: never)."""
+    return "never" if first is None else f"{first / 1e6:.1f}M"
+
+
+# The policies a record scores: the mode (deterministic, what a run's own evaluation plays by
+# default) and samples of the distribution.
+POLICIES = {"mode": "success_mode", "sampled": "success_stochastic"}
+
+
+def solved(
+    runs: list[dict], task: str, arm: str, level: float = 0.9, policy: str = "mode"
+) -> tuple[int, int]:
+    """(seeds whose success on minigrid's env with `policy` ("mode" or "sampled") is at least
+    `level`, seeds) of an arm."""
+    arm_runs = [r for r in runs if r["task"] == task and r["arm"] == arm]
+    return sum(r[POLICIES[policy]] >= level for r in arm_runs), len(arm_runs)
+
+
+def held_from(points: list[list[float]], level: float = 0.5) -> int | None:
+    """The first reported env step from which the mean training return stays at `level` or
+    above at every later report.
+
+    A report averages the episodes that ended since the previous one, so early reports count
+    the short episodes, the ones that reach the goal, and not the long ones still running: a
+    single report at `level` can be a few lucky episodes of a policy that never learns.
+    """
+    first = None
+    for steps, score in points:
+        if score < level:
+            first = None
+        elif first is None:
+            first = int(steps)
+    return first
+
+
+def held_or_budget(run: dict, level: float = 0.5) -> int:
+    """`held_from` of a run's training curve; a run that never held `level` counts its budget."""
+    first = held_from(run["curve"], level)
+    return int(run["train_steps"]) if first is None else first
+
+
+# What solving a task means: the training success rate holds 0.9 (records of runs whose reports
+# gave no success rate fall back on the training return holding 0.5).
+SOLVED_SUCCESS, SOLVED_RETURN = 0.9, 0.5
+
+
+def solved_by_success(runs: list[dict]) -> bool:
+    """Whether every run has a training success-rate curve, so that steps to solve count it."""
+    return bool(runs) and all(run.get("success_curve") for run in runs)
+
+
+def steps_to_solve(run: dict, by_success: bool) -> int:
+    """The env steps from which the training success rate held 0.9 (`by_success`), else the
+    training return 0.5; a run that never held it counts its budget."""
+    if not by_success:
+        return held_or_budget(run, SOLVED_RETURN)
+    return held_or_budget(dict(run, curve=run["success_curve"]), SOLVED_SUCCESS)
+
+
+def criterion(runs: list[dict]) -> str:
+    """What steps to solve count for these runs, in words."""
+    if solved_by_success(runs):
+        return f"training success {SOLVED_SUCCESS} held"
+    return f"training return {SOLVED_RETURN} held"
+
+
+# Seeds per arm below which no ordering of two arms is stated, however far apart they score.
+ORDER_SEEDS = 5
+
+
+def orderings(
+    runs: list[dict], task: str, measure: str = "success"
+) -> list[tuple[str, str, float, tuple[float, float]]]:
+    """(better arm, other arm, P, its interval) for each pair of arms of `task` where one
+    improves on the other with the 95% interval of P(X > Y) above 0.5; none where an arm has
+    fewer than `ORDER_SEEDS` seeds. `measure`: "success", the final success (mode), higher
+    better; "solved", the env steps to solve (`steps_to_solve`), fewer better."""
+    mine = [r for r in runs if r["task"] == task]
+    by_success = solved_by_success(mine)
+    value = {
+        "success": lambda r: r["success_mode"],
+        "solved": lambda r: -steps_to_solve(r, by_success),
+    }[measure]
+    scores = {arm: [value(r) for r in mine if r["arm"] == arm] for arm in ARMS}
+    found = []
+    for better in ARMS:
+        for other in ARMS:
+            x, y = scores[better], scores[other]
+            if better == other or min(len(x), len(y)) < ORDER_SEEDS:
+                continue
+            low, high = aggregates.improvement_ci(x, y)
+            if low > 0.5:
+                found.append(
+                    (better, other, aggregates.probability_of_improvement(x, y), (low, high))
+                )
+    return found
+
+
+def interval(values: list[float], digits: int, scale: float = 1.0) -> str:
+    low, high = aggregates.bootstrap_ci(values, aggregates.iqm)
+    middle = aggregates.iqm(values)
+    return f"{middle / scale:.{digits}f} [{low / scale:.{digits}f}, {high / scale:.{digits}f}]"
+
+
+def versus(runs: list[dict], others: list[dict], by_success: bool) -> list[str]:
+    """P(a seed of `runs` beats a seed of `others`) with its 95% interval, on the final success
+    (mode; higher) and on the env steps to solve (`steps_to_solve`; fewer), as two cells."""
+    pairs = (
+        ([r["success_mode"] for r in runs], [r["success_mode"] for r in others]),
+        (
+            [-steps_to_solve(r, by_success) for r in runs],
+            [-steps_to_solve(r, by_success) for r in others],
+        ),
+    )
+    return [
+        f"{aggregates.probability_of_improvement(x, y):.2f} [{{:.2f}}, {{:.2f}}]".format(
+            *aggregates.improvement_ci(x, y)
+        )
+        for x, y in pairs
+    ]
