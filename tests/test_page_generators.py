@@ -284,6 +284,25 @@ def test_ablation_table_sets_each_ablated_seed_beside_its_named_run_of_the_same_
     assert not any("| as named |" in line for line in lines)
 
 
+def test_the_newest_sitting_by_its_start_takes_the_arms_tables_wherever_the_file_holds_it(
+    monkeypatch,
+):
+    monkeypatch.setattr(common, "agents_tree", {"old1111": "tree0", "new2222": "tree1"}.get)
+    new = [
+        dict(_explored("multiroom_n6", "rnd", seed, 0.99), commit="new2222", started=started)
+        for seed, started in [(0, "2026-11-30 06:35:07"), (1, "2026-11-30 07:09:03")]
+    ]
+    old = [
+        dict(_explored("multiroom_n6", arm, 0, 0.5), commit="old1111", started="2026-11-30 02:39")
+        for arm in ("rnd", "control")
+    ]
+    # Older records copied in after newer ones: the newer sitting still holds the tables.
+    assert exploration_runs.named([*new, *old]) == new
+    assert exploration_runs.named([*old, *new]) == new
+    tried = [dict(r, overrides=["entropy_coef=0"]) for r in (*new, *old)]
+    assert exploration_ablations.ablations([*tried[:2], *tried[2:]]) == tried[:2]
+
+
 def test_an_ablated_arm_of_five_seeds_is_aggregated_against_the_control_and_its_arm_as_named(
     monkeypatch,
 ):

@@ -12,6 +12,7 @@ from benchmarks.pages.exploration_runs import (
     held_from,
     interval,
     millions,
+    newest,
     same_library,
     solved_by_success,
     steps_to_solve,
@@ -25,7 +26,7 @@ def ablations(records: list[dict]) -> list[dict]:
     found = []
     for task in TASKS:
         mine = [r for r in records if r["task"] == task and r.get("overrides")]
-        found += [r for r in mine if r["commit"] == mine[-1]["commit"]] if mine else []
+        found += [r for r in mine if r["commit"] == newest(mine)["commit"]] if mine else []
     return found
 
 

@@ -34,9 +34,15 @@ def named(records: list[dict]) -> list[dict]:
     for task in TASKS:
         mine = [r for r in records if r["task"] == task and not r.get("overrides")]
         if mine:
-            kept = [r for r in mine if same_library(r, mine[-1])]
+            kept = [r for r in mine if same_library(r, newest(mine))]
             found += list({(r["arm"], r["seed"]): r for r in kept}.values())
     return found
+
+
+def newest(runs: list[dict]) -> dict:
+    """The run of the newest sitting, by when it started (of runs started at once, the last in
+    the file): records copied in from another checkout can follow newer ones in the file."""
+    return max(reversed(runs), key=lambda r: r.get("started") or "")
 
 
 def same_library(record: dict, other: dict) -> bool:
