@@ -306,7 +306,8 @@ def test_the_newest_sitting_by_its_start_takes_the_arms_tables_wherever_the_file
 def test_an_ablated_arm_of_five_seeds_is_aggregated_against_the_control_and_its_arm_as_named(
     monkeypatch,
 ):
-    monkeypatch.setattr(common, "agents_tree", {"aaa1111": "tree1", "bbb2222": "tree1"}.get)
+    trees = {"aaa1111": "tree1", "bbb2222": "tree1", "ccc3333": "tree3"}
+    monkeypatch.setattr(common, "agents_tree", trees.get)
 
     def run(arm, seed, mode, held, overrides=(), commit="aaa1111"):
         record = _explored("keycorridor_s4", arm, seed, mode, overrides=list(overrides))
@@ -348,6 +349,11 @@ def test_an_ablated_arm_of_five_seeds_is_aggregated_against_the_control_and_its_
         always,
         f"{always} |",
     ]
+    # A newer sitting of the task takes over the arms' tables; the page keeps every run the
+    # aggregated ablation is measured against.
+    newer = dict(run("control", 0, 0.0, None, commit="ccc3333"), started="2026-12-02 01:00:00")
+    kept = exploration_page.shown([*records, newer])
+    assert all(r in kept for r in control + noveld) and newer in kept
     # Against named runs of other library code, no comparison is drawn.
     monkeypatch.setattr(common, "agents_tree", {"aaa1111": "tree1", "bbb2222": "tree2"}.get)
     (row,) = [

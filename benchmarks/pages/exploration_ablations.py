@@ -86,7 +86,7 @@ def ablation_lines(tried: list[dict], records: list[dict]) -> list[str]:
             + ", ".join(millions(held_from(r["curve"])) for r in mine)
             + " |"
         )
-    return lines + _aggregate_lines([g for g in groups if g[0][2]], records)
+    return lines + _aggregate_lines(_aggregated(groups), records)
 
 
 def _groups(runs: list[dict]) -> list[tuple[tuple, list[dict]]]:
@@ -97,6 +97,19 @@ def _groups(runs: list[dict]) -> list[tuple[tuple, list[dict]]]:
     return sorted(
         groups.items(), key=lambda g: (TASKS.index(g[0][0]), ARMS.index(g[0][1]), g[0][2])
     )
+
+
+def _aggregated(groups: list[tuple[tuple, list[dict]]]) -> list[tuple[tuple, list[dict]]]:
+    """The groups of ablated runs (not as named) with seeds enough to be aggregated."""
+    return [(key, runs) for key, runs in groups if key[2] and len(runs) >= ORDER_SEEDS]
+
+
+def compared(tried: list[dict], records: list[dict]) -> list[dict]:
+    """The named runs the aggregated ablations are measured against (`named_alike`)."""
+    found = {}
+    for _, runs in _aggregated(_groups(tried)):
+        found.update((id(r), r) for r in named_alike(runs, records))
+    return list(found.values())
 
 
 def named_alike(runs: list[dict], records: list[dict]) -> list[dict]:
@@ -118,8 +131,6 @@ def _aggregate_lines(groups: list[tuple[tuple, list[dict]]], records: list[dict]
     against the control and against its own arm as named, both at the same library code."""
     rows = []
     for (_, arm, overrides), mine in groups:
-        if len(mine) < ORDER_SEEDS:
-            continue
         alike = named_alike(mine, records)
         control = [r for r in alike if r["arm"] == "control"]
         as_named = [r for r in alike if r["arm"] == arm]

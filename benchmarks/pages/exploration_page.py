@@ -8,7 +8,7 @@ import os
 from agents.multirun import aggregates
 from benchmarks import common
 from benchmarks.pages import exploration_runs as runs_of
-from benchmarks.pages.exploration_ablations import ablation_lines, ablations, baselines
+from benchmarks.pages.exploration_ablations import ablation_lines, ablations, baselines, compared
 from benchmarks.pages.exploration_runs import (
     ARMS,
     ORDER_SEEDS,
@@ -32,9 +32,11 @@ PEER_RECORDS = os.path.join(common.RESULTS, "peer.jsonl")  # benchmarks/peer.py
 
 def shown(records: list[dict]) -> list[dict]:
     """The runs the page shows: the arms' runs (`named`), the ablations' runs and the named runs
-    they are read against (`baselines`), each once."""
+    they are read against (`baselines`, and `compared` where an ablation is aggregated), each
+    once."""
     arms, tried = named(records), ablations(records)
-    return arms + tried + [r for r in baselines(tried, records) if r not in arms]
+    against = [*baselines(tried, records), *compared(tried, records)]
+    return arms + tried + [r for r in {id(r): r for r in against}.values() if r not in arms]
 
 
 def _aggregate_lines(runs: list[dict]) -> list[str]:
