@@ -265,9 +265,10 @@ def test_ablation_table_sets_each_ablated_seed_beside_its_named_run_of_the_same_
     rows = [line for line in lines if line.startswith("| multiroom_n6 | ") and "M |" in line]
     # The named run of the ablated seed only, at the same agents/ tree, above the ablation's.
     assert rows == [
-        "| multiroom_n6 | aaa1111 | rnd | as named | 0 | 0.85 | 0.95 | 9.0M | 5.0M |",
-        "| multiroom_n6 | bbb2222 | rnd | `network=recurrent_categorical` | 0 | 1.00 | 0.95 "
-        "| 9.0M | 5.0M |",
+        "| multiroom_n6 | aaa1111 | CPU, 2 cores | rnd | as named | 0 | 0.85 | 0.95 | 9.0M "
+        "| 5.0M |",
+        "| multiroom_n6 | bbb2222 | CPU, 2 cores | rnd | `network=recurrent_categorical` | 0 "
+        "| 1.00 | 0.95 | 9.0M | 5.0M |",
     ]
     # A newer sitting of other library code takes over the arms' tables; the ablation's rows
     # still stand beside the runs of their own library code, and the page keeps those records.

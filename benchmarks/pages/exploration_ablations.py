@@ -59,9 +59,9 @@ def ablation_lines(tried: list[dict], records: list[dict]) -> list[str]:
         "Runs of one commit that differ only in the `--set` overrides named (defaults named too);",
         "*as named*: runs of the named configs of the same seeds and the same `agents/`.",
         "",
-        "| task | commit | arm | overrides | seeds | success (mode), per seed | success (sampled) "
-        "| training success 0.9 held from | return 0.5 held from |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| task | commit | machine | arm | overrides | seeds | success (mode), per seed "
+        "| success (sampled) | training success 0.9 held from | return 0.5 held from |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     groups = _groups([*baselines(tried, records), *tried])
     for (_, arm, overrides), mine in groups:
@@ -71,8 +71,9 @@ def ablation_lines(tried: list[dict], records: list[dict]) -> list[str]:
             else "-"  # Runs whose reports gave no success rate.
             for r in mine
         ]
+        machines = ", ".join(dict.fromkeys(str(r.get("machine", "-")) for r in mine))
         lines.append(
-            f"| {mine[0]['env_id']} | {mine[0]['commit']} | {arm} | "
+            f"| {mine[0]['env_id']} | {mine[0]['commit']} | {machines} | {arm} | "
             + (f"`{' '.join(overrides)}`" if overrides else "as named")
             + " | "
             + ", ".join(str(r["seed"]) for r in mine)
