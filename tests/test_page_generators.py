@@ -101,6 +101,12 @@ def _explored(task, arm, seed, success, **keys):
     return dict(record, success_stochastic=success, success_mode=0.0, return_stochastic=0.5, **keys)
 
 
+def _scored(task, arm, seed, sampled, mode, success_curve, overrides=()):
+    """A run scoring `sampled` and `mode` on minigrid, with its training success curve."""
+    record = _explored(task, arm, seed, sampled, overrides=list(overrides))
+    return dict(record, success_mode=mode, success_curve=success_curve)
+
+
 def test_exploration_page_names_each_tasks_policy_and_how_many_runs_shared_the_machine():
     old = dict(_explored("doorkey16", "rnd", 0, 0.95), started="2026-11-26 19:50:14")
     new = [
@@ -245,17 +251,10 @@ def test_ablation_table_sets_each_ablated_seed_beside_its_named_run_of_the_same_
     monkeypatch.setattr(common, "agents_tree", trees.get)
 
     def run(commit, seed, mode, overrides=(), started="2026-11-29 01:00:00"):
-        record = _explored("multiroom_n6", "rnd", seed, 0.95, overrides=list(overrides))
         success = [[2_000_000, 0.5], [9_000_000, 0.95], [19_000_000, 0.97]]
         returns = [[1_000_000, 0.0], [5_000_000, 0.6], [19_000_000, 0.7]]
-        return dict(
-            record,
-            commit=commit,
-            started=started,
-            success_mode=mode,
-            success_curve=success,
-            curve=returns,
-        )
+        record = _scored("multiroom_n6", "rnd", seed, 0.95, mode, success, overrides)
+        return dict(record, commit=commit, started=started, curve=returns)
 
     named = [run("aaa1111", seed, 0.85) for seed in range(3)]
     gru = ["network=recurrent_categorical"]
@@ -311,17 +310,10 @@ def test_an_ablated_arm_of_five_seeds_is_aggregated_against_the_control_and_its_
     monkeypatch.setattr(common, "agents_tree", trees.get)
 
     def run(arm, seed, mode, held, overrides=(), commit="aaa1111"):
-        record = _explored("keycorridor_s4", arm, seed, mode, overrides=list(overrides))
         success = [[held, 0.95], [10e6, 0.97]] if held else [[5e6, 0.0], [10e6, 0.0]]
+        record = _scored("keycorridor_s4", arm, seed, mode, mode, success, overrides)
         started = "2026-12-01 21:00:00" if overrides else record["started"]
-        return dict(
-            record,
-            commit=commit,
-            started=started,
-            success_mode=mode,
-            success_curve=success,
-            train_steps=10e6,
-        )
+        return dict(record, commit=commit, started=started, train_steps=10e6)
 
     control = [run("control", seed, 0.0, None) for seed in range(5)]
     noveld = [run("noveld", seed, 0.75, 8e6) for seed in range(5)]
