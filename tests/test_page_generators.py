@@ -299,6 +299,9 @@ def test_the_newest_sitting_by_its_start_takes_the_arms_tables_wherever_the_file
     # Older records copied in after newer ones: the newer sitting still holds the tables.
     assert exploration_runs.named([*new, *old]) == new
     assert exploration_runs.named([*old, *new]) == new
+    # Of a seed run twice in one library, the run that started later, wherever the file has it.
+    again = dict(new[0], started="2026-11-30 09:00:00", success_mode=0.5)
+    assert exploration_runs.named([again, *new, *old]) == [again, new[1]]
     tried = [dict(r, overrides=["entropy_coef=0"]) for r in (*new, *old)]
     assert exploration_ablations.ablations([*tried[:2], *tried[2:]]) == tried[:2]
 

@@ -8,6 +8,7 @@ from benchmarks.pages.exploration_runs import (
     ORDER_SEEDS,
     SOLVED_SUCCESS,
     TASKS,
+    by_start,
     criterion,
     held_from,
     interval,
@@ -36,7 +37,7 @@ def baselines(tried: list[dict], records: list[dict]) -> list[dict]:
     whether or not a newer sitting of the task replaced them in the arms' tables; of a seed run
     twice, the newer run."""
     found = {}
-    for run in records:
+    for run in by_start(records):
         if not run.get("overrides") and any(
             (run["task"], run["arm"], run["seed"]) == (r["task"], r["arm"], r["seed"])
             and same_library(run, r)
@@ -117,7 +118,7 @@ def named_alike(runs: list[dict], records: list[dict]) -> list[dict]:
     """The named configs' runs of the task of `runs` at the same library code as its first, of
     an arm's seed run twice the newer."""
     found = {}
-    for run in records:
+    for run in by_start(records):
         if (
             run["task"] == runs[0]["task"]
             and not run.get("overrides")

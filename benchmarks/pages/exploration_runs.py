@@ -35,7 +35,7 @@ def named(records: list[dict]) -> list[dict]:
         mine = [r for r in records if r["task"] == task and not r.get("overrides")]
         if mine:
             kept = [r for r in mine if same_library(r, newest(mine))]
-            found += list({(r["arm"], r["seed"]): r for r in kept}.values())
+            found += list({(r["arm"], r["seed"]): r for r in by_start(kept)}.values())
     return found
 
 
@@ -43,6 +43,11 @@ def newest(runs: list[dict]) -> dict:
     """The run of the newest sitting, by when it started (of runs started at once, the last in
     the file): records copied in from another checkout can follow newer ones in the file."""
     return max(reversed(runs), key=lambda r: r.get("started") or "")
+
+
+def by_start(runs: list[dict]) -> list[dict]:
+    """`runs` in the order they started (runs started at once in the file's order)."""
+    return sorted(runs, key=lambda r: r.get("started") or "")
 
 
 def same_library(record: dict, other: dict) -> bool:
