@@ -15,6 +15,7 @@ from benchmarks.pages.exploration_runs import (
     millions,
     newest,
     same_library,
+    solved,
     solved_by_success,
     steps_to_solve,
     versus,
@@ -33,18 +34,15 @@ def ablations(records: list[dict]) -> list[dict]:
 
 def baselines(tried: list[dict], records: list[dict]) -> list[dict]:
     """The runs of named configs an ablation is read against: of its task and arms, the seeds it
-    ran, at the same library code (a row that differs only in the overrides stands beside it),
-    whether or not a newer sitting of the task replaced them in the arms' tables; of a seed run
-    twice, the newer run."""
-    found = {}
-    for run in by_start(records):
-        if not run.get("overrides") and any(
-            (run["task"], run["arm"], run["seed"]) == (r["task"], r["arm"], r["seed"])
-            and same_library(run, r)
-            for r in tried
-        ):
-            found[run["task"], run["arm"], run["seed"]] = run
-    return list(found.values())
+    ran, at the same library code (`named_alike`; a row that differs only in the overrides
+    stands beside it), whether or not a newer sitting of the task replaced them in the arms'
+    tables."""
+    ran = {(r["task"], r["arm"], r["seed"]) for r in tried}
+    found = []
+    for task in dict.fromkeys(r["task"] for r in tried):
+        alike = named_alike([r for r in tried if r["task"] == task], records)
+        found += [r for r in alike if (r["task"], r["arm"], r["seed"]) in ran]
+    return found
 
 
 def ablation_lines(tried: list[dict], records: list[dict]) -> list[str]:
@@ -138,8 +136,8 @@ def _aggregate_lines(groups: list[tuple[tuple, list[dict]]], records: list[dict]
         as_named = [r for r in alike if r["arm"] == arm]
         by_success = solved_by_success(mine + alike)
         cells = [
-            f"{sum(r['success_mode'] >= 0.9 for r in others)} of {len(others)}"
-            for others in (mine, control, as_named)
+            "{} of {}".format(*solved(runs, mine[0]["task"], name))
+            for runs, name in ((mine, arm), (alike, "control"), (alike, arm))
         ]
         for others in (control, as_named):
             cells += versus(mine, others, by_success) if others else ["-", "-"]
