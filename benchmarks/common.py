@@ -154,12 +154,14 @@ def read_records(path: str) -> list[dict]:
 
 
 def sitting(records: list[dict]) -> list[dict]:
-    """The records of the newest sitting (one run of a benchmark: same `started`), in order;
-    records without `started` (kept from before benchmarks wrote it) belong to none."""
+    """The records of the newest sitting (one run of a benchmark: same `started`), in order:
+    the sitting that started last, wherever the file holds it (records copied in from another
+    checkout can follow newer ones); records without `started` (kept from before benchmarks
+    wrote it) belong to none."""
     dated = [record for record in records if "started" in record]
     if not dated:
         return []
-    started = dated[-1]["started"]
+    started = max(record["started"] for record in dated)
     return [record for record in dated if record["started"] == started]
 
 

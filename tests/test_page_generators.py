@@ -84,6 +84,8 @@ def test_mujoco_records_kept_are_the_newest_sitting_of_each_task():
     ant = [_mujoco("2026-01-01 10:00:00", 0, 900.0, task="ant")]  # Not run since: kept.
     new = [_mujoco("2026-02-01 10:00:00", seed, 200.0) for seed in range(2)]
     assert mujoco_page.shown(old + ant + new) == new + ant
+    # Records copied in from another checkout can follow newer ones: the start decides.
+    assert mujoco_page.shown(new + ant + old) == new + ant
 
 
 def test_exploration_return_level_counts_from_where_it_holds_to_the_end():

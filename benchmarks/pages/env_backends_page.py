@@ -19,7 +19,8 @@ def latest(records: list[dict]) -> list[dict]:
     found = []
     for config in dict.fromkeys(record["config"] for record in records):
         mine = [record for record in records if record["config"] == config]
-        found += [record for record in mine if record["run"] == mine[-1]["run"]]
+        latest_run = max(record["run"] for record in mine)  # "YYYY-MM-DD HH:MM": in time order.
+        found += [record for record in mine if record["run"] == latest_run]
     return found
 
 

@@ -54,11 +54,7 @@ Stable-Baselines3 on the same tasks, side by side: [speed](speed.md).
 
 def newest(records: list[dict], task: str) -> list[dict]:
     """The records of `task` from the newest sitting that ran it."""
-    mine = [record for record in records if record["task"] == task]
-    if not mine:
-        return []
-    started = mine[-1]["started"]
-    return [record for record in mine if record["started"] == started]
+    return common.sitting([record for record in records if record["task"] == task])
 
 
 def section(task: str, runs: list[dict]) -> list[str]:

@@ -105,9 +105,8 @@ def newest(records: list[dict]) -> dict[str, dict[int, dict]]:
     """task -> seed -> record, from the newest sitting that ran each task (in task order)."""
     found: dict[str, dict[int, dict]] = {}
     for task in [t for t in REFERENCES if any(r["task"] == t for r in records)]:
-        mine = [record for record in records if record["task"] == task]
-        started = mine[-1]["started"]
-        found[task] = {r["seed"]: r for r in mine if r["started"] == started}
+        mine = common.sitting([record for record in records if record["task"] == task])
+        found[task] = {record["seed"]: record for record in mine}
     return found
 
 

@@ -40,11 +40,7 @@ first run does; the later seeds load it from the cache. Generated from
 
 def newest(records: list[dict], kind: str) -> list[dict]:
     """The records of the newest sitting of `kind` ("native", "gym" or "steady")."""
-    mine = [record for record in records if record.get("kind") == kind]
-    if not mine:
-        return []
-    started = mine[-1]["started"]
-    return [record for record in mine if record["started"] == started]
+    return common.sitting([record for record in records if record.get("kind") == kind])
 
 
 def _head(rows: list[dict]) -> str:
