@@ -116,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
                     config=config_name(task, arm),
                     overrides=args.set,
                     network=settings["network"],
+                    chunk_length=settings["chunk_length"],
                     bonus=settings["bonus"] if settings["int_coef"] else None,
                     int_coef_schedule=settings["int_coef_schedule"],
                     episodes=args.episodes,

@@ -120,6 +120,10 @@ def test_exploration_page_names_each_tasks_policy_and_how_many_runs_shared_the_m
     # Records from before the network was recorded ran network=auto: the MLP; concurrency unknown.
     assert "| - | MLP | 0.999 |" in rows["| doorkey16"]
     assert "| 2 | MLP + GRU | 0.999 |" in rows["| keycorridor"]
+    # A GRU trained through time says over how many steps; one-step sequences say nothing.
+    gru = dict(new[0], chunk_length=32)
+    assert exploration_page.policy(gru) == "MLP + GRU (32-step sequences)"
+    assert exploration_page.policy(dict(gru, chunk_length=1)) == "MLP + GRU"
     assert exploration_runs.solved(new, "keycorridor", "rnd", policy="sampled") == (1, 2)
     assert exploration_runs.solved(new, "keycorridor", "control", policy="sampled") == (0, 1)
     assert exploration_runs.solved(new, "keycorridor", "rnd") == (0, 2)  # The mode's: all 0.0.

@@ -84,10 +84,13 @@ def _aggregate_lines(runs: list[dict]) -> list[str]:
 
 def policy(record: dict) -> str:
     """The policy network of a record in words (records before the key ran `network=auto`:
-    the MLP, on the symbolic view)."""
+    the MLP, on the symbolic view); a GRU's training sequences, where longer than one step
+    (records before the key ran one-step sequences: the GRU learned nothing through time)."""
     network = record.get("network", "auto")
     names = {"auto": "MLP", "recurrent_categorical": "MLP + GRU"}
-    return names.get(network, network)
+    words = names.get(network, network)
+    chunk = record.get("chunk_length", 1)
+    return f"{words} ({chunk}-step sequences)" if network != "auto" and chunk > 1 else words
 
 
 def aligned(curves: list[list[list[float]]]) -> tuple[list[float], list[list[float]]]:
