@@ -155,6 +155,51 @@ def test_exploration_sittings_of_one_library_share_a_task_and_a_rerun_seed_count
     ]
 
 
+def test_a_newer_benchmark_short_of_five_seeds_an_arm_is_under_way_beside_the_last_whole_one(
+    monkeypatch,
+):
+    monkeypatch.setattr(common, "agents_tree", {"old1111": "tree0", "new2222": "tree1"}.get)
+
+    def at(commit, started, arm, seed, mode):
+        run = _explored("keycorridor_s4", arm, seed, 0.99)
+        return dict(run, commit=commit, started=started, date=started[:16], success_mode=mode)
+
+    old = [
+        at("old1111", "2026-11-30 01:00:00", arm, seed, 0.5)
+        for seed in range(5)
+        for arm in ("rnd", "control", "noveld")
+    ]
+    new = [
+        at("new2222", "2026-12-01 01:00:00", "rnd", seed, mode)
+        for seed, mode in [(1, 0.92), (0, 0.95)]
+    ]
+    # Two seeds of one arm at newer code: the whole benchmark keeps the tables.
+    assert exploration_runs.named([*old, *new]) == old
+    assert exploration_runs.under_way([*old, *new]) == new
+    lines = exploration_page.page([*old, *new]).splitlines()
+    assert "| keycorridor_s4 | new2222 | MLP | rnd | 0, 1 | 0.95, 0.92 | 0.99, 0.99 |" in lines
+    assert "## Under way" in lines and not any("| new2222 |" in line for line in lines[:40])
+    assert all(run in exploration_page.shown([*old, *new]) for run in [*old, *new])  # Kept.
+    # Four seeds of each arm are still short; the fifth of each makes it whole, and it takes over.
+    more = [
+        at("new2222", "2026-12-01 05:00:00", arm, seed, 0.9)
+        for seed in range(5)
+        for arm in ("control", "noveld")
+        if seed < 4
+    ] + [at("new2222", "2026-12-01 05:00:00", "rnd", seed, 0.9) for seed in (2, 3)]
+    assert exploration_runs.named([*old, *new, *more]) == old
+    last = [at("new2222", "2026-12-01 09:00:00", arm, 4, 0.9) for arm in ("rnd", "control")]
+    assert exploration_runs.named([*old, *new, *more, *last]) == old  # NovelD has four.
+    done = [*new, *more, *last, at("new2222", "2026-12-01 09:00:00", "noveld", 4, 0.9)]
+    assert sorted(map(id, exploration_runs.named([*old, *done]))) == sorted(map(id, done))
+    assert exploration_runs.under_way([*old, *done]) == []
+    assert "## Under way" not in exploration_page.page([*old, *done])
+    # Without a whole benchmark, the newest group is shown, as it always was, and nothing is
+    # under way.
+    assert exploration_runs.named([*old[:3], *new]) == new
+    assert exploration_runs.under_way([*old[:3], *new]) == []
+
+
 def test_exploration_page_says_how_many_episodes_scored_each_seed():
     text = lambda runs: " ".join(exploration_page.page(runs).split())  # noqa: E731
     scored = [_explored("doorkey16", "rnd", seed, 0.9, episodes=500) for seed in range(2)]

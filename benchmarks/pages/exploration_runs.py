@@ -27,16 +27,45 @@ def _sitting_of(record: dict) -> str:
 
 def named(records: list[dict]) -> list[dict]:
     """Per task, the runs with the configs as named (runs with `--set` overrides are ablations,
-    kept out of the arms' counts) of the newest sitting that ran it and of every sitting whose
-    commit's `agents/` is identical to that sitting's (one benchmark spread over several
-    sittings); of an arm's seed run twice, the newer run."""
+    kept out of the arms' counts) of one library's code (`library_groups`): the newest group
+    that is `whole`, else the newest group; of an arm's seed run twice, the newer run. A newer
+    group still under way (`under_way`) does not displace a whole one, so that a benchmark
+    spread over several sittings replaces the last one only once it can be read on its own."""
     found = []
     for task in TASKS:
-        mine = [r for r in records if r["task"] == task and not r.get("overrides")]
-        if mine:
-            kept = [r for r in mine if same_library(r, newest(mine))]
-            found += list({(r["arm"], r["seed"]): r for r in by_start(kept)}.values())
+        groups = library_groups([r for r in records if r["task"] == task])
+        if groups:
+            found += next((group for group in groups if whole(group)), groups[0])
     return found
+
+
+def under_way(records: list[dict]) -> list[dict]:
+    """Per task, the named runs of a library group newer than the one `named` shows: a
+    benchmark at newer code not yet `whole`."""
+    found = []
+    for task in TASKS:
+        groups = library_groups([r for r in records if r["task"] == task])
+        if groups and not whole(groups[0]) and any(whole(group) for group in groups):
+            found += groups[0]
+    return found
+
+
+def library_groups(runs: list[dict]) -> list[list[dict]]:
+    """The named runs of `runs` in groups of one library's code (`same_library` as the group's
+    newest run), newest group first; in each, of a seed run twice, the newer run."""
+    left, groups = [r for r in runs if not r.get("overrides")], []
+    while left:
+        head = newest(left)
+        group = [r for r in left if same_library(r, head)]
+        left = [r for r in left if not any(r is g for g in group)]
+        groups.append(list({(r["arm"], r["seed"]): r for r in by_start(group)}.values()))
+    return groups
+
+
+def whole(runs: list[dict]) -> bool:
+    """Whether a task's runs hold every arm at `ORDER_SEEDS` seeds or more (the long tasks,
+    run with one arm, never are: their newest group is shown)."""
+    return all(len({r["seed"] for r in runs if r["arm"] == arm}) >= ORDER_SEEDS for arm in ARMS)
 
 
 def newest(runs: list[dict]) -> dict:
