@@ -656,7 +656,8 @@ def test_each_sitting_step_runs_the_commands_its_page_shows():
 
 def test_env_backends_page_names_the_cpus_family_and_model_where_records_have_them():
     line = "2026-11-28 06:22 | 2 CPUs (AMD EPYC), load 0.6, 1.2, 1.4 | Python 3.11.7"
-    base = dict(config="cartpole", run="2026-11-28 06:22", seconds=6.0, commit="aaa1111")
+    base = dict(config="cartpole", run="2026-11-28 06:22", started="2026-11-28 06:22:10")
+    base.update(seconds=6.0, commit="aaa1111")
     records = [
         dict(base, round=n, backend=backend, steps_per_second=speed + 10 * (n - 1),
              machine_line=line, load=0.5)
@@ -670,6 +671,9 @@ def test_env_backends_page_names_the_cpus_family_and_model_where_records_have_th
     )
     assert "| AMD EPYC (family 25 model 1), 2 cores | Python 3.11.7 | commit aaa1111 |" in new
     assert "150 (1.50x)" in new
+    # An older sitting copied in after it does not take the config's rows.
+    older = [dict(r, started="2026-11-27 01:00:00", commit="ccc3333") for r in records]
+    assert env_backends_page.latest([*records, *older]) == records
 
 
 def test_a_sitting_runs_each_step_in_the_checkout_reports_a_failure_and_goes_on(

@@ -15,12 +15,10 @@ BACKENDS = ("python", "gymnasium-sync", "gymnasium-async", "envpool")
 
 
 def latest(records: list[dict]) -> list[dict]:
-    """For each config, the records of the latest run that measured it."""
+    """For each config, the records of the newest sitting that measured it."""
     found = []
     for config in dict.fromkeys(record["config"] for record in records):
-        mine = [record for record in records if record["config"] == config]
-        latest_run = max(record["run"] for record in mine)  # "YYYY-MM-DD HH:MM": in time order.
-        found += [record for record in mine if record["run"] == latest_run]
+        found += common.sitting([record for record in records if record["config"] == config])
     return found
 
 

@@ -69,9 +69,9 @@ def whole(runs: list[dict]) -> bool:
 
 
 def newest(runs: list[dict]) -> dict:
-    """The run of the newest sitting, by when it started (of runs started at once, the last in
-    the file): records copied in from another checkout can follow newer ones in the file."""
-    return max(reversed(runs), key=lambda r: r.get("started") or "")
+    """The last run of the newest sitting (`common.sitting`: by when it started, wherever the
+    file holds it); of undated runs only, the file's last."""
+    return (common.sitting(runs) or runs)[-1]
 
 
 def by_start(runs: list[dict]) -> list[dict]:
