@@ -1,6 +1,6 @@
 """The results pages' plots: stamped with their records' and code's digest; curves aligned."""
 
-from benchmarks.pages import exploration_page, learning_page, plots
+from benchmarks.pages import exploration_figures, learning_page, plots
 
 
 def _draw(path, data):
@@ -67,13 +67,13 @@ def test_seeds_reporting_at_different_steps_are_aligned_on_the_steps_any_reports
     # Seed b skips the report at 20 (no episode ended in that window) and runs past seed a's end.
     a = [[10, 0.1], [20, 0.2], [30, 0.3]]
     b = [[10, 0.5], [30, 0.7], [40, 0.9]]
-    steps, rows = exploration_page.aligned([a, b])
+    steps, rows = exploration_figures.aligned([a, b])
     assert steps == [10, 20, 30]  # Up to 30, the last step both reach.
     assert rows == [[0.1, 0.2, 0.3], [0.5, 0.5, 0.7]]  # b holds 0.5 through 20.
 
 
 def test_a_curve_starting_late_holds_its_first_report_before_it():
-    steps, rows = exploration_page.aligned([[[5, 0.0], [10, 1.0]], [[10, 0.4]]])
+    steps, rows = exploration_figures.aligned([[[5, 0.0], [10, 1.0]], [[10, 0.4]]])
     assert steps == [5, 10]
     assert rows == [[0.0, 1.0], [0.4, 0.4]]
 
@@ -86,7 +86,7 @@ def test_aligned_scores_equal_a_slow_reference_on_random_curves():
     for _ in range(3):
         at = np.sort(generator.choice(np.arange(1, 100), size=20, replace=False))
         curves.append([[int(s), float(generator.random())] for s in at])
-    steps, rows = exploration_page.aligned(curves)
+    steps, rows = exploration_figures.aligned(curves)
     end = min(c[-1][0] for c in curves)
     assert steps == sorted({s for c in curves for s, _ in c if s <= end})
     for curve, row in zip(curves, rows, strict=True):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 
-from agents.multirun import aggregates
 from benchmarks import common
+from benchmarks.pages import exploration_figures
 from benchmarks.pages import exploration_runs as runs_of
 from benchmarks.pages.exploration_ablations import ablation_lines, ablations, baselines, compared
 from benchmarks.pages.exploration_runs import (
@@ -23,7 +23,6 @@ from benchmarks.pages.exploration_runs import (
     solved_by_success,
     steps_to_solve,
 )
-from benchmarks.pages.plots import Plot, save
 
 PAGE = os.path.join(common.ROOT, "docs", "results", "exploration.md")
 RECORDS = os.path.join(common.RESULTS, "exploration.jsonl")
@@ -91,55 +90,6 @@ def policy(record: dict) -> str:
     words = names.get(network, network)
     chunk = record.get("chunk_length", 1)
     return f"{words} ({chunk}-step sequences)" if network != "auto" and chunk > 1 else words
-
-
-def aligned(curves: list[list[list[float]]]) -> tuple[list[float], list[list[float]]]:
-    """Curves of (env steps, score) put on the env steps any of them reports, up to the last
-    step all of them reach; returns (steps, one row of scores per curve).
-
-    A report is skipped when no episode ended in its window, so seeds report at different steps:
-    each curve holds its last report until its next one (its first report before it).
-    """
-    import numpy as np
-
-    end = min(curve[-1][0] for curve in curves)
-    steps = sorted({point[0] for curve in curves for point in curve if point[0] <= end})
-    rows = []
-    for curve in curves:
-        at, score = np.asarray(curve, dtype=float).T
-        index = np.searchsorted(at, steps, side="right") - 1
-        rows.append(score[np.maximum(index, 0)].tolist())
-    return steps, rows
-
-
-def figure(runs: list[dict], path: str) -> str:
-    """Each arm's training success rate against env steps (its training return where a run
-    reported no success rate): the IQM over seeds, its 95% bootstrap interval shaded."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    key = "success_curve" if solved_by_success(runs) else "curve"
-    fig, axis = plt.subplots(figsize=(6, 3.6))
-    for arm, color in zip(ARMS, ("tab:blue", "tab:gray", "tab:orange"), strict=True):
-        curves = [run[key] for run in runs if run["arm"] == arm and run[key]]
-        if not curves:
-            continue
-        steps, rows = aligned(curves)
-        columns = np.asarray(rows).T  # One row of seeds per reported env step.
-        bands = np.array([aggregates.bootstrap_ci(c, aggregates.iqm, reps=1_000) for c in columns])
-        label = f"{arm} ({len(curves)} seeds)"
-        axis.plot(steps, [aggregates.iqm(c) for c in columns], color=color, label=label)
-        axis.fill_between(steps, bands[:, 0], bands[:, 1], color=color, alpha=0.2)
-    ylabel = "training success rate" if key == "success_curve" else "training return"
-    axis.set(xlabel="env steps", ylabel=f"{ylabel}, IQM", title=runs[0]["env_id"], ylim=(0, 1))
-    axis.legend(loc="lower right")
-    fig.tight_layout()
-    save(fig, path)
-    plt.close(fig)
-    return path
 
 
 def page(records: list[dict], peer: list[dict] = ()) -> str:
@@ -237,7 +187,7 @@ def page(records: list[dict], peer: list[dict] = ()) -> str:
         "bootstrap interval shaded.",
         "",
     ]
-    for task_runs, name in _figured(runs):
+    for task_runs, name in exploration_figures.figured(runs):
         arms = " and ".join(dict.fromkeys(r["arm"] for r in task_runs))
         lines += [f"![{task_runs[0]['env_id']}: {arms}]({name})", ""]
     lines += ablation_lines(tried, records)
@@ -329,16 +279,6 @@ def _peer_lines(runs: list[dict]) -> list[str]:
     return lines
 
 
-def plots(records: list[dict]) -> list[Plot]:
-    """The page's plots (PNG beside it), one per task, from the newest sitting's records."""
-    found = []
-    for task_runs, name in _figured(named(records)):
-        path = os.path.join(os.path.dirname(PAGE), name)
-        draw = lambda r=task_runs, p=path: figure(r, p)  # noqa: E731
-        found.append(Plot(path, task_runs, draw, code=(figure, aligned, solved_by_success)))
-    return found
-
-
 def _rescored(runs: list[dict]) -> list[str]:
     """A line per task whose scores were taken again from its saved policies."""
     lines = []
@@ -362,15 +302,9 @@ def _episodes(runs: list[dict]) -> str:
     return " or ".join(str(count) for count in counts) or "no"
 
 
-def _figured(runs: list[dict]) -> list[tuple[list[dict], str]]:
-    """(its runs, plot file name) of each task with runs, in task order."""
-    found = [(task, [r for r in runs if r["task"] == task]) for task in TASKS]
-    return [(mine, f"exploration_{task}.png") for task, mine in found if mine]
-
-
 def write(records: list[dict]) -> None:
     """Rewrites the page and draws its plots from `records` (and the peer's records)."""
     with open(PAGE, "w", encoding="utf-8") as file:
         file.write(page(records, common.read_records(PEER_RECORDS)) + "\n")
-    for plot in plots(records):
+    for plot in exploration_figures.plots(records, PAGE):
         plot.draw()

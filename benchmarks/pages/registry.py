@@ -11,6 +11,7 @@ from benchmarks.pages import (
     api_memory_page,
     env_backends_page,
     env_throughput_page,
+    exploration_figures,
     exploration_page,
     layouts_page,
     learning_page,
@@ -91,7 +92,7 @@ def shown() -> dict[str, Callable[[list[dict]], list[dict]]]:
 def figures() -> list[Plot]:
     """The results pages' plots, each with the records it is drawn from."""
     return [
-        *exploration_page.plots(_records("exploration")),
+        *exploration_figures.plots(_records("exploration"), exploration_page.PAGE),
         *learning_page.plots(_records("learning")),
         *rnd_page.plots(_records("rnd")),
         *mujoco_page.plots(_records("mujoco")),
