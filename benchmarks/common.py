@@ -376,21 +376,22 @@ def eval_curve(run_dir: str, run: dict) -> list[list[float]]:
     ]
 
 
-def score_on_minigrid(run_dir: str, env_id: str, episodes: int) -> dict:
+def score_on_minigrid(run_dir: str, env_id: str, episodes: int, seed: int = 10**9) -> dict:
     """Success rate and mean return of the run's policy on minigrid's own env, sampled as
-    trained and by its mode (episodes reset with seeds 10**9 + k: layouts not in the bank, whose
-    layouts are minigrid's seeds below `layout_bank`), all episodes at once."""
+    trained and by its mode (episodes reset with seeds `seed` + k: layouts not in the bank,
+    whose layouts are minigrid's seeds below `layout_bank`), all episodes at once. `seed` also
+    seeds the sampled actions, so that a policy scored again scores the same."""
     import agents
     from agents.envs.python.environments import make_env
 
-    policy = agents.load_policy(run_dir)
+    policy = agents.load_policy(run_dir, seed=seed)
     result = {}
     for name, deterministic in (("stochastic", False), ("mode", True)):
         evaluation = agents.evaluate(
             policy,
             lambda: make_env(env_id, wrapper="minigrid_image"),
             episodes,
-            seed=10**9,
+            seed=seed,
             deterministic=deterministic,
             parallel=episodes,
             success_score=0.0,  # minigrid rewards only reaching the goal, with 1 - 0.9 t / T > 0.

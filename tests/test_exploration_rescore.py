@@ -81,3 +81,19 @@ def test_a_run_directory_that_is_missing_or_ambiguous_is_named(tmp_path):
     (tmp_path / "keycorridor" / "rnd" / "20260201T100500-keycorridor_rnd-s1").rmdir()
     found = rescore.run_dir(str(tmp_path), record)
     assert found.endswith("20260201T100000-keycorridor_rnd-s1")
+
+
+def test_scoring_seeds_the_sampled_actions_as_well_as_the_episodes(monkeypatch):
+    import agents
+
+    seeds = []
+    monkeypatch.setattr(agents, "load_policy", lambda run_dir, seed=None: seeds.append(seed))
+
+    def evaluate(policy, make, episodes, seed, deterministic, **kwargs):
+        seeds.append(seed)
+        return type("Evaluation", (), dict(success_rate=0.5, mean=0.25))
+
+    monkeypatch.setattr(agents, "evaluate", evaluate)
+    scores = common.score_on_minigrid("run", "MiniGrid-Empty-5x5-v0", 10, seed=7)
+    # Unseeded samples gave a policy scored twice two sampled scores (0.94 and 0.96).
+    assert seeds == [7, 7, 7] and scores["success_stochastic"] == 0.5
