@@ -18,7 +18,6 @@ from benchmarks.pages.exploration_runs import (
     criterion,
     held_from,
     interval,
-    named,
     solved,
     solved_by_success,
     steps_to_solve,
@@ -33,7 +32,8 @@ def shown(records: list[dict]) -> list[dict]:
     """The runs the page shows: the arms' runs (`named`, and those `under_way`), the ablations'
     runs and the named runs they are read against (`baselines`, and `compared` where an
     ablation is aggregated), each once."""
-    arms, tried = named(records) + runs_of.under_way(records), ablations(records)
+    on_show, newer = runs_of.shown_and_under_way(records)
+    arms, tried = on_show + newer, ablations(records)
     against = [*baselines(tried, records), *compared(tried, records)]
     return arms + tried + [r for r in {id(r): r for r in against}.values() if r not in arms]
 
@@ -96,7 +96,7 @@ def page(records: list[dict], peer: list[dict] = ()) -> str:
     """docs/results/exploration.md from each task's newest sitting, the ablations, and the
     newest sitting of `peer` (the side by side with a published implementation)."""
     tried = ablations(records)
-    runs = named(records)
+    runs, newer = runs_of.shown_and_under_way(records)
     lines = [
         "# Exploration on native MiniGrid",
         "",
@@ -179,7 +179,7 @@ def page(records: list[dict], peer: list[dict] = ()) -> str:
                 env_id = next(r["env_id"] for r in runs if r["task"] == task)
                 lines.append(f"| {env_id} | {arm} | {mode} of {total} | {sampled} of {total} |")
     lines += _aggregate_lines(runs)
-    lines += _under_way_lines(runs_of.under_way(records))
+    lines += _under_way_lines(newer)
     lines += [
         "",
         "The figures: per arm, the IQM over seeds of the training success rate against env steps",

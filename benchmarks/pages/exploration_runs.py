@@ -31,23 +31,26 @@ def named(records: list[dict]) -> list[dict]:
     that is `whole`, else the newest group; of an arm's seed run twice, the newer run. A newer
     group still under way (`under_way`) does not displace a whole one, so that a benchmark
     spread over several sittings replaces the last one only once it can be read on its own."""
-    found = []
-    for task in TASKS:
-        groups = library_groups([r for r in records if r["task"] == task])
-        if groups:
-            found += next((group for group in groups if whole(group)), groups[0])
-    return found
+    return shown_and_under_way(records)[0]
 
 
 def under_way(records: list[dict]) -> list[dict]:
     """Per task, the named runs of a library group newer than the one `named` shows: a
     benchmark at newer code not yet `whole`."""
-    found = []
+    return shown_and_under_way(records)[1]
+
+
+def shown_and_under_way(records: list[dict]) -> tuple[list[dict], list[dict]]:
+    """`named` and `under_way` at once: per task, the group shown (the newest `whole` library
+    group, else the newest) and, where that is not the newest group, the newest one."""
+    shown, newer = [], []
     for task in TASKS:
         groups = library_groups([r for r in records if r["task"] == task])
-        if groups and not whole(groups[0]) and any(whole(group) for group in groups):
-            found += groups[0]
-    return found
+        if groups:
+            group = next((group for group in groups if whole(group)), groups[0])
+            shown += group
+            newer += groups[0] if group is not groups[0] else []
+    return shown, newer
 
 
 def library_groups(runs: list[dict]) -> list[list[dict]]:
