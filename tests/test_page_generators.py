@@ -261,6 +261,24 @@ def test_exploration_aggregates_count_never_as_the_budget_and_order_arms_only_wi
     assert "4 seeds each, too few to order the arms" in line and "rnd over" not in line
 
 
+def test_readme_names_every_machine_of_the_exploration_records_and_each_tasks_own(monkeypatch):
+    amd = _arm_runs("multiroom", "rnd", [0.95] * 2)
+    intel = [
+        dict(run, machine="Intel Xeon (family 6 model 167), 2 cores", date="2026-12-02 05:52")
+        for run in _arm_runs("keycorridor_s4", "rnd", [0.9] * 2)
+    ]
+    monkeypatch.setattr(readme_numbers, "read", lambda name: amd + intel)
+    line = " ".join(readme_numbers.exploration().split())
+    first = amd[0]["machine"].split(",")[0]
+    assert f"to 2026-12-02, {first} and Intel Xeon (family 6 model 167)): " in line
+    assert f"at 0.0M env steps on {first}, " in line
+    assert "at 0.0M env steps on Intel Xeon (family 6 model 167), " in line
+    # One machine: said once, not per task.
+    monkeypatch.setattr(readme_numbers, "read", lambda name: amd)
+    line = " ".join(readme_numbers.exploration().split())
+    assert f"(2026-11-27, {first}): " in line and "env steps on" not in line
+
+
 def test_steps_to_solve_count_where_the_training_success_rate_held_0_9_where_runs_report_it():
     runs = _arm_runs("multiroom", "control", [0.9] * 2, held=20)  # Return 0.5 held from 20.
     runs[0]["success_curve"] = [[20, 0.95], [40, 0.85], [60, 0.9], [100, 0.97]]

@@ -46,10 +46,16 @@ def _need(rows, records: str, title: str):
 
 
 def where(*records: dict) -> str:
-    """The day (or days) the records were made, and the machine of the last."""
+    """The day (or days) the records were made, and their machines (each, oldest first)."""
     days = sorted(record["date"][:10] for record in records)
     span = days[0] if days[0] == days[-1] else f"{days[0]} to {days[-1]}"
-    return f"{span}, {records[-1]['machine'].split(',')[0]}"
+    return f"{span}, {' and '.join(machines(*records))}"
+
+
+def machines(*records: dict) -> list[str]:
+    """The machines the records were made on, without their core counts, oldest first."""
+    ordered = sorted(records, key=lambda record: record["date"])
+    return list(dict.fromkeys(record["machine"].split(",")[0] for record in ordered))
 
 
 def mujoco() -> str:
@@ -196,8 +202,11 @@ def exploration() -> str:
                 counts.append(f"{name} {mode} [{sampled}] of {total}")
                 totals.add(total)
         policy = exploration_page.policy(first)
+        ran = [r for r in runs if r["task"] == task]
+        # Where the line spans machines, each task says its own.
+        on = f" on {' and '.join(machines(*ran))}" if len(machines(*runs)) > 1 else ""
         tasks.append(
-            f"{env_id} ({policy}) at {first['train_steps'] / 1e6:.1f}M env steps, "
+            f"{env_id} ({policy}) at {first['train_steps'] / 1e6:.1f}M env steps{on}, "
             f"extrinsic discount {first['discount']}: {', '.join(counts)}{_ordered(runs, task)}"
         )
     few = min(totals) < exploration_runs.ORDER_SEEDS
