@@ -74,10 +74,10 @@ def mujoco() -> str:
         judged += bool(checks)
         if not all(ok for ok, _ in checks):
             missed.append(name)
-    first = next(iter(next(iter(results.values())).values()))
+    every = [run for by_seed in results.values() for run in by_seed.values()]
     short = f"; {', '.join(missed)} {'does' if len(missed) == 1 else 'do'} not" if missed else ""
     return (
-        f"- **MuJoCo** ({where(first)}), mean deterministic eval over {seeds} seeds at the "
+        f"- **MuJoCo** ({where(*every)}), mean deterministic eval over {seeds} seeds at the "
         f"configs' budgets (env steps): {', '.join(parts)}; {judged - len(missed)} of {judged} "
         "tasks reach the published PPO score (TF-Agents', RL-Zoo's for Ant) with no seed below "
         f"half of it{short} ([MuJoCo](docs/results/mujoco.md))."
@@ -94,7 +94,7 @@ def speed() -> str:
         for task, wall in walls.items()
     ]
     return (
-        f"- **Speed** ({where(rows[0])}): {rows[0]['budget'] // 1000}k env steps from command to "
+        f"- **Speed** ({where(*rows)}): {rows[0]['budget'] // 1000}k env steps from command to "
         "exit against Stable-Baselines3 with RL-Zoo's settings (SB3 on the faster of 1 and 2 "
         "torch threads; ours on both cores, warm: a config's second run, its XLA programs "
         "cached; cold: its first), SB3's median wall time over ours, "
@@ -112,7 +112,7 @@ def learning() -> str:
             parts.append(
                 f"{title} median {claims.median(evals):.1f}, worst {min(evals):.1f} over "
                 f"{len(runs)} seeds at {max(r['env_steps'] for r in runs):,} env steps "
-                f"({where(runs[0])})"
+                f"({where(*runs)})"
             )
             misses += [text for passed, text in runs[0]["checks"] if not passed]
     _need(parts, "learning", "Learning")
@@ -130,7 +130,7 @@ def throughput() -> str:
     calls = claims.median(r["call_steps_per_second"] for r in runs)
     whole = claims.median(r["steps_per_second"] for r in runs)
     return (
-        f"- **Throughput** ({where(runs[0])}): Pendulum-v1 trains at a median of {calls:,.0f} "
+        f"- **Throughput** ({where(*runs)}): Pendulum-v1 trains at a median of {calls:,.0f} "
         f"env steps/s in its training calls (rollout and update) and {whole:,.0f} end to end "
         f"(evaluation and compiling included) over the {len(runs)} runs of the learning "
         "benchmark; every agent family's training calls on the [speed "
@@ -178,8 +178,9 @@ def rnd() -> str:
     }
     first = next(iter(results["RND"].values()))
     seeds = len(results["RND"])
+    every = [run for by_seed in results.values() for run in by_seed.values()]
     return (
-        f"- **Exploration from pixels** ({where(first)}): the pixel agent with RND reaches "
+        f"- **Exploration from pixels** ({where(*every)}): the pixel agent with RND reaches "
         f"MiniGrid-Empty-16x16's goal in {counts['RND']} of {seeds} seeds, its control in "
         f"{counts['control']} of {len(results['control'])}, at {first['env_steps']:,} env steps "
         "([RND](docs/results/rnd.md))."
@@ -271,7 +272,7 @@ def native() -> str:
         if config in by_config
     ]
     text = (
-        f"- **Native environments** ({where(runs[0])}): gymnasium's classic control as TensorFlow "
+        f"- **Native environments** ({where(*runs)}): gymnasium's classic control as TensorFlow "
         f"ops, each run a whole process from command to exit (the first of each config compiling): "
         f"CartPole-v1 {cartpole[0]['env_steps']:,} env steps in {seconds('cartpole_native')}, "
         f"500 on gymnasium's CartPole in {solved} of {len(cartpole)} seeds; Pendulum-v1 "
@@ -308,7 +309,7 @@ def scaling() -> str:
 
     modes = [m for m in ("per_rank", "global") if m in groups]
     return (
-        f"- **Scaling** ({where(rows[0])}): `mpirun -n 2` on an env-bound Pendulum, env steps/s "
+        f"- **Scaling** ({where(*rows)}): `mpirun -n 2` on an env-bound Pendulum, env steps/s "
         f"and return at equal env steps over {len(groups['one process'])} seeds against one "
         f"process's (return {statistics.fmean(r['eval_mean'] for r in groups['one process']):.0f})"
         f": {'; '.join(f'mpi_batch={m} {figures(m)}' for m in modes)} "
@@ -329,7 +330,7 @@ def memory() -> str:
     seeds = ", each of its own seed," if rows[0].get("seeds") else ""
     steps = f" at its own budget of {rows[0]['train_steps']:,} env steps" if seeds else ""
     return (
-        f'- **Memory** ({where(rows[0])}): {calls} `agents.train("debug")` calls{seeds} in one '
+        f'- **Memory** ({where(*rows)}): {calls} `agents.train("debug")` calls{seeds} in one '
         f"process{steps} grow it by {growth(True)} after the first (agents of ended runs "
         f"reused), {growth(False)} without ([memory](docs/results/api_memory.md))."
     )
