@@ -192,6 +192,7 @@ def exploration() -> str:
         exploration_runs.named(read("exploration")), "exploration", "Exploration on native MiniGrid"
     )
     tasks, totals = [], set()
+    several_machines = len(machines(*runs)) > 1  # Then each task says its own.
     for task in dict.fromkeys(r["task"] for r in runs):
         first = next(r for r in runs if r["task"] == task)
         env_id = first["env_id"].removeprefix("MiniGrid-").removesuffix("-v0")
@@ -204,8 +205,7 @@ def exploration() -> str:
                 totals.add(total)
         policy = exploration_page.policy(first)
         ran = [r for r in runs if r["task"] == task]
-        # Where the line spans machines, each task says its own.
-        on = f" on {' and '.join(machines(*ran))}" if len(machines(*runs)) > 1 else ""
+        on = f" on {' and '.join(machines(*ran))}" if several_machines else ""
         tasks.append(
             f"{env_id} ({policy}) at {first['train_steps'] / 1e6:.1f}M env steps{on}, "
             f"extrinsic discount {first['discount']}: {', '.join(counts)}{_ordered(runs, task)}"
