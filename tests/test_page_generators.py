@@ -175,7 +175,7 @@ def test_a_newer_benchmark_short_of_five_seeds_an_arm_is_under_way_beside_the_la
     ]
     # Two seeds of one arm at newer code: the whole benchmark keeps the tables.
     assert exploration_runs.named([*old, *new]) == old
-    assert exploration_runs.under_way([*old, *new]) == new
+    assert exploration_runs.shown_and_under_way([*old, *new])[1] == new
     lines = exploration_page.page([*old, *new]).splitlines()
     assert "| keycorridor_s4 | new2222 | MLP | rnd | 0, 1 | 0.95, 0.92 | 0.99, 0.99 |" in lines
     assert "## Under way" in lines and not any("| new2222 |" in line for line in lines[:40])
@@ -192,12 +192,12 @@ def test_a_newer_benchmark_short_of_five_seeds_an_arm_is_under_way_beside_the_la
     assert exploration_runs.named([*old, *new, *more, *last]) == old  # NovelD has four.
     done = [*new, *more, *last, at("new2222", "2026-12-01 09:00:00", "noveld", 4, 0.9)]
     assert sorted(map(id, exploration_runs.named([*old, *done]))) == sorted(map(id, done))
-    assert exploration_runs.under_way([*old, *done]) == []
+    assert exploration_runs.shown_and_under_way([*old, *done])[1] == []
     assert "## Under way" not in exploration_page.page([*old, *done])
     # Without a whole benchmark, the newest group is shown, as it always was, and nothing is
     # under way.
     assert exploration_runs.named([*old[:3], *new]) == new
-    assert exploration_runs.under_way([*old[:3], *new]) == []
+    assert exploration_runs.shown_and_under_way([*old[:3], *new])[1] == []
 
 
 def test_exploration_page_says_how_many_episodes_scored_each_seed():

@@ -29,7 +29,7 @@ PEER_RECORDS = os.path.join(common.RESULTS, "peer.jsonl")  # benchmarks/peer.py
 
 
 def shown(records: list[dict]) -> list[dict]:
-    """The runs the page shows: the arms' runs (`named`, and those `under_way`), the ablations'
+    """The runs the page shows: the arms' runs (`named`, and those under way), the ablations'
     runs and the named runs they are read against (`baselines`, and `compared` where an
     ablation is aggregated), each once."""
     on_show, newer = runs_of.shown_and_under_way(records)

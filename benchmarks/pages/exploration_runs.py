@@ -29,20 +29,15 @@ def named(records: list[dict]) -> list[dict]:
     """Per task, the runs with the configs as named (runs with `--set` overrides are ablations,
     kept out of the arms' counts) of one library's code (`library_groups`): the newest group
     that is `whole`, else the newest group; of an arm's seed run twice, the newer run. A newer
-    group still under way (`under_way`) does not displace a whole one, so that a benchmark
+    group still under way (`shown_and_under_way`) does not displace a whole one, so that a benchmark
     spread over several sittings replaces the last one only once it can be read on its own."""
     return shown_and_under_way(records)[0]
 
 
-def under_way(records: list[dict]) -> list[dict]:
-    """Per task, the named runs of a library group newer than the one `named` shows: a
-    benchmark at newer code not yet `whole`."""
-    return shown_and_under_way(records)[1]
-
-
 def shown_and_under_way(records: list[dict]) -> tuple[list[dict], list[dict]]:
-    """`named` and `under_way` at once: per task, the group shown (the newest `whole` library
-    group, else the newest) and, where that is not the newest group, the newest one."""
+    """Per task, the group shown (`named`: the newest `whole` library group, else the newest)
+    and the group under way: where the shown group is not the newest, the newest (a benchmark
+    at newer code not yet `whole`)."""
     shown, newer = [], []
     for task in TASKS:
         groups = library_groups([r for r in records if r["task"] == task])
