@@ -207,8 +207,8 @@ def _under_way_lines(runs: list[dict]) -> list[str]:
         "there: the tables above keep the last benchmark that has them until these do. Success",
         f"over {_episodes(runs)} episodes of minigrid's env per seed, in the order of the seeds.",
         "",
-        "| task | commit | policy | arm | seeds | success (mode) | success (sampled) |",
-        "|---|---|---|---|---|---|---|",
+        "| task | commit | machine | policy | arm | seeds | success (mode) | success (sampled) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for task in dict.fromkeys(r["task"] for r in runs):
         for arm in ARMS:
@@ -218,7 +218,8 @@ def _under_way_lines(runs: list[dict]) -> list[str]:
             )
             if mine:
                 lines.append(
-                    f"| {mine[0]['env_id']} | {_distinct(mine, 'commit')} | {policy(mine[0])} | "
+                    f"| {mine[0]['env_id']} | {_distinct(mine, 'commit')} | "
+                    f"{_distinct(mine, 'machine')} | {policy(mine[0])} | "
                     f"{arm} | {', '.join(str(r['seed']) for r in mine)} | "
                     f"{_each(mine, 'success_mode')} | {_each(mine, 'success_stochastic')} |"
                 )
