@@ -260,7 +260,23 @@ def test_exploration_aggregates_count_never_as_the_budget_and_order_arms_only_wi
     assert exploration_runs.orderings(few, "multiroom") == []
     monkeypatch.setattr(readme_numbers, "read", lambda name: few)
     line = " ".join(readme_numbers.exploration().split())
-    assert "4 seeds each, too few to order the arms" in line and "rnd over" not in line
+    assert "4 seeds each: " in line and "rnd over" not in line
+    assert "of 4 (fewer than 5 seeds an arm: not ordered)" in line
+    # A long task run with one arm and one seed beside the whole task: the whole task's
+    # orderings stand, and the one-arm task says why it has none.
+    alone = _arm_runs("keycorridor_s5", "noveld", [0.93])
+    monkeypatch.setattr(readme_numbers, "read", lambda name: control + rnd + alone)
+    line = " ".join(readme_numbers.exploration().split())
+    assert "1 to 5 seeds an arm: " in line and "not ordered" not in line
+    assert "rnd over control, P = 1.00 [1.00, 1.00]" in line
+    assert "NovelD 1 [1] of 1 (one arm: nothing to order)" in line
+    # Its aggregate is its one value, with no interval (one seed resamples to itself).
+    (row,) = [
+        line
+        for line in exploration_page.page(control + rnd + alone).splitlines()
+        if line.startswith("| keycorridor_s5 | noveld | 1 |")
+    ]
+    assert row.split(" | ")[3:5] == ["0.93 (one seed)", "0.0 (one seed)"]
 
 
 def test_readme_names_every_machine_of_the_exploration_records_and_each_tasks_own(monkeypatch):

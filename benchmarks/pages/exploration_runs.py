@@ -186,8 +186,12 @@ def orderings(
 
 
 def interval(values: list[float], digits: int, scale: float = 1.0) -> str:
-    low, high = aggregates.bootstrap_ci(values, aggregates.iqm)
+    """The IQM of `values` with its 95% bootstrap interval; of one value, the value alone (a
+    single seed has no interval: resampling it gives it back every time)."""
     middle = aggregates.iqm(values)
+    if len(values) < 2:
+        return f"{middle / scale:.{digits}f} (one seed)"
+    low, high = aggregates.bootstrap_ci(values, aggregates.iqm)
     return f"{middle / scale:.{digits}f} [{low / scale:.{digits}f}, {high / scale:.{digits}f}]"
 
 

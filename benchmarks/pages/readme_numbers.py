@@ -210,24 +210,24 @@ def exploration() -> str:
             f"{env_id} ({policy}) at {first['train_steps'] / 1e6:.1f}M env steps{on}, "
             f"extrinsic discount {first['discount']}: {', '.join(counts)}{_ordered(runs, task)}"
         )
-    few = min(totals) < exploration_runs.ORDER_SEEDS
     return (
         f"- **Exploration on native MiniGrid** ({where(*runs)}): seeds whose deterministic "
         "policy (the mode, which runs evaluate by default) succeeds in at least 90% of "
         "minigrid's own episodes, [the sampled policy's count in brackets], RND against its "
         "control (the same agent without the bonus) and, where run, NovelD (the same agent "
-        f"with an episodic bonus); {_seeds(totals)}"
-        f"{', too few to order the arms' if few else ''}: "
+        f"with an episodic bonus); {_seeds(totals)}: "
         f"{'; '.join(tasks)} ([exploration](docs/results/exploration.md))."
     )
 
 
 def _ordered(runs: list[dict], task: str) -> str:
-    """The orderings of two arms that the 95% intervals support on `task`, in words (nothing
-    where its arms ran too few seeds to be ordered)."""
+    """The orderings of two arms that the 95% intervals support on `task`, in words; where
+    the task ran one arm, or an arm too few seeds to be ordered, that instead."""
     arms = [r["arm"] for r in runs if r["task"] == task]
+    if len(set(arms)) < 2:
+        return " (one arm: nothing to order)"
     if min(arms.count(arm) for arm in set(arms)) < exploration_runs.ORDER_SEEDS:
-        return ""
+        return f" (fewer than {exploration_runs.ORDER_SEEDS} seeds an arm: not ordered)"
     page = exploration_runs
     held = page.criterion([r for r in runs if r["task"] == task])
     said = []
