@@ -235,8 +235,11 @@ def _steps(first: int | None) -> str:
 
 
 def _distinct(runs: list[dict], key: str) -> str:
-    """The values of `key` among `runs`, each once, in order (- where not recorded)."""
-    return ", ".join(dict.fromkeys(str(run.get(key, "-")) for run in runs))
+    """The values of `key` among `runs`, each once, in order (- where not recorded); machines
+    joined by "; " (a machine's name holds a comma)."""
+    return ("; " if key == "machine" else ", ").join(
+        dict.fromkeys(str(run.get(key, "-")) for run in runs)
+    )
 
 
 def _peer_lines(runs: list[dict]) -> list[str]:
