@@ -142,7 +142,7 @@ def page(records: list[dict], peer: list[dict] = ()) -> str:
         loads = [r["load"] for r in mine]
         last = dates[-1] if dates[-1][:10] != dates[0][:10] else dates[-1][11:]
         lines.append(
-            f"| {mine[0]['env_id']} | {_distinct(mine, 'commit')} | {_distinct(mine, 'machine')} "
+            f"| {mine[0]['env_id']} | {_distinct(mine, 'commit')} | {_machines(mine)} "
             f"| {dates[0]} to {last} | {min(loads):.1f}-{max(loads):.1f} | "
             f"{_distinct(mine, 'concurrent')} | {policy(mine[0])} | {mine[0]['discount']} | "
             f"{_distinct([r for r in mine if r['arm'] != 'control'], 'int_coef_schedule')} |"
@@ -219,7 +219,7 @@ def _under_way_lines(runs: list[dict]) -> list[str]:
             if mine:
                 lines.append(
                     f"| {mine[0]['env_id']} | {_distinct(mine, 'commit')} | "
-                    f"{_distinct(mine, 'machine')} | {policy(mine[0])} | "
+                    f"{_machines(mine)} | {policy(mine[0])} | "
                     f"{arm} | {', '.join(str(r['seed']) for r in mine)} | "
                     f"{_each(mine, 'success_mode')} | {_each(mine, 'success_stochastic')} |"
                 )
@@ -234,12 +234,14 @@ def _steps(first: int | None) -> str:
     return "never" if first is None else f"{first:,}"
 
 
-def _distinct(runs: list[dict], key: str) -> str:
-    """The values of `key` among `runs`, each once, in order (- where not recorded); machines
-    joined by "; " (a machine's name holds a comma)."""
-    return ("; " if key == "machine" else ", ").join(
-        dict.fromkeys(str(run.get(key, "-")) for run in runs)
-    )
+def _distinct(runs: list[dict], key: str, separator: str = ", ") -> str:
+    """The values of `key` among `runs`, each once, in order (- where not recorded)."""
+    return separator.join(dict.fromkeys(str(run.get(key, "-")) for run in runs))
+
+
+def _machines(runs: list[dict]) -> str:
+    """The machines of `runs`, each once, joined by "; " (a machine's name holds a comma)."""
+    return _distinct(runs, "machine", "; ")
 
 
 def _peer_lines(runs: list[dict]) -> list[str]:
