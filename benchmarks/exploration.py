@@ -6,7 +6,7 @@ and, only where named, KeyCorridorS5R3 and ObstructedMaze-2Dlh at 50M), arm
 (`<task>_rnd`; the control `<task>`: the same agent with `int_coef=0`; and `<task>_noveld`: the
 same agent with NovelD's episodic bonus in place of RND's) and seed, `python -m
 agents.scripts.train --config=<config> --seed=<seed>` runs in a fresh process, timed from spawn
-to exit. Then, untimed, the exported policy plays `--episodes` episodes of **minigrid's own env**
+to exit (the layout banks the runs draw from are built first, untimed). Then, untimed, the exported policy plays `--episodes` episodes of **minigrid's own env**
 (gymnasium's id through minigrid's `ImgObsWrapper`, not the native ops) with the stochastic
 policy as trained and with its mode; a success is an episode that reaches the goal (return > 0).
 
@@ -60,6 +60,26 @@ def train(task: str, arm: str, seed: int, out: str, overrides: list[str]) -> tup
     return found.group(1), seconds
 
 
+def layout_banks(configs: list[str], overrides: list[str]) -> list[tuple[str, int]]:
+    """The (env id, size) of each distinct layout bank the native MiniGrid runs of `configs`
+    draw their resets from, under `overrides`."""
+    from agents.config.schema import defaults
+    from agents.config.values import apply_overrides
+    from agents.envs import registry
+    from agents.envs.gridworld import layouts
+    from agents.scripts.configs import CONFIGS
+
+    banks = []
+    for name in configs:
+        settings = apply_overrides({**defaults(), **CONFIGS[name]()}, overrides)
+        env_id = settings["env"]
+        if settings["native_env"] and registry.native_wrappers(env_id):
+            bank = (env_id, settings["layout_bank"] or layouts.default_size(env_id))
+            if bank not in banks:
+                banks.append(bank)
+    return banks
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
@@ -96,6 +116,13 @@ def main(argv: list[str] | None = None) -> int:
         # Seed by seed, arms alternating: a sitting cut short holds whole seeds, and load
         # affects the arms alike.
         runs = [(task, arm, seed) for seed in seeds for task in args.tasks for arm in args.arms]
+        from agents.envs.gridworld import layouts
+
+        # Built here, one at a time: a run's wall time is then its training alone, and runs
+        # started at once never build the same bank twice.
+        configs = [config_name(task, arm) for task in args.tasks for arm in args.arms]
+        for env_id, size in layout_banks(configs, args.set):
+            layouts.bank(env_id, size)
         scoring = threading.Lock()
 
         def run(task: str, arm: str, seed: int) -> None:

@@ -97,3 +97,13 @@ def test_scoring_seeds_the_sampled_actions_as_well_as_the_episodes(monkeypatch):
     scores = common.score_on_minigrid("run", "MiniGrid-Empty-5x5-v0", 10, seed=7)
     # Unseeded samples gave a policy scored twice two sampled scores (0.94 and 0.96).
     assert seeds == [7, 7, 7] and scores["success_stochastic"] == 0.5
+
+
+def test_each_native_minigrid_bank_is_named_once_and_python_envs_none():
+    configs = ["keycorridor", "keycorridor_rnd", "doorkey16_noveld", "pendulum"]
+    banks = exploration.layout_banks(configs, [])
+    assert banks == [("MiniGrid-KeyCorridorS3R3-v0", 2**20), ("MiniGrid-DoorKey-16x16-v0", 2**20)]
+    assert exploration.layout_banks(["keycorridor"], ["layout_bank=64"]) == [
+        ("MiniGrid-KeyCorridorS3R3-v0", 64)
+    ]
+    assert exploration.layout_banks(["keycorridor"], ["native_env=False"]) == []
