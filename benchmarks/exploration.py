@@ -6,9 +6,10 @@ and, only where named, KeyCorridorS5R3 and ObstructedMaze-2Dlh at 50M), arm
 (`<task>_rnd`; the control `<task>`: the same agent with `int_coef=0`; and `<task>_noveld`: the
 same agent with NovelD's episodic bonus in place of RND's) and seed, `python -m
 agents.scripts.train --config=<config> --seed=<seed>` runs in a fresh process, timed from spawn
-to exit (the layout banks the runs draw from are built first, untimed). Then, untimed, the exported policy plays `--episodes` episodes of **minigrid's own env**
-(gymnasium's id through minigrid's `ImgObsWrapper`, not the native ops) with the stochastic
-policy as trained and with its mode; a success is an episode that reaches the goal (return > 0).
+to exit (the layout banks the runs draw from are built first, untimed). Then, untimed, the
+exported policy plays `--episodes` episodes of **minigrid's own env** (gymnasium's id through
+minigrid's `ImgObsWrapper`, not the native ops) with the stochastic policy as trained and with
+its mode; a success is an episode that reaches the goal (return > 0).
 
 Every run appends one JSON line to `benchmarks/results/exploration.jsonl` (date, commit,
 machine, load, the extrinsic discount, wall time, successes, the training return's and success

@@ -155,6 +155,18 @@ def test_exploration_sittings_of_one_library_share_a_task_and_a_rerun_seed_count
     ]
 
 
+def test_a_sittings_dates_run_from_its_first_runs_start_to_its_last_runs_end():
+    run = dict(_explored("obstructedmaze", "noveld", 0, 0.0), date="2026-12-02 15:39")
+    long = dict(run, wall_seconds=5_350.0, load=1.1)  # Started 14:09:50: 14:10 to the minute.
+    row = next(line for line in exploration_page.page([long]).splitlines() if " 14:10 " in line)
+    assert "| 2026-12-02 14:10 to 15:39 | 1.1 |" in row
+    overnight = dict(run, seed=1, date="2026-12-03 00:20", wall_seconds=60.0, load=2.25)
+    row = next(
+        line for line in exploration_page.page([long, overnight]).splitlines() if " 14:10 " in line
+    )
+    assert "| 2026-12-02 14:10 to 2026-12-03 00:20 | 1.1-2.2 |" in row
+
+
 def test_a_newer_benchmark_short_of_five_seeds_an_arm_is_under_way_beside_the_last_whole_one(
     monkeypatch,
 ):

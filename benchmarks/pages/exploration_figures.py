@@ -47,7 +47,7 @@ def figure(runs: list[dict], path: str) -> str:
         steps, rows = aligned(curves)
         columns = np.asarray(rows).T  # One row of seeds per reported env step.
         bands = np.array([aggregates.bootstrap_ci(c, aggregates.iqm, reps=1_000) for c in columns])
-        label = f"{arm} ({len(curves)} seeds)"
+        label = f"{arm} ({len(curves)} seed{'s' if len(curves) > 1 else ''})"
         axis.plot(steps, [aggregates.iqm(c) for c in columns], color=color, label=label)
         axis.fill_between(steps, bands[:, 0], bands[:, 1], color=color, alpha=0.2)
     ylabel = "training success rate" if key == "success_curve" else "training return"

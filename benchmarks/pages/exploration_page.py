@@ -3,6 +3,7 @@ the newest sitting that ran it and those at commits with the same `agents/`)."""
 
 from __future__ import annotations
 
+import datetime
 import os
 
 from benchmarks import common
@@ -138,12 +139,11 @@ def page(records: list[dict], peer: list[dict] = ()) -> str:
     ]
     for task in dict.fromkeys(r["task"] for r in runs):
         mine = [r for r in runs if r["task"] == task]
-        dates = sorted(r["date"] for r in mine)
-        loads = [r["load"] for r in mine]
-        last = dates[-1] if dates[-1][:10] != dates[0][:10] else dates[-1][11:]
+        loads = sorted(f"{r['load']:.1f}" for r in mine)
+        load = loads[0] if loads[0] == loads[-1] else f"{loads[0]}-{loads[-1]}"
         lines.append(
             f"| {mine[0]['env_id']} | {_distinct(mine, 'commit')} | {_machines(mine)} "
-            f"| {dates[0]} to {last} | {min(loads):.1f}-{max(loads):.1f} | "
+            f"| {_span(mine)} | {load} | "
             f"{_distinct(mine, 'concurrent')} | {policy(mine[0])} | {mine[0]['discount']} | "
             f"{_distinct([r for r in mine if r['arm'] != 'control'], 'int_coef_schedule')} |"
         )
@@ -237,6 +237,21 @@ def _steps(first: int | None) -> str:
 def _distinct(runs: list[dict], key: str, separator: str = ", ") -> str:
     """The values of `key` among `runs`, each once, in order (- where not recorded)."""
     return separator.join(dict.fromkeys(str(run.get(key, "-")) for run in runs))
+
+
+def _span(runs: list[dict]) -> str:
+    """From the first run's start (its record's date less its wall time, to the nearest minute)
+    to the last run's end (its record's date), the second date without its day where it is the
+    first's."""
+    minute = datetime.timedelta(minutes=1)
+
+    def start(run: dict) -> datetime.datetime:
+        ended = datetime.datetime.strptime(run["date"], "%Y-%m-%d %H:%M")
+        return ended - datetime.timedelta(seconds=run["wall_seconds"]) + minute / 2
+
+    first = min(start(run) for run in runs).strftime("%Y-%m-%d %H:%M")
+    last = max(run["date"] for run in runs)
+    return f"{first} to {last if last[:10] != first[:10] else last[11:]}"
 
 
 def _machines(runs: list[dict]) -> str:
