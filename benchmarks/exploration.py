@@ -109,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from agents.config.schema import defaults
     from agents.config.values import apply_overrides
+    from agents.envs.gridworld import layouts
     from agents.scripts.configs import CONFIGS
 
     if not args.page_only:
@@ -117,8 +118,6 @@ def main(argv: list[str] | None = None) -> int:
         # Seed by seed, arms alternating: a sitting cut short holds whole seeds, and load
         # affects the arms alike.
         runs = [(task, arm, seed) for seed in seeds for task in args.tasks for arm in args.arms]
-        from agents.envs.gridworld import layouts
-
         # Built here, one at a time: a run's wall time is then its training alone, and runs
         # started at once never build the same bank twice.
         configs = [config_name(task, arm) for task in args.tasks for arm in args.arms]
