@@ -61,18 +61,24 @@ def train(task: str, arm: str, seed: int, out: str, overrides: list[str]) -> tup
     return found.group(1), seconds
 
 
+def settings_of(config: str, overrides: list[str]) -> dict:
+    """The whole settings a run of the named `config` trains with under `overrides`."""
+    from agents.config.schema import defaults
+    from agents.config.values import apply_overrides
+    from agents.scripts.configs import CONFIGS
+
+    return apply_overrides({**defaults(), **CONFIGS[config]()}, overrides)
+
+
 def layout_banks(configs: list[str], overrides: list[str]) -> list[tuple[str, int]]:
     """The (env id, size) of each distinct layout bank the native MiniGrid runs of `configs`
     draw their resets from, under `overrides`."""
-    from agents.config.schema import defaults
-    from agents.config.values import apply_overrides
     from agents.envs import registry
     from agents.envs.gridworld import layouts
-    from agents.scripts.configs import CONFIGS
 
     banks = []
     for name in configs:
-        settings = apply_overrides({**defaults(), **CONFIGS[name]()}, overrides)
+        settings = settings_of(name, overrides)
         env_id = settings["env"]
         if settings["native_env"] and registry.native_wrappers(env_id):
             bank = (env_id, settings["layout_bank"] or layouts.default_size(env_id))
@@ -107,10 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--page", action="store_true", help="Rewrite the results page.")
     parser.add_argument("--page-only", action="store_true", help="Only rewrite the page.")
     args = parser.parse_args(argv)
-    from agents.config.schema import defaults
-    from agents.config.values import apply_overrides
     from agents.envs.gridworld import layouts
-    from agents.scripts.configs import CONFIGS
 
     if not args.page_only:
         started = common.new_sitting()
@@ -128,11 +131,10 @@ def main(argv: list[str] | None = None) -> int:
         def run(task: str, arm: str, seed: int) -> None:
             run_dir, seconds = train(task, arm, seed, args.out, args.set)
             with scoring:  # Training runs in child processes; scoring, in this one, in turn.
-                env_id = CONFIGS[config_name(task, arm)]()["env"]
+                settings = settings_of(config_name(task, arm), args.set)
+                env_id = settings["env"]
                 points = common.training_curve(run_dir)
                 scores = common.score_on_minigrid(run_dir, env_id, args.episodes)
-                named = {**defaults(), **CONFIGS[config_name(task, arm)]()}
-                settings = apply_overrides(named, args.set)
                 common.append_record(
                     exploration_page.RECORDS,
                     started,
