@@ -47,6 +47,7 @@ class Config(Mapping[str, Any]):
         unchecked = {key: value for key, value in config.items() if key not in overrides}
         known = {key: value for key, value in unchecked.items() if key in schema.KEYS}
         merged = {**unchecked, **values.apply_values({}, known), **overrides}
+        _check_read(merged.get("agent"), overrides)
         return cls._with_rules(merged)
 
     def replace(self, overrides: Mapping[str, Any]) -> Config:
@@ -55,7 +56,10 @@ class Config(Mapping[str, Any]):
         Raises:
             UsageError: As `build`.
         """
-        return self._with_rules({**self._values, **values.checked(overrides)})
+        overrides = values.checked(overrides)
+        merged = {**self._values, **overrides}
+        _check_read(merged["agent"], overrides)
+        return self._with_rules(merged)
 
     @classmethod
     def _with_rules(cls, merged: dict[str, Any]) -> Config:
@@ -94,6 +98,23 @@ class Config(Mapping[str, Any]):
 
 
 _BUILT = object()  # Only `build`, `replace` and unpickling make a Config.
+
+
+def _check_read(agent: str | None, overrides: Mapping[str, Any]) -> None:
+    """Refuse a value set for a key that `agent` never reads: the run would silently ignore it
+    (e.g. `bonus=noveld` on a plain `ppo` run trains plain PPO).
+
+    Raises:
+        UsageError: Naming the key, the agent and the agents that do read it.
+    """
+    for key in overrides:
+        readers = schema.KEYS[key].agents if key in schema.KEYS else None
+        if agent is not None and readers is not None and agent not in readers:
+            raise UsageError(
+                f"{key}={overrides[key]!r}: the {agent} agent does not read {key}, so the run "
+                f"would ignore it; {' and '.join(readers)} "
+                f"{'reads' if len(readers) == 1 else 'read'} it (agent={readers[0]})."
+            )
 
 
 def _unpickle(checked: dict[str, Any]) -> Config:

@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from agents.config import files, memory_estimate, named, schema
+from agents.config import files, memory_estimate, named, schema, values
 from agents.config.config import Config
 from agents.config.errors import UsageError
 from agents.config.files import CONFIG_FILE
@@ -77,7 +77,12 @@ def planned_run(
         unknown = sorted(set(config) - set(named.defaults_of(CUSTOM_NAME)))
         if unknown:
             raise UsageError(f"Unknown config keys: {', '.join(unknown)}.")
-        base = {**named.defaults_of(CUSTOM_NAME), **config}
+        base = named.defaults_of(CUSTOM_NAME)
+        # The dict's own values are set as overrides (a key its agent does not read is
+        # refused); values equal to the defaults, as in a whole defaults dict, change nothing.
+        changed = {k: v for k, v in config.items() if base[k] != values.plain_value(v)}
+        overrides = {**changed, **(overrides or {})}
+        base = {**base, **config}
         name = CUSTOM_NAME
     full = Config.build(base, overrides)
     memory_estimate.check(full)  # Before anything is built: a lower bound.

@@ -34,6 +34,30 @@ def test_replace_checks_what_it_sets_and_the_rules():
         config.replace({"chunk_length": 5})
 
 
+def test_a_key_the_agent_does_not_read_is_refused_not_ignored():
+    config = Config.build(configs.debug())
+    assert config.agent == "ppo"
+    message = (
+        "^bonus='noveld': the ppo agent does not read bonus, so the run would ignore it; "
+        r"rnd_ppo reads it \(agent=rnd_ppo\).$"
+    )
+    with pytest.raises(UsageError, match=message):
+        Config.build(configs.debug(), {"bonus": "noveld", "int_coef": 0.5})
+    with pytest.raises(UsageError, match="^int_coef=0.5: the ppo agent does not read"):
+        config.replace({"int_coef": 0.5})
+    # Set with the agent that reads them, the same keys are taken.
+    chosen = Config.build(configs.debug(), {"agent": "rnd_ppo", "bonus": "noveld"})
+    assert (chosen.agent, chosen.bonus) == ("rnd_ppo", "noveld")
+    # Keys of every agent a config holds (the whole schema) are no override: accepted.
+    assert Config.build(config).bonus == "rnd"
+
+
+def test_a_dict_config_refuses_a_changed_key_its_agent_does_not_read(tmp_path):
+    with pytest.raises(ValueError, match="^int_coef=0.3: the ppo agent does not read int_coef"):
+        agents.train({**configs.debug(), "int_coef": 0.3}, logdir=str(tmp_path), verbose=0)
+    assert os.listdir(tmp_path) == []
+
+
 def test_build_names_a_missing_key():
     incomplete = {k: v for k, v in configs.debug().items() if k != "discount"}
     with pytest.raises(UsageError, match="^The config lacks the keys discount.$"):

@@ -65,6 +65,17 @@ def test_bad_run_setting_is_one_line_and_leaves_no_run(setting, expected, tmp_pa
     assert os.listdir(tmp_path) == []
 
 
+def test_a_key_the_agent_does_not_read_is_one_line_and_leaves_no_run(tmp_path):
+    argv = ["--config=debug", f"--logdir={tmp_path}", "--set", "bonus=noveld", "int_coef=0.5"]
+    code, stdout, stderr = _run(argv)
+    assert code == 2 and stdout == ""
+    assert stderr == (
+        "error: bonus='noveld': the ppo agent does not read bonus, so the run would ignore it; "
+        "rnd_ppo reads it (agent=rnd_ppo).\n"
+    )
+    assert os.listdir(tmp_path) == []
+
+
 def test_gsde_on_discrete_actions_is_one_line_and_leaves_no_run(tmp_path):
     argv = ["--config=debug", f"--logdir={tmp_path}", "--set", "env=CartPole-v1"]
     code, stdout, stderr = _run([*argv, "sde_sample_freq=4"])
