@@ -111,9 +111,10 @@ def train_seeds(
     seeds = [int(seed) for seed in seeds]
     if not seeds or len(set(seeds)) != len(seeds):
         raise UsageError(f"seeds must be distinct and at least one, got {seeds}.")
-    processes = processes or os.cpu_count() or 1
-    if processes < 1:
-        raise UsageError(f"processes must be at least 1, got {processes}.")
+    if processes is None:
+        processes = os.cpu_count() or 1
+    elif processes < 1:  # 0 is no number of runs, not "all cores": that is None.
+        raise UsageError(f"parallel (runs at once) must be at least 1, got {processes}.")
     planned, *_ = run_setup.planned_run(config, seeds[0], overrides, name)  # Checked once here.
     total = budget.train_budget(planned)
     context = multiprocessing.get_context("spawn")  # No TensorFlow state forked.

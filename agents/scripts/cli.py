@@ -13,7 +13,7 @@ from collections.abc import Callable
 from agents.config import schema, validate
 from agents.config.errors import UsageError
 from agents.scripts import configs
-from agents.scripts.arg_types import MAX_SEED, seed
+from agents.scripts.arg_types import MAX_SEED, positive_int, seed
 
 
 def training_parser(description: str) -> argparse.ArgumentParser:
@@ -72,7 +72,7 @@ def training_parser(description: str) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--parallel",
-        type=int,
+        type=positive_int,
         default=None,
         help="With --seeds: runs at once (default: the machine's cores).",
     )

@@ -54,6 +54,23 @@ def test_seeds_refuses_a_seed_or_a_timestamp_beside_it(tmp_path, monkeypatch):
     assert not os.path.exists(tmp_path / "logdir")
 
 
+def test_parallel_zero_is_refused_not_read_as_all_cores(tmp_path, monkeypatch, capsys):
+    import agents
+    from agents.scripts import train
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_info:
+        train.main(["--config=debug", "--seeds", "0", "1", "--parallel", "0"])
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err.splitlines()[-1]
+    assert error.endswith("argument --parallel: '0' is not a positive integer (1, 2, ...)")
+
+    message = r"^parallel \(runs at once\) must be at least 1, got 0.$"
+    with pytest.raises(ValueError, match=message):
+        agents.train("debug", logdir=str(tmp_path), seeds=[0, 1], parallel=0, verbose=0)
+    assert not os.path.exists(tmp_path / "logdir") and os.listdir(tmp_path) == []
+
+
 @pytest.mark.slow
 def test_the_python_api_trains_seeds_their_summary_aggregates_them_and_plot_draws_them(
     tmp_path, monkeypatch
