@@ -19,7 +19,7 @@ from agents.ppo.memory import RolloutBuffer, transition_specs
 from agents.ppo.networks.contract import act
 from agents.ppo.networks.mlp import make_network
 from agents.ppo.networks.recurrent_state import RecurrentState
-from agents.ppo.networks.sde import ExplorationNoise
+from agents.ppo.networks.sde import exploration_noise
 from agents.ppo.networks.weights import Weights
 from agents.ppo.nonfinite import FINITE, NonfiniteFlag, nonfinite_code
 from agents.ppo.normalize import RewardScaler, StreamingNormalize
@@ -113,8 +113,8 @@ class PPO(tf.Module):
         self._recurrent = RecurrentState(self.network, size)
         self._sde = None  # gSDE's exploration matrices (transient), when configured.
         if config.sde_sample_freq is not None:
-            self._sde = ExplorationNoise(
-                self.network.policy_head.log_std, size, config.sde_sample_freq
+            self._sde = exploration_noise(
+                self.network, observ_space.shape, size, config.sde_sample_freq, config.network
             )
         self.streams = self._value_streams(config)
         self._buffer = self._rollout_buffer(observ_space, batch_env.action, config, size)

@@ -8,8 +8,9 @@ import tensorflow as tf
 from agents import tools
 from agents.ppo.algorithm import PPO, Evaluator
 from agents.ppo.export import export_policy
+from agents.ppo.networks.contract import NetworkOutput
 from agents.ppo.networks.mlp import make_network
-from agents.ppo.networks.sde import EPSILON, ExplorationNoise, sde_std
+from agents.ppo.networks.sde import EPSILON, ExplorationNoise, exploration_noise, sde_std
 from agents.scripts import configs
 from tests.floats import assert_float32_close
 
@@ -132,6 +133,44 @@ def test_std_trains_only_log_std_not_the_features():
 def test_sde_on_discrete_actions_is_refused_by_name():
     with pytest.raises(ValueError, match="sde_sample_freq.*Discrete"):
         make_network(OBS, gym.spaces.Discrete(3), _network_config())
+
+
+class _Featureless:
+    """A user's network that keeps `inner`'s head but returns no features."""
+
+    def __init__(self, inner):
+        self.inner, self.policy_head = inner, inner.policy_head
+        self.initial_state = inner.initial_state
+
+    def __call__(self, observ, reset, state):
+        output = self.inner(observ, reset, state)
+        return NetworkOutput(output.policy, output.values, output.state)
+
+
+@pytest.mark.parametrize(
+    "sde_head, features, lacks",
+    [
+        (False, True, "a state-dependent Gaussian policy_head"),
+        (True, False, "the features its policy head sees in its NetworkOutput"),
+    ],
+)
+def test_a_network_unfit_for_sde_is_refused_naming_what_it_lacks_and_what_to_set(
+    sde_head, features, lacks
+):
+    network = make_network(OBS, BOX, _network_config(sde_sample_freq=4 if sde_head else None))
+    network = network if features else _Featureless(network)
+    with pytest.raises(ValueError) as error:
+        exploration_noise(network, OBS.shape, 3, 4, "my_net:build")
+    message = str(error.value)
+    assert message.startswith(f"sde_sample_freq=4 (gSDE) needs {lacks}")
+    assert "network 'my_net:build' lacks: set sde_sample_freq=None" in message
+    assert "\n" not in message
+
+
+def test_a_network_fit_for_sde_gets_matrices_of_its_head_for_each_env():
+    network = make_network(OBS, BOX, _network_config())
+    noise = exploration_noise(network, OBS.shape, 3, 4, "feed_forward_gaussian")
+    assert noise.matrices.shape == (3, 5, 2)  # 3 envs, 5 features of the last layer, 2 actions.
 
 
 def _mock_env(count=3):

@@ -13,6 +13,8 @@ The head is `distributions.GaussianHead` with `state_dependent=True`.
 
 from __future__ import annotations
 
+from typing import Any
+
 import tensorflow as tf
 
 EPSILON = 1e-6  # Added to the variance: features near zero would give a zero std.
@@ -70,3 +72,40 @@ class ExplorationNoise(tf.Module):
 
         tf.cond(due, redraw, lambda: None)
         return tf.einsum("bf,bfa->ba", tf.stop_gradient(features), self.matrices)
+
+
+def exploration_noise(
+    network: Any, observation_shape: tuple, size: int, sample_freq: int, name: str
+) -> ExplorationNoise:
+    """The exploration matrices of `size` environments for `network`, checked to suit gSDE.
+
+    gSDE needs what only the network can give: a state-dependent Gaussian head (its log-std
+    [F, A] over the F features it sees) and those features in its output. A network of the
+    user's may have neither, and would fail deep inside the first traced step.
+
+    Args:
+        network: The agent's `contract.Network`.
+        observation_shape: Shape of one observation, as the network reads it.
+        size: Number of environments.
+        sample_freq: As `ExplorationNoise`'s.
+        name: The network as the config names it, for the error.
+
+    Raises:
+        ValueError: One line saying what the network lacks and what to set instead.
+    """
+    head = network.policy_head
+    lacks = None
+    if not getattr(head, "state_dependent", False):
+        lacks = "a state-dependent Gaussian policy_head (make_policy_head's 'sde_gaussian')"
+    else:
+        observ = tf.zeros([1, 1, *observation_shape], tf.float32)
+        output = network(observ, tf.zeros([1, 1], tf.bool), network.initial_state(1))
+        if output.features is None:
+            lacks = "the features its policy head sees in its NetworkOutput (features=)"
+    if lacks is not None:
+        raise ValueError(
+            f"sde_sample_freq={sample_freq} (gSDE) needs {lacks}, which network {name!r} "
+            "lacks: set sde_sample_freq=None for per-step noise, or build the network for gSDE "
+            "(docs/extending.md)."
+        )
+    return ExplorationNoise(head.log_std, size, sample_freq)
