@@ -34,7 +34,9 @@ def describe(args: argparse.Namespace, overrides: Mapping[str, Any], ranks: int)
         first = f"Dry run: would resume {setup.run_dir} from its latest checkpoint."
     if not config["native_env"]:
         try:
-            environments.check_env(config["env"], config["env_wrapper"])
+            # The packages the run imports too: a missing extra fails here as in the run.
+            packages = config["env_backend"] != "envpool"  # EnvPool steps its envs itself.
+            environments.check_env(config["env"], config["env_wrapper"], packages)
         except ValueError as error:
             raise UsageError(str(error)) from None
     changed = named.changes(config, name)

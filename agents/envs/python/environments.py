@@ -13,6 +13,11 @@ import numpy as np
 from agents.envs.python import env_warnings
 from agents.tools.observation_wrappers import InfoActionMask, PackDictObservation
 
+# The package each family of environments needs, and the extra of setup.py that installs it: by
+# id prefix (importing the package registers the ids) or by the module of the entry point
+# gymnasium registers (gymnasium knows the ids; stepping them needs the package).
+ID_PACKAGES = {"MiniGrid-": ("minigrid", "minigrid"), "ALE/": ("ale_py", "atari")}
+ENTRY_POINT_PACKAGES = {"gymnasium.envs.mujoco.": ("mujoco", "mujoco")}
 WRAPPERS = ("minigrid_pixels", "minigrid_image", "minigrid_dict", "atari", "info_action_mask")
 API_NAMESPACE = (
     "agents_api"  # Gymnasium namespace of environments given to agents.train as callables.
@@ -40,6 +45,7 @@ def make_env(
     """
     _check_wrapper(wrapper)
     _register(env_id)
+    check_packages(env_id)
     env_warnings.quiet_mujoco(env_id)
     # Atari's limit counts agent steps (4 frames each), as EnvPool's does: it wraps the
     # preprocessing, since beneath it the emulator's frames would be counted.
@@ -103,24 +109,54 @@ def make_envs(
     return envs
 
 
+def install_hint(extra: str) -> str:
+    """The command that installs the package's `extra` (of setup.py's extras_require)."""
+    return f'pip install -e ".[{extra}]"'
+
+
 def _register(env_id: str) -> None:
     """Import the package that registers `env_id`'s family, with a hint if it is missing."""
-    families = {"MiniGrid-": ("minigrid", "pip install minigrid"), "ALE/": ("ale_py", ".[atari]")}
-    for prefix, (module, install) in families.items():
+    for prefix, (module, extra) in ID_PACKAGES.items():
         if env_id.startswith(prefix):
-            try:
-                package = __import__(module)
-            except ImportError:
-                raise ValueError(f"{env_id} needs the {module} package: {install}.") from None
+            package = _imported(env_id, module, extra)
             if module == "ale_py":
                 gym.register_envs(package)
 
 
-def check_env(env_id: str, wrapper: str | None) -> None:
+def check_packages(env_id: str) -> None:
+    """Raise ValueError, one line with the install command, if a package that steps `env_id`
+    in Python is missing (MuJoCo's envs are gymnasium's, their simulator is not)."""
+    try:
+        entry_point = gym.spec(env_id.rpartition(":")[2]).entry_point
+    except gym.error.Error:
+        return  # An unknown id: `check_env` and `gym.make` say so.
+    location = str(getattr(entry_point, "__module__", entry_point))
+    for prefix, (module, extra) in ENTRY_POINT_PACKAGES.items():
+        if location.startswith(prefix):
+            _imported(env_id, module, extra)
+
+
+def _imported(env_id: str, module: str, extra: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ValueError(f"{env_id} needs the {module} package: {install_hint(extra)}.") from None
+
+
+def check_env(env_id: str, wrapper: str | None, packages: bool = True) -> None:
     """Raise ValueError if `wrapper` is unknown or gymnasium cannot find `env_id`, without
-    building the environment (its error would otherwise come from a child process)."""
+    building the environment (its error would otherwise come from a child process).
+
+    Args:
+        env_id: A gymnasium id, or "module:id".
+        wrapper: An `env_wrapper` name, or None.
+        packages: Also check that the packages stepping `env_id` in Python are installed (not
+            needed where EnvPool steps it in C++).
+    """
     _check_wrapper(wrapper)
     _check_known(env_id)
+    if packages:
+        check_packages(env_id)
 
 
 def _check_wrapper(wrapper: str | None) -> None:
