@@ -13,7 +13,7 @@ import numpy as np
 from agents.tools import dict_observations, env_checks
 from agents.tools.batch_env import BatchEnvError, Waiting
 from agents.tools.dict_observations import MASK_KEY, PackedDict
-from agents.tools.vector_failures import WORKER_ERROR, failing_env, reissue
+from agents.tools.vector_failures import WORKER_ERROR, end_workers, failure, reissue
 
 NEXT_STEP, SAME_STEP, DISABLED = "NextStep", "SameStep", "Disabled"
 
@@ -206,7 +206,7 @@ class VectorBatchEnv:
             if self._async and self._failed:
                 # After a worker failed (or died) the others' pipes are in no known state: a
                 # polite close would wait on them for ever. Their processes are ended instead.
-                self._env.close(terminate=True)
+                end_workers(self._env)
             else:
                 self._env.close()
         except Exception as error:
@@ -301,9 +301,8 @@ class VectorBatchEnv:
                     reissue([w for w in logged if not WORKER_ERROR.search(str(w.message))])
         except Exception as error:  # Not KeyboardInterrupt: that is the user's.
             self._failed = True
-            index = failing_env(error, [str(w.message) for w in logged])
-            name = self.env_name(index)
-            raise BatchEnvError(name, index or 0, method, error) from error
+            index, cause = failure(self._env, error, [str(w.message) for w in logged])
+            raise BatchEnvError(self.env_name(index), index or 0, method, cause) from error
         finally:
             self._waiting = None
 

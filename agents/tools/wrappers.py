@@ -172,10 +172,14 @@ class ExternalProcess(gymnasium.Env):
 
     def _death_message(self) -> str:
         self._process.join(_CLOSE_SECONDS)  # Reap it, so that the exit code is known.
-        code = self._process.exitcode
-        if code is not None and code < 0:
-            return f"Environment process {self.pid} was killed by {signal.Signals(-code).name}."
-        return f"Environment process {self.pid} died with exit code {code}."
+        return death_message(self.pid, self._process.exitcode)
+
+
+def death_message(pid: int, exitcode: int | None) -> str:
+    """How an environment's process ended, in one line: its signal, or its exit code."""
+    if exitcode is not None and exitcode < 0:
+        return f"Environment process {pid} was killed by {signal.Signals(-exitcode).name}."
+    return f"Environment process {pid} died with exit code {exitcode}."
 
 
 def _worker(constructor: bytes, conn: Any, parent_pid: int) -> None:

@@ -28,6 +28,7 @@ FAULTS = (
     "nan_reward",
     "huge_reward",
     "kill",
+    "exit",
     "hang",
     "close",
 )
@@ -43,7 +44,8 @@ class FaultyEnv(gym.Env):
     "far_observ" an observation of 1e30 in a space bounded by [-1, 1],
     "huge_reward" returns finite rewards whose sums overflow float32, "kill" ends its process with
     SIGKILL (only in an env child process, never in the test's own) after writing the time to the
-    file named by the environment variable `KILL_TIME_FILE`, if set; "hang" sleeps for an hour
+    file named by the environment variable `KILL_TIME_FILE`, if set; "exit" ends it likewise with
+    `os._exit(3)` mid-step (no cleanup, as a crashing extension does); "hang" sleeps for an hour
     in `step` after writing the file named by `HANG_FILE`, if set; "close" raises in `close`.
     The faults of `BAD_RESULTS` return from `step` what the gymnasium API or the observation
     space do not allow: an observation of another shape, 4 values, an array reward, a string.
@@ -81,6 +83,11 @@ class FaultyEnv(gym.Env):
                 with open(os.environ[KILL_TIME_FILE], "w") as handle:
                     handle.write(repr(time.time()))
             os.kill(os.getpid(), signal.SIGKILL)
+        if self._due("exit") and multiprocessing.parent_process() is not None:
+            if os.environ.get(KILL_TIME_FILE):
+                with open(os.environ[KILL_TIME_FILE], "w") as handle:
+                    handle.write(repr(time.time()))
+            os._exit(3)
         if self._due("hang"):
             if os.environ.get(HANG_FILE):
                 with open(os.environ[HANG_FILE], "w") as handle:
