@@ -128,6 +128,11 @@ class Callback:
         process on a second signal)."""
         return contextlib.nullcontext()
 
+    def starting(self) -> contextlib.AbstractContextManager:
+        """Around the run's start-up, before `on_start` (the run guard lets a stop signal
+        interrupt it there)."""
+        return contextlib.nullcontext()
+
     def on_checkpoint(self, run: RunHandle, path: str) -> None:
         """A checkpoint was written at `path`."""
 
@@ -280,6 +285,14 @@ class CallbackList:
         """A reusable context manager around each checkpoint write: every callback's `saving`
         held while it is written, then `on_checkpoint` with its path."""
         return _Saving(self)
+
+    def starting(self) -> contextlib.ExitStack:
+        """Every callback's `starting`, entered (a context manager to leave)."""
+        stack = contextlib.ExitStack()
+        with stack:
+            for callback in self.callbacks:
+                stack.enter_context(callback.starting())
+            return stack.pop_all()
 
 
 class _Saving:

@@ -36,6 +36,12 @@ _SIGNALS = (
 )
 
 
+class StartUpStopped(BaseException):
+    """Raised in the main thread by a stop signal during the run's start-up (`RunGuard.starting`):
+    a BaseException, as KeyboardInterrupt is, so that no `except Exception` of the code it
+    interrupts takes it for that code's own failure."""
+
+
 class RunGuard(Callback):
     """Within the block, SIGINT (Ctrl-C) and SIGTERM ask the loop to stop before its next step.
 
@@ -76,6 +82,8 @@ class RunGuard(Callback):
         self._previous_fd = -1
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._starting = False  # Within `starting`: a first signal raises StartUpStopped.
+        self._start_up_stopped = False  # It did.
 
     every_rank = True  # Each rank gets the signals and watches its own environments.
 
@@ -84,6 +92,20 @@ class RunGuard(Callback):
 
     def saving(self) -> threading.Lock:
         return self._saving
+
+    @contextlib.contextmanager
+    def starting(self) -> Iterator[None]:
+        """Around the run's start-up (the envs, a layout bank, the agent): nothing is saved
+        there, so the first stop signal stops it at once, raising `StartUpStopped` in the main
+        thread (as Ctrl-C raises KeyboardInterrupt) as soon as Python runs there; a signal
+        already received raises on entry."""
+        if self.signum is not None:
+            raise StartUpStopped(self.signum)
+        self._starting = True
+        try:
+            yield
+        finally:
+            self._starting = False
 
     def watch(self, batches: Sequence, timeout: float | None) -> None:
         """End the process when a call of one of `batches` (`BatchEnv`s) exceeds `timeout` s.
@@ -120,7 +142,12 @@ class RunGuard(Callback):
     def _handle(self, signum, frame) -> None:
         """In the main thread, between two Python instructions: the stop request, at once."""
         del frame
+        first = self.signum is None
         self.signum = self.signum or signum
+        if first and self._starting:
+            self._starting = False  # Once: cleaning up after it must not be interrupted.
+            self._start_up_stopped = True
+            raise StartUpStopped(signum)
 
     def _watch(self) -> None:
         while not self._stop.is_set():
@@ -136,15 +163,16 @@ class RunGuard(Callback):
             return
         self._count += 1
         name = signal.Signals(signum).name
+        when = "the start-up" if self._starting or self._start_up_stopped else "after this step"
         if self._host:  # Never end a host process: stop after this step, as on the first.
             self.signum = self.signum or signum
             if self._announce:
-                _say(f"{name}: stopping after this step.")
+                _say(f"{name}: stopping {when}.")
             return
         if self._count == 1:
             self.signum = self.signum or signum
             if self._announce:
-                _say(f"{name}: stopping after this step (again to stop at once).")
+                _say(f"{name}: stopping {when} (again to stop at once).")
             return
         if not self._saving.acquire(blocking=False):
             _say(f"{name} again: waiting for the checkpoint being written, then stopping.")

@@ -10,6 +10,7 @@ result = trainer.train()  # TrainResult(run_dir, env_steps, eval_score, signum)
 
 from __future__ import annotations
 
+import contextlib
 import math
 import shutil
 from collections.abc import Iterator, Mapping, Sequence
@@ -24,6 +25,7 @@ from agents.training import reporting, run_setup
 from agents.training.callbacks import Callback
 from agents.training.progress import warn
 from agents.training.reporting import LoopOutcome, run_loop
+from agents.training.run_guard import StartUpStopped
 from agents.training.train_result import FinishedRunError, TrainingError, TrainResult
 
 Report = Any  # agents.tools.loop.Report (TensorFlow is not imported before a run starts).
@@ -165,7 +167,11 @@ class Trainer:
     def _train(self, calls: callbacks_module.CallbackList, tf_logs: bool):
         world = self.world
         try:
-            run = self._start(tf_logs)
+            # Under MPI a stop interrupts no rank's start-up: the ranks must agree on it.
+            with calls.starting() if world.size == 1 else contextlib.nullcontext():
+                run = self._start(tf_logs)
+        except StartUpStopped as stop:  # Nothing was saved: a bank build or env start cut short.
+            return self._stopped_in_start_up(stop.args[0])
         except Exception:
             if calls.signum is None or world.size > 1:
                 raise

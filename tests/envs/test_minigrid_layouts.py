@@ -4,7 +4,10 @@ built by several writers at once, read natively."""
 from __future__ import annotations
 
 import concurrent.futures
+import io
 import os
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -12,7 +15,7 @@ import pytest
 import tensorflow as tf
 
 from agents.envs import NativeBatchEnv, make_native
-from agents.envs.gridworld import compact, layouts
+from agents.envs.gridworld import build_progress, compact, layouts
 from agents.envs.gridworld.convert import make_minigrid, state_of
 from agents.envs.gridworld.env import IDS, MiniGridEnv, render
 
@@ -101,8 +104,100 @@ def test_a_large_bank_is_built_by_worker_processes_as_one_process_builds_it(monk
     serial = layouts.generate(env_id, 40, 7)
     monkeypatch.setattr(compact, "PARALLEL_FROM", 10)
     monkeypatch.setattr(compact, "CHUNK", 16)
+    capsys.readouterr()
     _assert_banks_equal(layouts.generate(env_id, 40, 7), serial)
-    assert f"Layouts of {env_id} from minigrid's generator: 40 of 40" in capsys.readouterr().err
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"Building the layout bank of {env_id}: 40 layouts from minigrid's ")
+    assert out[-1].startswith(f"Layout bank of {env_id}: 40 of 40 layouts (100%) in ")
+
+
+class _Stop(BaseException):
+    """What a stop signal raises in the main thread (as `StartUpStopped` does)."""
+
+
+def _processes_naming(text):
+    """Pids of the live (not zombie) processes whose command line holds `text`."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as cmdline, open(f"/proc/{pid}/stat") as stat:
+                if (
+                    text.encode() in cmdline.read()
+                    and stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+                ):
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+def test_a_build_stopped_by_an_exception_kills_its_workers_and_leaves_no_files(
+    cache, tmp_path, monkeypatch
+):
+    """An exception in the builder while its workers run (a stop signal's, raised from the
+    wait) kills and reaps the workers, removes their folder and writes no bank."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(compact.tempfile, "tempdir", str(scratch))
+    monkeypatch.setattr(compact, "PARALLEL_FROM", 10)
+    monkeypatch.setattr(compact, "CHUNK", 10**6)  # Each worker's one chunk takes minutes.
+    seen = []
+
+    def stop(progress, done):
+        seen.append(_processes_naming(str(scratch)))
+        raise _Stop
+
+    monkeypatch.setattr(compact.BuildProgress, "update", stop)
+    with pytest.raises(_Stop):
+        layouts.bank("MiniGrid-FourRooms-v0", 2 * 10**6)
+    assert seen and seen[0], "no worker ran"
+    assert _processes_naming(str(scratch)) == []
+    assert list(scratch.iterdir()) == []
+    assert not layouts.path_of("MiniGrid-FourRooms-v0", 2 * 10**6, 0).parent.exists()
+
+
+def test_a_worker_whose_builder_is_gone_removes_its_folder_and_exits(tmp_path):
+    """The builder's end of the worker's stdin closes when the builder dies (SIGKILL, a second
+    signal's `os._exit`): the worker does not go on alone."""
+    folder = tmp_path / "agents-layouts-x"
+    folder.mkdir()
+    np.save(folder / "base.npy", compact.base_layout("MiniGrid-FourRooms-v0", 16, 0))
+    worker = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            compact.__name__,
+            "MiniGrid-FourRooms-v0",
+            str(folder),
+            "0:10000000",
+        ],
+        stdin=subprocess.PIPE,
+    )
+    try:
+        worker.stdin.close()
+        assert worker.wait(timeout=30) == 1
+    finally:
+        worker.kill()
+        worker.wait()
+    assert not folder.exists()
+
+
+def test_build_progress_says_layouts_done_elapsed_and_time_left(monkeypatch):
+    clock = iter([100.0, 100.0, 104.0, 112.0, 130.0])
+    monkeypatch.setattr(build_progress.time, "monotonic", lambda: next(clock))
+    out = io.StringIO()
+    progress = build_progress.BuildProgress("MiniGrid-FourRooms-v0", 1000, out, every=10.0)
+    progress.start(2)
+    progress.update(100)  # 4 s after the last line: none.
+    progress.update(300)  # 12 s.
+    progress.finish()
+    assert out.getvalue().splitlines() == [
+        "Building the layout bank of MiniGrid-FourRooms-v0: 1,000 layouts from minigrid's "
+        "generator in 2 processes (cached for later runs).",
+        "Layout bank of MiniGrid-FourRooms-v0: 300 of 1,000 layouts (30%) in 12 s, about 28 s "
+        "left.",
+        "Layout bank of MiniGrid-FourRooms-v0: 1,000 of 1,000 layouts (100%) in 30 s.",
+    ]
 
 
 def test_a_failing_layout_worker_ends_the_build_with_its_last_line(monkeypatch, tmp_path):

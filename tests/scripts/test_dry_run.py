@@ -52,3 +52,34 @@ def test_a_run_on_an_env_given_from_python_says_how_to_resume_it():
     ):
         with pytest.raises(ValueError, match=r"agents.train\(resume=RUN_DIR, env=YOUR_ENV\)"):
             check()
+
+
+def test_dry_run_names_the_layout_bank_a_native_minigrid_run_builds_and_its_cost(
+    tmp_path, monkeypatch
+):
+    """A bank not yet cached: its env, size and the build time measured here; once cached,
+    where it is (and no cost)."""
+    from agents.envs.gridworld import layouts
+
+    monkeypatch.setenv("AGENTS_CACHE", str(tmp_path / "cache"))
+    argv = ["--config=keycorridor_rnd", "--dry-run", f"--logdir={tmp_path / 'logs'}", "--set"]
+    argv += ["env=MiniGrid-FourRooms-v0", "layout_bank=40000"]
+    path = layouts.path_of("MiniGrid-FourRooms-v0", 40000, 0)
+    code, stdout, stderr = run_main(train.main, argv)
+    assert code == 0, stderr
+    (line,) = [line for line in stdout.splitlines() if line.startswith("Layout bank of ")]
+    assert line.startswith(
+        "Layout bank of MiniGrid-FourRooms-v0: 40,000 layouts from seed 0, not cached: the run "
+        "builds it first, in about "
+    )
+    assert " layouts/s measured here in one process; " in line
+    assert line.endswith(f"and caches it in {path}.")
+    assert not path.parent.exists()  # Measured, not built.
+    layouts.bank("MiniGrid-FourRooms-v0", 64)
+    argv[-1] = "layout_bank=64"
+    code, stdout, stderr = run_main(train.main, argv)
+    assert code == 0, stderr
+    cached = layouts.path_of("MiniGrid-FourRooms-v0", 64, 0)
+    assert f"Layout bank of MiniGrid-FourRooms-v0: 64 layouts from seed 0, cached in {cached}." in (
+        stdout.splitlines()
+    )

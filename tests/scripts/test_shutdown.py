@@ -1,9 +1,19 @@
-"""exit_quickly ends the process as sys.exit does: status, atexit handlers, flushed output."""
+"""How a training process ends: exit_quickly as sys.exit does (status, atexit handlers, flushed
+output), and a stop signal during start-up (a layout bank's build, an env's start) at once, with
+nothing left behind."""
 
+import os
+import queue
+import signal
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
+
+from tests.scripts import slow_start_envs
+from tests.scripts.capture import read_lines, untimed
 
 
 @pytest.mark.parametrize("status, expected", [(3, 3), (None, 0)])
@@ -34,3 +44,76 @@ def test_exit_quickly_leaves_objects_alive_out_of_later_collections():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.stdout.strip() == "True", result.stderr
+
+
+def _processes_naming(text):
+    """Pids of the live (not zombie) processes whose command line holds `text`."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as cmdline, open(f"/proc/{pid}/stat") as stat:
+                alive = stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+                if alive and text.encode() in cmdline.read():
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+def _stop_when_printed(tmp_path, argv, prefix, signum):
+    """Train with `argv` (its cache and temporary folders in `tmp_path`) until it prints a line
+    starting with `prefix`, then send it `signum`: (exit status, seconds it took to end, stdout
+    lines, stderr)."""
+    (tmp_path / "tmp").mkdir()
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", AGENTS_CACHE=str(tmp_path / "cache"))
+    env["TMPDIR"] = str(tmp_path / "tmp")
+    command = [sys.executable, "-m", "agents.scripts.train", f"--logdir={tmp_path / 'logs'}"]
+    with open(tmp_path / "stderr.txt", "w") as stderr:
+        process = subprocess.Popen(
+            [*command, *argv], stdout=subprocess.PIPE, stderr=stderr, env=env, text=True
+        )
+    lines, printed = queue.Queue(), []
+    reader = threading.Thread(target=read_lines, args=(process.stdout, lines), daemon=True)
+    reader.start()
+    try:
+        while not printed or not untimed(printed[-1]).startswith(prefix):
+            printed.append(lines.get(timeout=120))
+            assert printed[-1] is not None, (tmp_path / "stderr.txt").read_text()
+        process.send_signal(signum)
+        sent = time.monotonic()
+        status = process.wait(timeout=30)
+        took = time.monotonic() - sent
+    finally:
+        process.kill()  # Only if still running.
+        process.wait()
+        reader.join(timeout=10)
+        process.stdout.close()
+    return status, took, printed, (tmp_path / "stderr.txt").read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_during_a_layout_bank_build_ends_it_at_once_leaving_nothing(tmp_path, signum):
+    """The bank's worker processes killed, their folder removed, no partial bank cached (the next
+    run builds it whole), the new run's directory removed: 128 + the signal within 10 s."""
+    argv = ["--config=keycorridor_rnd", "--set", "env=MiniGrid-FourRooms-v0", "train_steps=1"]
+    building = "Building the layout bank of MiniGrid-FourRooms-v0: 1,048,576 layouts"
+    status, took, printed, stderr = _stop_when_printed(tmp_path, argv, building, signum)
+    assert status == 128 + signum and took < 10, (status, took, stderr)
+    assert "Interrupted during start-up; removed the new run directory" in stderr
+    assert _processes_naming(str(tmp_path)) == []
+    assert os.listdir(tmp_path / "tmp") == []
+    assert not list((tmp_path / "cache").rglob("*.npz*"))
+    assert os.listdir(tmp_path / "logs") == []
+
+
+@pytest.mark.slow
+def test_a_signal_while_an_env_starts_ends_the_start_up_at_once(tmp_path):
+    argv = ["--config=cartpole_native", "--set", "env=tests.scripts.slow_start_envs:SlowStart-v0"]
+    status, took, _, stderr = _stop_when_printed(
+        tmp_path, argv, slow_start_envs.STARTING, signal.SIGTERM
+    )
+    assert status == 128 + signal.SIGTERM and took < 10, (status, took, stderr)
+    assert "SIGTERM: stopping the start-up (again to stop at once)." in stderr
+    assert "Interrupted during start-up; removed the new run directory" in stderr
+    assert os.listdir(tmp_path / "logs") == []

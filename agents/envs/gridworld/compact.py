@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import numpy as np
 
+from agents.envs.gridworld.build_progress import BuildProgress
 from agents.envs.gridworld.convert import make_minigrid, state_of
 from agents.envs.gridworld.encoding import EMPTY_CELL, WALL
 
@@ -25,6 +28,8 @@ RECT_CELL = (WALL, 5, 0, 0)  # A room's wall as minigrid's `Wall()` encodes it (
 BASE_SAMPLE = 1024  # Layouts whose most common cell per position is the base.
 CHUNK = 8192  # Layouts a worker encodes per task.
 PARALLEL_FROM = 32768  # Banks this large are built by one process per core.
+RATE_SAMPLE = 512  # Layouts timed to measure the generator's rate (0.1-0.2 s of minigrid's).
+RATE_BASE = 64  # Layouts whose common cells stand for a bank's base while timing.
 
 
 def _reset(env, seed: int) -> None:
@@ -103,46 +108,22 @@ def _encode_chunk(env_id: str, seeds: range, base: np.ndarray) -> dict[str, np.n
     return chunk
 
 
-def _chunks(env_id: str, size: int, seed: int, base: np.ndarray, progress) -> list[dict]:
+def _chunks(env_id: str, size: int, seed: int, base: np.ndarray, progress: BuildProgress) -> list:
     """The encoded chunks of the bank, in order: by worker processes, one per core, for large
     banks. Workers are fresh interpreters (`python -m`), not forks of a process that may hold
     TensorFlow's threads, nor spawns that would run the user's script again."""
     tasks = [range(seed + a, seed + min(a + CHUNK, size)) for a in range(0, size, CHUNK)]
     if size < PARALLEL_FROM:
-        return [_encode_chunk(env_id, seeds, base) for seeds in tasks]
-    workers = min(len(tasks), os.cpu_count() or 1)
+        progress.start(1)
+        chunks = []
+        for seeds in tasks:  # In this process: a signal's exception stops it between layouts.
+            chunks.append(_encode_chunk(env_id, seeds, base))
+            progress.update(seeds.stop - seed)
+        progress.finish()
+        return chunks
     with tempfile.TemporaryDirectory(prefix="agents-layouts-") as folder:
         np.save(os.path.join(folder, "base.npy"), base)
-        root = str(pathlib.Path(__file__).resolve().parents[3])
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
-        command = [sys.executable, "-m", __name__, env_id, folder]
-        shares = [tasks[k::workers] for k in range(workers)]
-        processes = [
-            subprocess.Popen(
-                [*command, *(f"{t.start}:{t.stop}" for t in share)],
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            for share in shares
-        ]
-        try:
-            while any(process.poll() is None for process in processes):
-                progress(sum(1 for name in os.listdir(folder) if name.endswith(".npz")) * CHUNK)
-                time.sleep(1.0)
-        finally:
-            for process in processes:
-                process.kill() if process.poll() is None else None
-        for process in processes:
-            if process.returncode != 0:
-                tail = process.stderr.read().strip().splitlines()[-1:] or ["no output"]
-                raise ValueError(
-                    f"The layout bank of {env_id} could not be built: a worker failed with "
-                    f"{tail[0]!r}; run again to rebuild it, or set layout_bank lower."
-                )
-            process.stderr.close()
-        progress(size)
+        _run_workers(env_id, folder, tasks, progress)
         chunks = []
         for seeds in tasks:
             with np.load(os.path.join(folder, f"{seeds.start}.npz")) as stored:
@@ -150,36 +131,76 @@ def _chunks(env_id: str, size: int, seed: int, base: np.ndarray, progress) -> li
         return chunks
 
 
+def _run_workers(env_id: str, folder: str, tasks: list[range], progress: BuildProgress) -> None:
+    """Encode `tasks` into `folder` in one worker process per core; on any exception here (a
+    stop signal's among them) the workers are killed and reaped before it goes on."""
+    workers = min(len(tasks), os.cpu_count() or 1)
+    root = str(pathlib.Path(__file__).resolve().parents[3])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+    command = [sys.executable, "-m", __name__, env_id, folder]
+    processes = []
+    try:
+        for share in (tasks[k::workers] for k in range(workers)):
+            processes.append(
+                subprocess.Popen(
+                    [*command, *(f"{t.start}:{t.stop}" for t in share)],
+                    env=env,
+                    stdin=subprocess.PIPE,  # Its end tells a worker that this process is gone.
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
+            )
+        progress.start(workers)
+        while any(process.poll() is None for process in processes):
+            progress.update(sum(1 for name in os.listdir(folder) if name.endswith(".npz")) * CHUNK)
+            time.sleep(0.5)
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+            process.stdin.close()
+    for process in processes:
+        if process.returncode != 0:
+            tail = process.stderr.read().strip().splitlines()[-1:] or ["no output"]
+            raise ValueError(
+                f"The layout bank of {env_id} could not be built: a worker failed with "
+                f"{tail[0]!r}; run again to rebuild it, or set layout_bank lower."
+            )
+        process.stderr.close()
+    progress.finish()
+
+
+def base_layout(env_id: str, sample: int, seed: int) -> np.ndarray:
+    """[W, H, 4] int64: the cell most of the first `sample` layouts from `seed` hold at each
+    position."""
+    env = make_minigrid(env_id)
+    grids = []
+    for k in range(sample):
+        _reset(env, seed + k)
+        grids.append(state_of(env)["grid"])
+    return base_of(np.stack(grids)).astype(np.int64)
+
+
+def measure_rate(env_id: str, sample: int = RATE_SAMPLE) -> float:
+    """Layouts per second that one process makes of `env_id` (minigrid's reset and the
+    encoding, as a worker makes each), timed over `sample` layouts."""
+    base = base_layout(env_id, RATE_BASE, 0)  # Cells that differ from it cost as in a bank.
+    started = time.perf_counter()
+    _encode_chunk(env_id, range(RATE_BASE, RATE_BASE + sample), base)
+    return sample / max(time.perf_counter() - started, 1e-9)
+
+
 def generate(env_id: str, size: int, seed: int) -> dict[str, np.ndarray]:
     """`size` layouts, minigrid's `reset(seed=seed + k)` for k in range(size), encoded.
 
-    Large banks print their progress on stderr (a bank of 2**19 layouts takes minutes).
+    The build prints its progress on stdout (`BuildProgress`: a bank of 2**20 layouts takes
+    minutes). An exception while it builds (a stop signal's, in the main thread) kills its
+    worker processes and removes their folder.
     """
-    env = make_minigrid(env_id)
-    sample = []
-    for k in range(min(size, BASE_SAMPLE)):
-        _reset(env, seed + k)
-        sample.append(state_of(env)["grid"])
-    base = base_of(np.stack(sample)).astype(np.int64)
-    started = time.monotonic()
-
-    shown = [-1]
-
-    def progress(done: int) -> None:
-        """One line per chunk done (rewritten in place on a terminal)."""
-        if done == shown[0]:
-            return
-        shown[0] = done
-        last = done >= size or not sys.stderr.isatty()
-        print(
-            f"\rLayouts of {env_id} from minigrid's generator: {done:,} of {size:,} "
-            f"({time.monotonic() - started:.0f} s)",
-            end="\n" if last else "",
-            file=sys.stderr,
-            flush=True,
-        )
-
-    return _assemble(base, _chunks(env_id, size, seed, base, progress))
+    base = base_layout(env_id, min(size, BASE_SAMPLE), seed)
+    return _assemble(base, _chunks(env_id, size, seed, base, BuildProgress(env_id, size)))
 
 
 def _pad(arrays: list[np.ndarray], fill: int) -> np.ndarray:
@@ -235,7 +256,12 @@ def decode(bank: dict[str, np.ndarray], index: int) -> dict[str, np.ndarray]:
 
 
 def _work(env_id: str, folder: str, ranges: list[str]) -> None:
-    """A worker of `_chunks`: encode each `start:stop` range of seeds into `folder`/start.npz."""
+    """A worker of `_chunks`: encode each `start:stop` range of seeds into `folder`/start.npz.
+
+    Should the building process end without ending it (SIGKILL, `os._exit`), its end of this
+    worker's stdin closes: the worker then removes `folder` and exits, rather than go on alone.
+    """
+    threading.Thread(target=_exit_with_parent, args=(folder,), daemon=True).start()
     base = np.load(os.path.join(folder, "base.npy"))
     for text in ranges:
         start, stop = (int(part) for part in text.split(":"))
@@ -244,6 +270,15 @@ def _work(env_id: str, folder: str, ranges: list[str]) -> None:
         with open(partial, "wb") as file:
             np.savez(file, **chunk)
         os.replace(partial, os.path.join(folder, f"{start}.npz"))
+
+
+def _exit_with_parent(folder: str) -> None:
+    # The file descriptor, not sys.stdin: a daemon thread inside sys.stdin's buffer would hold
+    # its lock, which the interpreter's exit then waits for in vain (a fatal error).
+    while os.read(0, 4096):  # Empty at end of file: the builder closed it, or is gone.
+        pass
+    shutil.rmtree(folder, ignore_errors=True)
+    os._exit(1)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ import tempfile
 
 import numpy as np
 
-from agents.envs.gridworld import compact
+from agents.envs.gridworld import build_progress, compact
 from agents.envs.gridworld.compact import FIELDS
 
 # Which bank a file holds, stored in it beside the layouts.
@@ -53,6 +53,31 @@ def cache_dir() -> pathlib.Path:
 def generate(env_id: str, size: int, seed: int) -> dict[str, np.ndarray]:
     """`size` layouts: minigrid's `reset(seed=seed + k)` for k in range(size), encoded."""
     return compact.generate(env_id, size, seed)
+
+
+def describe(env_id: str, size: int, seed: int) -> str:
+    """One line naming the bank of `env_id`, `size` and `seed`: cached (and where), or not
+    and how long building it takes here, from minigrid's rate measured in this process."""
+    path = path_of(env_id, size, seed)
+    what = f"Layout bank of {env_id}: {size:,} layouts from seed {seed}"
+    if path.exists():
+        try:
+            _read(path, _identity(env_id, size, seed))
+            return f"{what}, cached in {path}."
+        except ValueError as error:
+            what += f", cached in {path} but not usable ({error})"
+    else:
+        what += ", not cached"
+    rate = compact.measure_rate(env_id)
+    cost = build_progress.cost(
+        rate, size, compact.BASE_SAMPLE, compact.PARALLEL_FROM, compact.CHUNK
+    )
+    processes = f"{cost.processes} process{'es' if cost.processes > 1 else ''}"
+    return (
+        f"{what}: the run builds it first, in about {build_progress.duration(cost.seconds)} "
+        f"({cost.rate:,.0f} layouts/s measured here in one process; {processes}), and "
+        f"caches it in {path}."
+    )
 
 
 def _identity(env_id: str, size: int, seed: int) -> dict[str, str]:
