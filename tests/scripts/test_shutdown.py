@@ -62,10 +62,11 @@ def _processes_naming(text):
 
 def _stop_when_printed(tmp_path, argv, prefix, signum):
     """Train with `argv` (its cache and temporary folders in `tmp_path`) until it prints a line
-    starting with `prefix`, then send it `signum`: (exit status, seconds it took to end, stdout
-    lines, stderr)."""
+    starting with `prefix`, then send it `signum`: (exit status, or None where it did not end
+    within 30 s; seconds it took to end; stdout lines; stderr)."""
     (tmp_path / "tmp").mkdir()
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", AGENTS_CACHE=str(tmp_path / "cache"))
+    env["PYTHONFAULTHANDLER"] = "1"  # SIGABRT prints where it hangs.
     env["TMPDIR"] = str(tmp_path / "tmp")
     command = [sys.executable, "-m", "agents.scripts.train", f"--logdir={tmp_path / 'logs'}"]
     with open(tmp_path / "stderr.txt", "w") as stderr:
@@ -81,7 +82,12 @@ def _stop_when_printed(tmp_path, argv, prefix, signum):
             assert printed[-1] is not None, (tmp_path / "stderr.txt").read_text()
         process.send_signal(signum)
         sent = time.monotonic()
-        status = process.wait(timeout=30)
+        try:
+            status = process.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # Its threads' stacks, on stderr, for the failure.
+            process.send_signal(signal.SIGABRT)
+            process.wait(timeout=10)
+            status = None
         took = time.monotonic() - sent
     finally:
         process.kill()  # Only if still running.
