@@ -5,8 +5,13 @@ to 96; the message names the vector env, the env in it where that can be told, t
 came, as for the python backend.
 """
 
+import contextlib
 import glob
 import os
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -70,20 +75,67 @@ def test_an_id_envpool_lacks_is_one_line_naming_the_other_backends(tmp_path):
     assert "gymnasium-sync or gymnasium-async" in stderr
 
 
-@pytest.mark.slow
-def test_a_worker_that_dies_in_an_async_vector_env_ends_the_process_with_one_line(tmp_path):
-    """A worker killed mid-step leaves the others' pipes in no known state: the run stops naming
-    the env, and the process ends (its surviving workers are ended, not waited for)."""
-    import subprocess
-    import sys
+def _marked_processes(marker: str) -> list[int]:
+    """Pids of the live processes whose environment holds `marker` (forked and spawned env
+    processes inherit it; a zombie's environment reads empty)."""
+    found = []
+    for path in glob.glob("/proc/[0-9]*/environ"):
+        with contextlib.suppress(OSError), open(path, "rb") as handle:
+            if marker.encode() in handle.read().split(b"\0"):
+                found.append(int(path.split("/")[2]))
+    return found
 
-    env = faulty_envs.env_id("Faulty-kill-v0")
-    argv = [sys.executable, "-m", "agents.scripts.train", "--config=debug", f"--logdir={tmp_path}",
-            "--set", f"env={env}", "env_backend=gymnasium-async"]  # fmt: skip
-    result = subprocess.run(
-        argv, capture_output=True, text=True, timeout=180,
-        env=dict(os.environ, PYTHONPATH=os.getcwd()),
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "fault, backend, seed",
+    [
+        ("exit", "gymnasium-async", 1),  # Env 0 dies: its pipe is the first one read.
+        ("kill", "gymnasium-async", 0),
+        ("exit", "python", 1),  # An ExternalProcess per env (`--env_processes`).
+    ],
+)
+def test_a_dead_env_process_ends_the_run_within_a_minute_with_one_line(
+    fault, backend, seed, tmp_path
+):
+    """An env process that dies mid-step (`os._exit`, SIGKILL): the process ends with status 1
+    within a minute of the death, in one line naming the env and how its process ended; the
+    checkpoint written before stays, and no env process survives it."""
+    env = faulty_envs.env_id(f"Faulty-{fault}-v0")
+    command = [sys.executable, "-m", "agents.scripts.train", "--config=debug", f"--seed={seed}",
+               f"--logdir={tmp_path / 'logs'}", "--set", f"env={env}", f"env_backend={backend}",
+               "checkpoint_every=64"]  # fmt: skip
+    if backend == "python":
+        command.append("--env_processes")
+    environ = dict(os.environ, PYTHONPATH=os.getcwd(), TF_CPP_MIN_LOG_LEVEL="3")
+    environ[faulty_envs.KILL_TIME_FILE] = str(tmp_path / "died.txt")
+    environ["VECTOR_FAULTS_RUN"] = str(tmp_path)  # Marks this run's processes.
+    marker = f"VECTOR_FAULTS_RUN={tmp_path}"
+    # A file, not a pipe: a surviving env process holding it open must not hide the exit.
+    with open(tmp_path / "stderr.txt", "w") as stderr:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, env=environ)
+    try:
+        status = process.wait(timeout=180)  # Start-up and 39 steps first.
+        ended = time.time()
+        survivors = _marked_processes(marker)
+    finally:
+        for pid in [process.pid, *_marked_processes(marker)]:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        process.wait()
+    stderr = (tmp_path / "stderr.txt").read_text()
+    assert ended - float((tmp_path / "died.txt").read_text()) < 60, stderr
+    assert status == 1, stderr
+    index = 1 - seed  # The env reset with seed 1 is the faulty one.
+    name = f"Train vector env, environment {index}" if backend != "python" else (
+        f"Train environment {index}"
     )  # fmt: skip
-    assert result.returncode == 1, result.stderr
-    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
-    assert len(errors) == 1 and "Train vector env (Faulty-kill-v0) failed in step" in errors[0]
+    how = "was killed by SIGKILL." if fault == "kill" else "died with exit code 3."
+    assert stderr.startswith(
+        f"error: Stopped at env step {_FAILED_AT}: {name} (Faulty-{fault}-v0) failed in step: "
+        "Environment process "
+    ), stderr
+    assert stderr.endswith(f" {how}\n") and stderr.count("\n") == 1, stderr
+    (run_dir,) = glob.glob(str(tmp_path / "logs" / "*-debug*"))
+    assert os.path.isfile(os.path.join(run_dir, "checkpoints", "ckpt-64.index"))
+    assert survivors == []
