@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from agents.config import schema
+from agents.config import schema, yaml_loader
 from agents.config.config import Config
 from agents.config.errors import UsageError
 from agents.tools.attr_dict import AttrDict
@@ -72,7 +72,7 @@ def read_saved(path: str, defaults: dict[str, Any] | None = None) -> SavedConfig
         raise UsageError(f"No config file {path!r}.")
     try:
         with open(path) as handle:
-            data = yaml.load(handle, _PlainLoader)  # noqa: S506 (a SafeLoader, without aliases)
+            data = yaml_loader.load(handle)
     except (yaml.YAMLError, UnicodeDecodeError) as error:
         where = getattr(error, "problem_mark", None)
         line = f" (line {where.line + 1})" if where else ""
@@ -123,7 +123,7 @@ def load_config(
 def saved_seed(path: str) -> int | None:
     """The seed a `config.yaml` records, or None (files written before it was recorded)."""
     with open(path) as handle:
-        data = yaml.load(handle, _PlainLoader)  # noqa: S506 (a SafeLoader, without aliases)
+        data = yaml_loader.load(handle)
     return _seed_of(data)
 
 
@@ -135,18 +135,3 @@ def _seed_of(data: Any) -> int | None:
 def trained_world_size(run_dir: str) -> int:
     """The number of MPI ranks a run was trained with (1 for files that do not say)."""
     return read_config_file(os.path.join(run_dir, CONFIG_FILE))[2]
-
-
-class _PlainLoader(yaml.SafeLoader):
-    """YAML's safe loader without anchors and aliases, which config files never hold: a few
-    nested aliases (a "billion laughs" file of 1.5 KB) would expand without end."""
-
-    def compose_node(self, parent, index):
-        if self.check_event(yaml.AliasEvent):
-            raise yaml.composer.ComposerError(
-                None,
-                None,
-                "an alias (*), which config files do not use",
-                self.peek_event().start_mark,
-            )
-        return super().compose_node(parent, index)
