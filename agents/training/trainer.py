@@ -85,6 +85,7 @@ class Trainer:
         self.resumed, self.seed = setup.resumed, setup.seed
         self.started = False  # Whether training began (the run directory holds a run).
         self.env_steps: int | None = None  # Updated between training calls (any thread reads).
+        self._notes: list[str] = []  # Lines said after the start line, e.g. records moved.
         self.saved = False  # Whether the final checkpoint is written.
         self.result: TrainResult | None = None  # Set when training ends.
         self._used = False  # A Trainer trains once: `close` releases the run's lock.
@@ -218,7 +219,7 @@ class Trainer:
             return
         run.on_eval_call = lambda finished, share: calls.call("on_eval_call", finished, share)
         try:
-            metrics = MetricsLog(run.run_dir)
+            metrics = MetricsLog(run.run_dir, run.env_steps if self.resumed else None)
         except OSError as error:
             raise TrainingError(f"Cannot open {error.filename!r}: {error.strerror}.") from None
         if metrics.repaired:
@@ -229,6 +230,12 @@ class Trainer:
             warn(
                 f"warning: moved {metrics.damaged} damaged line(s) of {metrics.path} to "
                 f"{metrics.path}.damaged"
+            )
+        if metrics.superseded:  # Said after the start line (see `_say_start`).
+            self._notes.append(
+                f"Moved {metrics.superseded} record(s) of {metrics.path} past env step "
+                f"{run.env_steps}, which training repeats from its checkpoint, to "
+                f"{metrics.path}.superseded."
             )
         calls.callbacks[1:1] = [metrics]  # After the count, before everything that listens.
         try:
@@ -244,6 +251,8 @@ class Trainer:
         changed = self.changes()
         if changed:
             say(f"Config {self.name} with {changed}.")
+        for note in self._notes:
+            say(note)
 
     def _finish(self, run, calls: callbacks_module.CallbackList, outcome: LoopOutcome):
         """After the loop: save, summarise, write the results; the `TrainResult`."""

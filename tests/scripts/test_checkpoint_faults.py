@@ -7,6 +7,7 @@ last evaluation phase rewrites the 256 saved before it).
 
 import errno
 import glob
+import json
 import os
 
 import numpy as np
@@ -49,6 +50,11 @@ def test_resume_without_a_readable_index_finds_the_latest_checkpoint(index, run_
     code, stdout, stderr = runs.resume(run_copy, "--set", "train_steps=320")
     assert code == 0, stderr
     assert stdout.startswith(f"Resuming run {run_copy} at env step 256.\n")
+    # The final checkpoint covers every record: none is set aside, none made again.
+    assert "Moved" not in stdout
+    assert not os.path.exists(os.path.join(run_copy, "metrics.jsonl.superseded"))
+    steps = [(record["env_steps"], record["phase"]) for record in _records(run_copy)]
+    assert steps[-3:] == [(256, "eval"), (320, "train"), (320, "eval")]
     # The index lists the checkpoints again: for TensorFlow, and for the rotation that keeps the
     # last three, the old ones among them.
     latest = tf.train.latest_checkpoint(os.path.join(run_copy, "checkpoints"))
@@ -56,12 +62,33 @@ def test_resume_without_a_readable_index_finds_the_latest_checkpoint(index, run_
     assert _checkpoints(run_copy) == ["ckpt-192", "ckpt-256", "ckpt-320"]
 
 
+def _records(run_dir, name="metrics.jsonl"):
+    with open(os.path.join(run_dir, name)) as handle:
+        return [json.loads(line) for line in handle]
+
+
 def test_resume_falls_back_past_corrupt_checkpoints_and_keeps_them(run_copy):
     _truncate(run_copy, "ckpt-256")
     _truncate(run_copy, "ckpt-192")
+    before = _records(run_copy)
     code, stdout, stderr = runs.resume(run_copy)
     assert code == 0, stderr
     assert stdout.startswith(f"Resuming run {run_copy} at env step 128.\n")
+    # The records of 129-256, which training made again, are set aside, not read twice.
+    path = os.path.join(run_copy, "metrics.jsonl")
+    later = [record for record in before if record["env_steps"] > 128]
+    assert f"Moved {len(later)} record(s) of {path} past env step 128, which training " in stdout
+    # The checkpoint of 128 was saved before the evaluation at 128, which is made again.
+    (again,) = [r for r in before if r["env_steps"] == 128 and r["phase"] == "eval"]
+    assert _records(run_copy, "metrics.jsonl.superseded") == later + [again]
+    records = _records(run_copy)
+    kept = [r for r in before if r["env_steps"] < 128 or r["env_steps"] == 128 and r is not again]
+    assert records[: len(kept)] == kept
+    steps = [(record["env_steps"], record["phase"]) for record in records]
+    assert len(set(steps)) == len(steps) and records[-1]["env_steps"] == 256
+    assert [r["env_steps"] for r in records] == sorted(r["env_steps"] for r in records)
+    walls = [record["wall_time"] for record in records if "wall_time" in record]
+    assert walls == sorted(walls)  # It goes on from the last record kept.
     directory = os.path.join(run_copy, "checkpoints")
     for name in ("ckpt-256", "ckpt-192"):
         assert f"warning: Checkpoint {directory}/{name} cannot be read (" in stderr
