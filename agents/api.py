@@ -288,12 +288,67 @@ def _register_vector(source: Any, built: Any, overrides: dict[str, Any]) -> str:
                 f"{key} unset or set it to {count}."
             )
         overrides[key] = count
-    spec_name = getattr(getattr(built, "spec", None), "name", None)
-    kind = spec_name if isinstance(spec_name, str) else _id_name(type(built))
-    env_id = f"{API_NAMESPACE}/{re.sub(r'[^A-Za-z0-9_]', '', kind) or 'env'}-v0"
+    env_id = f"{API_NAMESPACE}/{_vector_env_name(built)}"
     if source is built:
         vector_envs.register(env_id, built)
     else:
         first = [built]
         vector_envs.register(env_id, lambda: first.pop() if first else source())
     return env_id
+
+
+def _vector_env_name(built: Any) -> str:
+    """The gymnasium id a vector env was made from, as given (`CartPole-v1` of
+    `gym.make_vec("CartPole-v1")`, that of a `SyncVectorEnv`'s first env), or its class's name
+    with `-v0` where it tells none (an `AsyncVectorEnv` keeps only its callables)."""
+    specs = [getattr(built, "spec", None)]
+    specs += [getattr(env, "spec", None) for env in getattr(built, "envs", [])[:1]]
+    for spec in specs:
+        env_id = getattr(spec, "id", None)
+        if isinstance(env_id, str) and re.fullmatch(r"[\w./-]+", env_id):
+            return env_id
+    return f"{_id_name(type(built))}-v0"
+
+
+EXPORT_FORMATS = ("onnx",)  # What `export` writes; training itself exports the SavedModel.
+
+
+def export(
+    run_dir: str, format: str = "onnx", path: str | None = None, checkpoint: str | None = None
+) -> str:
+    """Write a run's trained policy in a format that runs without TensorFlow; returns its path.
+
+    `format="onnx"`: an ONNX model of the deterministic policy, converted from the SavedModel
+    with tf2onnx, that onnxruntime runs on numpy arrays: the observation normalizer, a dict
+    observation's action mask and the clipping to a Box action space's bounds are inside, and a
+    recurrent policy takes its state and `reset` flag as inputs and returns its next state (see
+    `agents.ppo.export_onnx`). Needs the `onnx` extra (`pip install -e ".[onnx]"`).
+
+    Args:
+        run_dir: A run directory (its `policy/`, else its newest checkpoint, as `load_policy`
+            reads it), or a SavedModel directory.
+        format: One of `EXPORT_FORMATS`: "onnx".
+        path: The file to write (default: `<run_dir>/policy.onnx`).
+        checkpoint: A checkpoint path whose policy to export instead of `policy/`.
+
+    Raises:
+        ValueError: An unknown format, a missing extra, or a run whose policy cannot be used
+            (the message names it).
+        FileNotFoundError: There is neither an exported policy nor a checkpoint there.
+    """
+    if format not in EXPORT_FORMATS:
+        raise ValueError(
+            f"export(format={format!r}): unknown format; accepted: {', '.join(EXPORT_FORMATS)}."
+        )
+    from agents.runtime import tf_loading
+
+    tf_loading.import_tensorflow()  # Quietly, before tf2onnx imports it.
+    from agents.ppo import export_onnx
+
+    try:
+        export_onnx.converter_modules()  # A missing extra is told before the policy loads.
+        policy = load_policy(run_dir, checkpoint)
+        target = path if path is not None else os.path.join(run_dir, "policy.onnx")
+        return export_onnx.save_onnx(policy.saved_model, target)
+    except UsageError as error:
+        raise ValueError(str(error)) from None

@@ -30,7 +30,7 @@ def test_a_vector_env_instance_trains_and_its_size_sets_the_env_counts(tmp_path,
     result = agents.train(debug, logdir=str(tmp_path), env=_pendulum(3, mode), verbose=0)
     saved = _saved_config(result.run_dir)
     assert saved["num_agents"] == saved["eval_agents"] == 3
-    assert saved["env"] == "agents_api/SyncVectorEnv-v0"
+    assert saved["env"] == "agents_api/Pendulum-v1"  # The id its envs were made from.
     call = 3 * debug["rollout_length"]  # Env steps of a training call of 3 envs.
     assert result.env_steps == -(-debug["train_steps"] // call) * call  # Whole calls.
     with open(os.path.join(result.run_dir, "metrics.jsonl")) as handle:
@@ -47,6 +47,14 @@ def test_a_callable_is_called_for_training_and_for_evaluation(tmp_path):
 
     agents.train("debug", logdir=str(tmp_path), env=make, train_steps=64, verbose=0)
     assert len(built) == 2 and built[0] is not built[1]
+
+
+def test_a_vector_env_is_recorded_under_the_id_it_was_made_with(tmp_path):
+    def make():
+        return gym.make_vec("CartPole-v1", num_envs=2, vectorization_mode="vector_entry_point")
+
+    result = agents.train("debug", logdir=str(tmp_path), env=make, train_steps=64, verbose=0)
+    assert _saved_config(result.run_dir)["env"] == "agents_api/CartPole-v1"
 
 
 def test_a_size_that_contradicts_num_agents_is_one_line(tmp_path):

@@ -113,6 +113,9 @@ def episode_limit(vector_env: Any) -> int | None:
     config = getattr(getattr(vector_env, "spec", None), "config", None)
     if config is not None and getattr(config, "max_episode_steps", None):  # An EnvPool pool.
         return int(config.max_episode_steps)
+    own = getattr(vector_env, "max_episode_steps", None)
+    if isinstance(own, int) and own > 0:  # Gymnasium's own vector envs (`gym.make_vec`).
+        return own
     envs = getattr(vector_env, "envs", None)
     if envs:  # SyncVectorEnv: its envs themselves.
         limits = [environments.episode_limit(env) for env in envs]
