@@ -138,6 +138,14 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _draw_each(axes, label: str, curves: list) -> None:
+    """Each run's own curve, in one colour, for a group without a common range of x."""
+    color = None
+    for index, (x, y) in enumerate(curves):
+        name = None if index else f"{label} ({len(curves)} runs without a common range: each run)"
+        color = axes.plot(x, y, marker=".", color=color, alpha=0.7, label=name)[0].get_color()
+
+
 def _with_ci(value: float, interval: tuple[float, float]) -> str:
     return f"{value:.2f} [{interval[0]:.2f}, {interval[1]:.2f}]"
 
@@ -147,6 +155,9 @@ def plot(
 ) -> str:
     """Draw each group's mean eval score with its 95% bootstrap band over runs; PNG or SVG by
     `path`'s extension. Returns `path`.
+
+    A group whose runs share no range of `x` (against wall time, runs that evaluated once at
+    different times) has no mean curve: each of its runs is drawn alone, as the legend says.
 
     Raises:
         UsageError: An unknown x axis, or no group with evaluations.
@@ -164,10 +175,14 @@ def plot(
         curves = [(getattr(run, x), run.scores) for run in runs if len(run.scores)]
         if not curves:
             continue
-        grid, mean, low, high = aggregates.band(curves, reps)
-        marker = "." if len(grid) < 30 else None
-        line = axes.plot(grid, mean, marker=marker, label=f"{label} ({len(curves)} runs)")[0]
-        axes.fill_between(grid, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
+        try:
+            grid, mean, low, high = aggregates.band(curves, reps)
+        except ValueError:  # E.g. against wall time, runs of one evaluation each.
+            _draw_each(axes, label, curves)
+        else:
+            marker = "." if len(grid) < 30 else None
+            line = axes.plot(grid, mean, marker=marker, label=f"{label} ({len(curves)} runs)")[0]
+            axes.fill_between(grid, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
         drawn += 1
     if not drawn:
         raise UsageError("None of the runs has an evaluation to draw.")

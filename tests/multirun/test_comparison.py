@@ -83,3 +83,25 @@ def test_plots_are_written_as_png_or_svg_and_bad_input_is_one_line(tmp_path):
         comparison.find_runs([str(tmp_path / "nothing*")])
     with pytest.raises(UsageError, match="Unknown config key 'colour'"):
         comparison.read_run(groups["pendulum"][0].run_dir, "colour")
+
+
+def test_runs_without_a_common_range_are_drawn_each_not_refused(tmp_path):
+    """Against wall time, runs that evaluated once each at different times share no range: no
+    mean exists, so each run is drawn, and the legend says so."""
+    import matplotlib
+
+    for seed in range(2):
+        run_dir = _run(tmp_path, "pendulum", seed, [-300.0 - seed], steps=(100,))
+        with open(os.path.join(run_dir, "metrics.jsonl"), "w") as handle:
+            record = {"phase": "eval", "env_steps": 100, "score": -300.0, "wall_time": 1.0 + seed}
+            handle.write(json.dumps(record) + "\n")
+    groups = comparison.group_runs(
+        [comparison.read_run(path) for path in comparison.find_runs([f"{tmp_path}/*"])]
+    )
+    with pytest.raises(ValueError, match="share no range"):
+        aggregates.band([(run.wall_time, run.scores) for run in groups["pendulum"]])
+    with matplotlib.rc_context({"svg.fonttype": "none"}):  # Text as text, to be read here.
+        svg = comparison.plot(groups, str(tmp_path / "curves.svg"), x="wall_time")
+    text = pathlib.Path(svg).read_text()
+    assert "pendulum (2 runs without a common range: each run)" in text
+    assert text.count("pendulum (") == 1  # One legend entry for the group.
