@@ -18,7 +18,6 @@ raises instead of exiting; `load_policy` reads the SavedModel that training expo
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import re
 import sys
@@ -72,8 +71,10 @@ def train(
             builds, and a single env built so is closed), or a
             `agents.envs.NativeEnv` (an instance, or a class built without arguments), trained
             natively as `agents_api/<name>-v0` (native_env=True).
-        verbose: 0: print nothing but warnings and errors; 1: the report lines and where the
-            results went (as the command line prints them); 2: TensorFlow's log lines too.
+        verbose: 0: the run prints nothing but warnings and errors (what your callbacks and
+            envs print still reaches stdout; a layout bank's build, minutes long, still says
+            its progress); 1: the report lines and where the results went (as the command
+            line prints them); 2: TensorFlow's log lines too.
         resume: A run directory to resume from its latest checkpoint (`config` and `logdir`
             are then the run's own); overrides may raise `train_steps`.
         callbacks: `agents.training.callbacks.Callback`s called on start, on each report, on
@@ -149,7 +150,6 @@ def _train(config, logdir, seed, env, verbose, resume, callbacks, name, override
     elif env is not None:
         overrides["env"] = env if isinstance(env, str) else _register(env, overrides)
     saved_environ = dict(os.environ)
-    silence = contextlib.redirect_stdout(io.StringIO()) if verbose <= 0 else None
     try:
         trainer = Trainer(
             None if resume is not None else config,
@@ -159,8 +159,8 @@ def _train(config, logdir, seed, env, verbose, resume, callbacks, name, override
             overrides=overrides,
             name=name,
         )
-        shell = process_shell(trainer.budget, host=True, bar=verbose > 0)
-        with silence or contextlib.nullcontext(), shell as listeners:
+        shell = process_shell(trainer.budget, host=True, bar=verbose > 0, console=verbose > 0)
+        with shell as listeners:
             result = trainer.train(listeners + list(callbacks), verbose >= 2)
     except FinishedRunError as error:
         raise ValueError(error.message(f"train(resume={error.run_dir!r}, train_steps=N)")) from None

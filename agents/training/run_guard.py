@@ -218,6 +218,7 @@ def process_shell(
     root: bool = True,
     host: bool = False,
     bar: bool = True,
+    console: bool = True,
     describe: Callable[[str], str] = str,
 ) -> Iterator[list[Callback]]:
     """The consumers a process wraps a run in, shared by the command line, `agents.train` and
@@ -230,6 +231,8 @@ def process_shell(
         host: The process is someone else's (a notebook, a script): a second signal stops
             after the step rather than ending it.
         bar: Draw the progress bar (on a terminal or in a notebook).
+        console: Print the run's lines (`ConsoleLog`); without them stdout is left to the
+            caller's code (callbacks, envs), not captured.
         describe: Called with the reason when the guard ends the process at once; returns
             the line to print (the latest checkpoint and how to resume).
     """
@@ -238,4 +241,4 @@ def process_shell(
 
     progress = TrainingProgress(total, enabled=root and bar)
     with RunGuard(root, describe, host=host) as guard, progress:
-        yield [guard, progress, ConsoleLog()]
+        yield [guard, progress] + ([ConsoleLog()] if console else [])
