@@ -1,7 +1,8 @@
 """The metrics file of a run: one JSON line per report, for reading results with pandas.
 
 `<run dir>/metrics.jsonl` gets a line per train and eval report, e.g.
-`{"phase": "eval", "env_steps": 20480, "score": -180.2, "episodes": 16, ...}`; a resumed run
+`{"phase": "eval", "env_steps": 20480, "score": -180.2, "episodes": 16, "policy": "mode", ...}`
+(an evaluation's `policy`: the config's `eval_policy`, the mode or a sample); a resumed run
 appends to it. `pandas.read_json(path, lines=True)` reads it as a table.
 
 A run resumed from a checkpoint older than its last records (killed with SIGKILL, or a damaged
@@ -65,8 +66,9 @@ class MetricsLog(Callback):
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
             self.repaired = _drop_partial_line(self._fd)
 
-    def append(self, report) -> None:
-        """Write one `tools.loop.Report` as a line: phase, env steps, score, episodes, scalars."""
+    def append(self, report, eval_policy: str | None = None) -> None:
+        """Write one `tools.loop.Report` as a line: phase, env steps, score, episodes, scalars;
+        an eval record also names `eval_policy` ("mode" or "sample") as `policy`, if given."""
         if self._fd is None:
             return
         record: dict[str, Any] = {
@@ -75,6 +77,8 @@ class MetricsLog(Callback):
             "score": None if math.isnan(report.score) else report.score,
             "episodes": report.episodes,
         }
+        if eval_policy and report.phase == "eval":
+            record["policy"] = eval_policy
         if not math.isnan(report.success_rate):
             record["success_rate"] = report.success_rate
         for key, value in report.metrics.items():
@@ -109,7 +113,7 @@ class MetricsLog(Callback):
 
     def on_report(self, run: RunHandle, report) -> None:
         try:
-            self.append(report)
+            self.append(report, (run.config or {}).get("eval_policy"))
         except OSError as error:
             raise TrainingError(
                 f"Cannot write {self.path!r} ({error.strerror}); stopped at env step "

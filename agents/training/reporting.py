@@ -144,7 +144,7 @@ class ConsoleLog(Callback):
             new_best = not math.isnan(score) and not score <= self._best
             if new_best:
                 self._best = score
-        self._write(report_line(report, new_best))
+        self._write(report_line(report, new_best, (run.config or {}).get("eval_policy")))
 
     def on_eval_call(self, run: RunHandle, finished: int, share: int) -> None:
         now = time.monotonic()
@@ -215,8 +215,9 @@ _UPDATE_FIGURES = (
 )
 
 
-def report_line(report, new_best: bool = False) -> str:
-    """The line printed for a train or eval report.
+def report_line(report, new_best: bool = False, eval_policy: str | None = None) -> str:
+    """The line printed for a train or eval report; an eval line names `eval_policy` (the
+    config's: "mode" or "sample") after its episodes where it is given.
 
     A train line gives the mean return of the training episodes that ended, the update's
     losses (`pi`: policy, `v`: value, `rnd`: predictor), entropy, KL, clip fraction and
@@ -228,7 +229,8 @@ def report_line(report, new_best: bool = False) -> str:
     metrics = report.metrics
     score = "n/a" if math.isnan(report.score) else f"{report.score:9.2f}"
     line = f"{report.phase:>5}  env step {metrics.get('env_steps', 0):>9.0f}  "
-    line += f"score {score} ({report.episodes:3d} episodes)"
+    policy = f", {eval_policy}" if eval_policy and report.phase == "eval" else ""
+    line += f"score {score} ({report.episodes:3d} episodes{policy})"
     if "score_std" in metrics:
         line += f" +/- {metrics['score_std']:.2f} [{metrics['score_min']:.2f}, "
         line += f"{metrics['score_max']:.2f}]"

@@ -2,9 +2,11 @@
 
 Every report of a train or eval phase is written as it is printed: its mean score and episode
 length, and its metrics (floats as scalars, arrays as histograms) under the tags of
-`summaries.tag`, at the run's training env steps. TensorFlow's event writer drops a write that
-the disk refuses without raising, so after each flush the events file must have grown; if not,
-the write failed, as a metrics.jsonl write that fails (see `reporting.run_loop`).
+`summaries.tag`, at the run's training env steps; the first evaluation also names the policy it
+scores (`eval/policy` in the Text tab: the mode, or samples). TensorFlow's event writer drops a
+write that the disk refuses without raising, so after each flush the events file must have
+grown; if not, the write failed, as a metrics.jsonl write that fails (see
+`reporting.run_loop`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from agents.training.callbacks import Callback, RunHandle
 from agents.training.train_result import TrainingError
 
 _EVENTS = "events.out.tfevents.*"
+_POLICIES = {"mode": "mode (deterministic)", "sample": "samples (eval_policy: sample)"}
 
 
 class TensorBoardLog(Callback):
@@ -39,6 +42,7 @@ class TensorBoardLog(Callback):
         self._dir = run_dir
         self._writer = None
         self._path, self._size = None, 0
+        self._policy_written = False
         if run_dir is None:
             return
         before = set(glob.glob(os.path.join(run_dir, _EVENTS)))
@@ -54,6 +58,9 @@ class TensorBoardLog(Callback):
 
     def on_report(self, run: RunHandle, report: Report) -> None:
         try:
+            policy = (run.config or {}).get("eval_policy")
+            if report.phase == "eval" and policy and not self._policy_written:
+                self.write_policy(policy, int(report.metrics["env_steps"]))
             self.write(report, int(report.metrics["env_steps"]))
         except SummaryError as error:
             raise TrainingError(f"{error}; stopped at env step {run.env_steps}") from None
@@ -75,6 +82,24 @@ class TensorBoardLog(Callback):
         tagged = [(summaries.tag(report.phase, name), value) for name, value in values]
         if write_values(self._writer, tagged, env_steps, self._dir):
             self._check_growth()
+
+    def write_policy(self, eval_policy: str, env_steps: int) -> None:
+        """Name the evaluation policy in the Text tab (`eval/policy`), once: the `eval/` scores
+        are those of the policy's mode, or of its samples.
+
+        Raises:
+            SummaryError: The write failed.
+        """
+        if self._writer is None:
+            return
+        text = f"Evaluation acts by the policy's {_POLICIES.get(eval_policy, eval_policy)}."
+        try:
+            with self._writer.as_default(step=env_steps):
+                tf.summary.text(summaries.tag("eval", "policy"), text)
+            self._writer.flush()
+        except (OSError, tf.errors.OpError) as error:
+            raise summary_error(self._dir, error) from None
+        self._policy_written = True
 
     def _check_growth(self) -> None:
         if self._path is None:

@@ -118,9 +118,9 @@ def test_visualize_needs_a_positive_number_of_episodes(episodes, tmp_path, capsy
 def test_resume_command_is_shell_quoted(tmp_path, monkeypatch):
     format_report = reporting.report_line
 
-    def format_and_terminate(report, new_best=False):
+    def format_and_terminate(report, *args):
         signal.raise_signal(signal.SIGTERM)
-        return format_report(report, new_best)
+        return format_report(report, *args)
 
     monkeypatch.setattr(reporting, "report_line", format_and_terminate)
     logdir = str(tmp_path / "my runs; $HOME")

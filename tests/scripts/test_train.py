@@ -5,6 +5,7 @@ only the Ctrl-C test starts a process.
 """
 
 import glob
+import json
 import os
 import shutil
 import signal
@@ -81,7 +82,14 @@ def test_new_run_writes_config_checkpoints_and_summaries(first_run):
     lines = stdout.splitlines()
     assert lines[0] == f"Starting run {run_dir} at env step 0."
     assert any(line.startswith("train  env step") for line in lines)
-    assert any(line.startswith(" eval  env step") for line in lines)
+    # Which policy evaluation scored, on its line, in its records and in TensorBoard's Text tab.
+    evals = [line for line in lines if line.startswith(" eval  env step")]
+    assert evals and all(" episodes, mode)" in line for line in evals)
+    with open(os.path.join(run_dir, "metrics.jsonl")) as handle:
+        records = [json.loads(line) for line in handle]
+    assert {r["phase"]: r.get("policy") for r in records} == {"train": None, "eval": "mode"}
+    (text,) = _text(run_dir, "eval/policy")
+    assert text == "Evaluation acts by the policy's mode (deterministic)."
     assert lines[-1] == f"Done: 256 env steps in {run_dir}."
 
 
@@ -284,9 +292,9 @@ def test_unwritable_logdir(tmp_path):
 def test_sigterm_stops_at_a_step_and_saves(signum, tmp_path, monkeypatch):
     format_report = reporting.report_line
 
-    def format_and_terminate(report, new_best=False):  # Signals arrive while the loop runs.
+    def format_and_terminate(report, *args):  # Signals arrive while the loop runs.
         signal.raise_signal(signum)
-        return format_report(report, new_best)
+        return format_report(report, *args)
 
     monkeypatch.setattr(reporting, "report_line", format_and_terminate)
     previous = signal.getsignal(signum)
@@ -328,7 +336,7 @@ def test_a_signal_during_an_evaluation_ends_it_after_that_call_and_saves(
     assert len(calls) == eval_calls  # A signal in the first call cuts the evaluation there.
     (eval_line,) = [line for line in stdout.splitlines() if line.startswith(" eval")]
     assert eval_line.startswith(" eval  env step       128  score ")
-    assert f"({episodes:3d} episodes)" in eval_line
+    assert f"({episodes:3d} episodes, mode)" in eval_line
     # An evaluation that its last call completed keeps its score.
     assert ("interrupted by the stop" in eval_line) == (episodes == 0)
     assert "Interrupted at env step 128; checkpoint saved. Resume with: " in stderr
@@ -358,3 +366,14 @@ def _tags(run_dir):
     accumulator = event_accumulator.EventAccumulator(run_dir)
     accumulator.Reload()
     return set(accumulator.Tags()[event_accumulator.TENSORS])
+
+
+def _text(run_dir, tag):
+    """The text summaries of `tag` in a run directory's event files."""
+    import tensorflow as tf
+    from tensorboard.backend.event_processing import event_accumulator
+
+    accumulator = event_accumulator.EventAccumulator(run_dir)
+    accumulator.Reload()
+    events = accumulator.Tensors(tag) if tag in accumulator.Tags()["tensors"] else []
+    return [tf.make_ndarray(event.tensor_proto).item().decode() for event in events]

@@ -41,6 +41,9 @@ def test_an_eval_line_gives_the_spread_and_marks_a_new_best():
     assert reporting.report_line(train).endswith("(  5 episodes)  success 0.80")
     line = reporting.report_line(Report("eval", 20480, math.nan, 0, {"env_steps": 20480.0}))
     assert line == " eval  env step     20480  score n/a (  0 episodes)"
+    line = reporting.report_line(Report("eval", 20480, 1.5, 8, {}), eval_policy="mode")
+    assert line == " eval  env step         0  score      1.50 (  8 episodes, mode)"
+    assert reporting.report_line(train, eval_policy="mode").endswith("(  5 episodes)  success 0.80")
     stopped = {"env_steps": 20480.0, "interrupted": 1.0, "wall_time": 6.0}
     line = reporting.report_line(Report("eval", 20480, math.nan, 0, stopped))
     assert (
@@ -60,6 +63,7 @@ class _Clock:
 class _Run:
     env_steps = 8192
     ranks = 1
+    config = {"eval_policy": "sample"}
 
 
 def _eval_report():
@@ -81,6 +85,9 @@ def test_a_long_evaluation_says_how_it_goes_once_a_minute(monkeypatch):
         " eval  env step      8192  playing: 2 of 4 episodes finished  0:03:02",
     ]
     console.on_report(run, _eval_report())  # The next evaluation counts from its first call.
+    assert (
+        lines[-1] == " eval  env step      8192  score     -3.00 (  4 episodes, sample)  new best"
+    )
     lines.clear()
     for seconds in (130, 189):
         clock.now = 100.0 + seconds
