@@ -66,6 +66,12 @@ setuptools.setup(
             "mkdocstrings[python]>=1.0,<2",
             "optuna>=3.0",  # The tuner's tests.
             "wandb>=0.19",  # --track's tests (offline).
+            # The ONNX export's parity tests run in CI, which installs this extra alone; LiteRT
+            # runs the TFLite tests (tf.lite.Interpreter is deprecated in its favour).
+            "tf2onnx>=1.17",
+            "onnx>=1.23",
+            "onnxruntime>=1.31",
+            "ai-edge-litert>=2.3",
         ],
         # The documentation site: `mkdocs serve`, `mkdocs build --strict` (mkdocs.yml).
         "docs": ["mkdocs-material>=9.5,<10", "mkdocstrings[python]>=1.0,<2"],
@@ -77,6 +83,12 @@ setuptools.setup(
         "envpool": ["envpool>=1.2; python_version >= '3.11'"],
         # python -m agents.scripts.tune: Optuna, the standard for TPE sampling and pruning.
         "tune": ["optuna>=3.0"],
+        # agents.export(run_dir, format="onnx"): tf2onnx converts (1.16 pins protobuf 3.20, which
+        # TF 2.16+ cannot import with); onnxruntime runs the model with numpy alone. The
+        # releases tested: tf2onnx 1.17.0, onnx 1.23.2, onnxruntime 1.31.1.
+        "onnx": ["tf2onnx>=1.17", "onnx>=1.23", "onnxruntime>=1.31"],
+        # TFLite models run by LiteRT, which replaces the deprecated tf.lite.Interpreter.
+        "litert": ["ai-edge-litert>=2.3"],
         # train --track: Weights & Biases, the tracker most RL users reach for (CleanRL's).
         "track": ["wandb>=0.19"],
         # pygame (classic-control) renders Pendulum and CartPole frames; imageio writes mp4.
