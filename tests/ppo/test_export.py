@@ -122,8 +122,7 @@ def test_tflite_converts_to_builtin_ops_and_acts_like_the_saved_model(exported):
     path, policy, observ = exported
     converter = tf.lite.TFLiteConverter.from_saved_model(path)
     converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
-    interpreter = tf.lite.Interpreter(model_content=converter.convert())
-    runner = interpreter.get_signature_runner("serving_default")
+    runner = _interpreter(converter.convert()).get_signature_runner("serving_default")
     actions = runner(observation=observ)["action"]
     np.testing.assert_allclose(actions, policy(observ).numpy(), rtol=1e-5, atol=1e-6)
 
@@ -174,8 +173,17 @@ def test_non_finite_observations_are_refused_by_every_function_and_flagged_in_tf
 def _tflite_runner(path):
     converter = tf.lite.TFLiteConverter.from_saved_model(path, signature_keys=["tflite"])
     converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
-    interpreter = tf.lite.Interpreter(model_content=converter.convert())
-    return interpreter.get_signature_runner("tflite")
+    return _interpreter(converter.convert()).get_signature_runner("tflite")
+
+
+def _interpreter(model_content: bytes):
+    """LiteRT's interpreter, which replaces the deprecated `tf.lite.Interpreter` (its stand-in
+    where LiteRT is not installed)."""
+    try:
+        from ai_edge_litert import interpreter as litert
+    except ImportError:
+        return tf.lite.Interpreter(model_content=model_content)
+    return litert.Interpreter(model_content=model_content)
 
 
 class _DictEnv(gym.Env):
