@@ -18,6 +18,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 
+from agents.runtime import xla_scratch
 from agents.training.callbacks import Callback, RunHandle
 
 _POLL_SECONDS = 0.2  # How often the watchdog looks at the environments.
@@ -192,7 +193,8 @@ class RunGuard(Callback):
                 )
 
     def _end(self, reason: str, status: int) -> None:
-        """Kill the env processes, print `describe(reason)`, and end the process."""
+        """Kill the env processes, print `describe(reason)`, publish and remove the process's
+        XLA scratch folder, and end the process."""
         for child in multiprocessing.active_children():
             with contextlib.suppress(Exception):
                 child.kill()
@@ -203,6 +205,8 @@ class RunGuard(Callback):
         _say(line)
         with contextlib.suppress(Exception):
             sys.stdout.flush()
+        with contextlib.suppress(Exception):  # os._exit runs no atexit: its folder would stay.
+            xla_scratch.close()
         os._exit(status)
 
 

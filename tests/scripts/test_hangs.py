@@ -24,11 +24,12 @@ _HUNG_ENV = ["--set", f"env={faulty_envs.env_id('Faulty-hang-v0')}", "--set", "c
 
 
 @contextlib.contextmanager
-def _trainer(tmp_path, *argv, **popen):
-    """The training process, its stderr going to `tmp_path/stderr.txt`; killed on exit."""
+def _trainer(tmp_path, *argv, env=None, **popen):
+    """The training process, its stderr going to `tmp_path/stderr.txt`; killed on exit. `env`
+    adds to the environment."""
     command = [sys.executable, "-m", "agents.scripts.train", "--config=debug"]
     command += [f"--logdir={tmp_path / 'logs'}", *argv]
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", **(env or {}))
     env[faulty_envs.HANG_FILE] = str(tmp_path / "hang.txt")
     with open(tmp_path / "stderr.txt", "w") as stderr:
         process = subprocess.Popen(
@@ -109,8 +110,12 @@ def test_hung_env_stops_training_after_env_timeout(tmp_path):
 @pytest.mark.slow
 def test_second_signal_ends_a_hung_step_and_the_env_processes(tmp_path):
     argv = [*_HUNG_ENV, "--set", "env_timeout=None", "--env_processes"]
-    with _trainer(tmp_path, *argv) as process:
+    (tmp_path / "tmp").mkdir()  # Its own TMPDIR: the XLA scratch folder must go with it.
+    # Without this process's TF_XLA_FLAGS, which point at this process's scratch folder.
+    scratch = dict(TMPDIR=str(tmp_path / "tmp"), TF_XLA_FLAGS="")
+    with _trainer(tmp_path, *argv, env=scratch) as process:
         env_pid = _wait_for_hang(tmp_path, process)
+        assert [name for name in os.listdir(tmp_path / "tmp") if name.startswith("agents-xla-")]
         process.send_signal(signal.SIGINT)
         time.sleep(0.5)
         assert process.poll() is None  # The first signal waits for the step.
@@ -123,6 +128,7 @@ def test_second_signal_ends_a_hung_step_and_the_env_processes(tmp_path):
         f"{_run_dir(tmp_path)}/checkpoints/ckpt-64. Resume with: " in stderr
     )
     assert _is_gone(env_pid)
+    assert not [name for name in os.listdir(tmp_path / "tmp") if name.startswith("agents-xla-")]
 
 
 @pytest.mark.slow
