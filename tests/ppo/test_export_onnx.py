@@ -1,6 +1,8 @@
 """Tests for the ONNX export: onnxruntime acts as the SavedModel does, for every kind of policy."""
 
 import os
+import pathlib
+import re
 import shutil
 import sys
 
@@ -203,3 +205,21 @@ def test_the_command_line_writes_policy_onnx_in_the_run(mlp, tmp_path, capsys):
     observ = np.random.default_rng(6).uniform(-3, 3, (8, 3)).astype(np.float32)
     (action,) = onnxruntime.InferenceSession(str(path)).run(["action"], {"observation": observ})
     assert np.abs(action - _serving(saved_model, observ).numpy()).max() <= _TOLERANCE
+
+
+def test_the_docs_example_runs_a_recurrent_policy_without_tensorflow(gru, tmp_path, monkeypatch):
+    _, _, onnx_path = gru
+    text = (pathlib.Path(__file__).parents[2] / "docs" / "python-api.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
+    example = next(block for block in blocks if "import onnxruntime" in block)
+    run_dir = tmp_path / "logdir" / "run"
+    run_dir.mkdir(parents=True)
+    shutil.copy(onnx_path, run_dir / "policy.onnx")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(sys.modules, "tensorflow", None)  # An import of it would fail.
+    printed = []
+    exec(compile(example, "docs/python-api.md", "exec"), {"print": lambda *a: printed.append(a)})  # noqa: S102
+    assert [line[0] for line in printed] == [0, 1, 2]
+    actions = [line[1] for line in printed]
+    assert actions[0] != actions[1]  # The state carried from step to step moves the actions.
+    assert all(all(line[2]) for line in printed)
