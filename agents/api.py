@@ -167,7 +167,7 @@ def _train(config, logdir, seed, env, verbose, resume, callbacks, name, override
     except UsageError as error:
         raise ValueError(str(error)) from None
     except TrainingError as error:
-        raise RuntimeError(_with_next_step(error)) from None
+        raise RuntimeError(error.with_next_step("train(resume=<run_dir>)")) from None
     finally:
         _restore_environ(saved_environ)
     if result.stopped:
@@ -183,15 +183,6 @@ def _stopped(result: TrainResult) -> str:
         f"Training stopped at env step {result.env_steps}; checkpoint saved and policy "
         f"exported in {result.run_dir}. Resume with train(resume={result.run_dir!r})."
     )
-
-
-def _with_next_step(error) -> str:
-    """A TrainingError's line with the call that continues the run."""
-    if error.next_step == "resume":
-        return f"{error} Resume with train(resume=<run_dir>)."
-    if error.next_step == "write results":
-        return f"{error} Write the results with train(resume=<run_dir>)."
-    return str(error)
 
 
 def _plain(key: str, value: Any) -> Any:

@@ -327,7 +327,7 @@ def evaluate(
             envs.append(another)
         for start in range(0, episodes, len(envs)):
             seeds = range(seed + start, seed + min(start + len(envs), episodes))
-            totals, steps = play_episodes(policy, envs[: len(seeds)], seeds, deterministic)
+            totals, steps = _play_at_once(policy, envs[: len(seeds)], seeds, deterministic)
             returns += totals
             lengths += steps
     finally:
@@ -350,7 +350,7 @@ def _run_success_score(run_dir: str) -> float | None:
         raise ValueError(f"{error} (pass success_score= to evaluate without it)") from None
 
 
-def play_episodes(
+def _play_at_once(
     policy: Policy, envs: list[Any], seeds: Any, deterministic: bool = True
 ) -> tuple[list[float], list[int]]:
     """One episode in each of `envs` at once, from `env.reset(seed=...)` with `seeds` in order:

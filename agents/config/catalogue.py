@@ -24,7 +24,8 @@ class AgentEntry:
 
     Attributes:
         builder: "module:attribute" of its class, built as
-            `cls(batch_env, config, seed, cross_replica_sum, world_size, all_gather)`.
+            `cls(batch_env, config, seed, ranks)` (`ranks`: the MPI ranks' size and
+            collectives, `agents.tools.ranks.Ranks`).
         doc: One line for `--help` and the docs.
         xla_update: Whether its update compiles with XLA by default (`update_compiler: auto`);
             else graph mode.

@@ -130,8 +130,3 @@ def saved_seed(path: str) -> int | None:
 def _seed_of(data: Any) -> int | None:
     seed = data.get("seed") if isinstance(data, dict) else None
     return int(seed) if isinstance(seed, int) and not isinstance(seed, bool) else None
-
-
-def trained_world_size(run_dir: str) -> int:
-    """The number of MPI ranks a run was trained with (1 for files that do not say)."""
-    return read_config_file(os.path.join(run_dir, CONFIG_FILE))[2]

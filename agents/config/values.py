@@ -89,21 +89,6 @@ def apply_overrides(config: Mapping[str, Any], overrides: list[str] | None) -> d
     return {**config, **parse_overrides(overrides)}
 
 
-def check_config(config: Mapping[str, Any]) -> None:
-    """Validate a whole config in plain Python (no TensorFlow import).
-
-    Raises:
-        UsageError: For the first invalid or missing setting, naming it.
-    """
-    missing = [key for key in schema.KEYS if key not in config]
-    if missing:
-        raise UsageError(f"The config lacks the keys {', '.join(missing)}.")
-    try:
-        validate.validate_config(dict(config))
-    except ValueError as error:
-        raise UsageError(str(error)) from None
-
-
 def _hint(key: str) -> str:
     if key in schema.RETIRED:
         return f" (retired: {schema.RETIRED[key]})"

@@ -1,4 +1,4 @@
-"""Import TensorFlow as its log level asks, from any layer.
+"""TensorFlow's load-time lines, shown as its log level asks (see `tf_loading.import_tensorflow`).
 
 TensorFlow's libraries print a few lines while they load, before absl's logging starts (oneDNN,
 the CUDA stubs), and those ignore `TF_CPP_MIN_LOG_LEVEL`. Where the level hides info lines
@@ -13,18 +13,8 @@ import os
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
-from types import ModuleType
 
 LOG_LEVEL = "TF_CPP_MIN_LOG_LEVEL"
-
-
-def quiet_import() -> ModuleType:
-    """TensorFlow, imported quietly where the log level hides info lines (the bare import;
-    `agents.runtime.tf_loading.import_tensorflow` also sets the process up for training)."""
-    if "tensorflow" not in sys.modules:
-        with captured_stderr(os.environ.get(LOG_LEVEL, "0") not in ("", "0")):
-            import tensorflow  # noqa: F401
-    return sys.modules["tensorflow"]
 
 
 @contextlib.contextmanager

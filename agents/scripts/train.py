@@ -66,7 +66,9 @@ def train(args: argparse.Namespace, world: mpi.World | None = None) -> int:
             hint = [_ResumeHint(status)] if world.size > 1 else []
             result = trainer.train(listeners + hint + _tracking(args), args.verbose)
     except TrainingError as error:
-        raise TrainingError(_with_next_step(error, status), error.next_step) from error
+        raise TrainingError(
+            error.with_next_step(status.resume_command()), error.next_step
+        ) from error
     finally:
         trainer.close()
     if result.stopped:
@@ -125,15 +127,6 @@ def _train_seeds(args: argparse.Namespace, overrides: dict, world: mpi.World) ->
     stopped = [o.result.signum for o in outcomes if o.result is not None and o.result.stopped]
     stopped += [o.signum for o in outcomes if o.signum is not None]
     return 128 + stopped[0] if stopped else 0  # As a single run stopped by a signal.
-
-
-def _with_next_step(error: TrainingError, status: RunStatus) -> str:
-    """The error's line with the command that continues the run."""
-    if error.next_step == "resume":
-        return f"{error} Resume with: {status.resume_command()}"
-    if error.next_step == "write results":
-        return f"{error} Write the results again with: {status.resume_command()}"
-    return str(error)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -61,6 +61,14 @@ class TrainingError(Exception):
         super().__init__(message)
         self.next_step = next_step
 
+    def with_next_step(self, how: str) -> str:
+        """The line with what continues the run, `how` (a command, or a Python call)."""
+        if self.next_step == "resume":
+            return f"{self} Resume with: {how}"
+        if self.next_step == "write results":
+            return f"{self} Write the results again with: {how}"
+        return str(self)
+
 
 class FinishedRunError(UsageError):
     """A resumed run has trained its `train_steps` already; a larger one continues it.

@@ -28,7 +28,7 @@ def test_unapplied_names_what_a_tensorflow_loaded_first_lacks():
     assert tf_loading.unapplied(True, {}) == ["XLA's compile cache is off"]
 
 
-def test_the_quiet_import_applies_them_before_tensorflow_loads():
+def test_importing_tensorflow_through_tf_loading_applies_them_before_it_loads():
     # A fresh interpreter: TensorFlow reads the variables only when it loads.
     code = (
         "import os, sys\n"
