@@ -48,7 +48,8 @@ def save_onnx(saved_model: Any, path: str) -> str:
     onnx, tf2onnx = converter_modules()
     function, signature = _deterministic_function(saved_model)
     model, _ = tf2onnx.convert.from_function(function, input_signature=signature, opset=OPSET)
-    layout = saved_model.observation_dict().numpy().decode()
+    describe = getattr(saved_model, "observation_dict", None)  # Older exports lack it.
+    layout = describe().numpy().decode() if describe is not None else ""
     if layout:
         onnx.helper.set_model_props(model, {OBSERVATION_DICT: layout})
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
