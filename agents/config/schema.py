@@ -384,10 +384,11 @@ GROUPS: dict[str, tuple[Key, ...]] = {
         Key(
             "bonus",
             "rnd",
-            "The intrinsic reward: rnd (RND's error on the next observation), or noveld "
+            "The intrinsic reward: rnd (RND's error on the next observation), noveld "
             "(NovelD: the growth of that error from one observation to the next, on first "
-            "visits within the episode).",
-            choices=("rnd", "noveld"),
+            "visits within the episode), or count (1/sqrt of the next observation's visits so "
+            "far in its episode; no RND).",
+            choices=("rnd", "noveld", "count"),
             agents=_PIXEL,
         ),
         Key(
@@ -400,7 +401,7 @@ GROUPS: dict[str, tuple[Key, ...]] = {
         _positive(
             "episodic_buckets",
             16384,
-            "Hash buckets per env for NovelD's first visits within an episode (bonus: noveld).",
+            "Hash buckets per env for the visits within an episode (bonus: noveld, count).",
             agents=_PIXEL,
         ),
         Key(

@@ -516,6 +516,13 @@ def keycorridor_s4_noveld() -> dict[str, Any]:
     return dict(bonus="noveld")
 
 
+@_task(keycorridor_s4_rnd)
+def keycorridor_s4_count() -> dict[str, Any]:
+    """`keycorridor_s4_rnd` with the episodic count bonus (1/sqrt of the visits in the episode)
+    in place of RND's: no RND network is built or trained."""
+    return dict(bonus="count")
+
+
 @_task(multiroom_rnd)
 def multiroom_n6_rnd() -> dict[str, Any]:
     """MiniGrid-MultiRoom-N6 with RND: six rooms in a 25x25 grid, 120 steps an episode."""
@@ -535,6 +542,13 @@ def multiroom_n6() -> dict[str, Any]:
 def multiroom_n6_noveld() -> dict[str, Any]:
     """`multiroom_n6_rnd` with NovelD's episodic bonus in place of RND's."""
     return dict(bonus="noveld")
+
+
+@_task(multiroom_n6_rnd)
+def multiroom_n6_count() -> dict[str, Any]:
+    """`multiroom_n6_rnd` with the episodic count bonus in place of RND's (see
+    `keycorridor_s4_count`)."""
+    return dict(bonus="count")
 
 
 # Beyond the frontier: tasks published exploration work solves only with tens of millions of
@@ -617,9 +631,11 @@ CONFIGS = {
         keycorridor_s4_rnd,
         keycorridor_s4,
         keycorridor_s4_noveld,
+        keycorridor_s4_count,
         multiroom_n6_rnd,
         multiroom_n6,
         multiroom_n6_noveld,
+        multiroom_n6_count,
         keycorridor_s5_rnd,
         keycorridor_s5,
         keycorridor_s5_noveld,

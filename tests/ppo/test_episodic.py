@@ -4,7 +4,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from agents.ppo.exploration.episodic import EpisodicVisits, first_in_episode, observation_keys
+from agents.ppo.exploration.episodic import (
+    EpisodicVisits,
+    count_bonus,
+    first_in_episode,
+    observation_keys,
+)
 
 
 def _reference(rollouts, num_envs):
@@ -85,3 +90,50 @@ def test_observation_keys_reject_observations_of_another_size():
     coefficients = EpisodicVisits(1, (7, 7, 3), 64).coefficients
     with pytest.raises(ValueError, match="do not end in 147 values"):
         observation_keys(tf.zeros([4, 7, 7, 2]), coefficients, 64)
+
+
+def _reference_counts(rollouts, num_envs):
+    """Visits by dicts: one counter per env, emptied where an episode starts."""
+    seen = [{} for _ in range(num_envs)]
+    counts = []
+    for keys, starts in rollouts:
+        out = np.zeros(keys.shape, np.int32)
+        for t in range(keys.shape[0]):
+            for n in range(num_envs):
+                if starts[t, n]:
+                    seen[n] = {}
+                seen[n][keys[t, n]] = out[t, n] = seen[n].get(keys[t, n], 0) + 1
+        counts.append(out)
+    return counts
+
+
+def test_visit_counts_by_hand_and_the_count_bonus():
+    visits = EpisodicVisits(num_envs=1, observation_shape=(1,), buckets=8)
+    keys = tf.constant([[3], [3], [5], [3]], tf.int32)
+    starts = tf.constant([[False], [False], [False], [True]])
+    counts = visits.visit_counts(keys, starts)
+    np.testing.assert_array_equal(counts.numpy()[:, 0], [1, 2, 1, 1])  # A new episode at t=3.
+    counts = visits.visit_counts(tf.constant([[3], [3], [5]]), tf.zeros([3, 1], tf.bool))
+    np.testing.assert_array_equal(counts.numpy()[:, 0], [2, 3, 1])  # 5 was the last episode's.
+    np.testing.assert_allclose(
+        count_bonus(tf.constant([1, 2, 3, 4])).numpy(), [1.0, 2**-0.5, 3**-0.5, 0.5], rtol=1e-6
+    )
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_visit_counts_equal_a_counter_per_episode_over_rollouts(compiled):
+    rng = np.random.default_rng(5)
+    steps, num_envs, buckets = 16, 5, 64
+    rollouts = [
+        (
+            rng.integers(0, 6, (steps, num_envs)).astype(np.int32),
+            rng.random((steps, num_envs)) < 0.08,
+        )
+        for _ in range(5)
+    ]
+    visits = EpisodicVisits(num_envs, observation_shape=(1,), buckets=buckets)
+    call = tf.function(visits.visit_counts, jit_compile=True) if compiled else visits.visit_counts
+    got = [call(tf.constant(k), tf.constant(s)).numpy() for k, s in rollouts]
+    for mine, reference in zip(got, _reference_counts(rollouts, num_envs), strict=True):
+        np.testing.assert_array_equal(mine, reference)
+    assert max(count.max() for count in got) > 3  # Repeats across rollouts were counted.

@@ -190,3 +190,40 @@ def test_the_intrinsic_weight_of_update_k_of_n_falls_to_1_minus_k_over_n_when_li
         assert float(coefs[""]) == 2.0  # The extrinsic weight stays.
     expected = [0.5, 0.375, 0.25, 0.125] if schedule == "linear" else [0.5] * 4
     np.testing.assert_allclose(weights, expected, rtol=1e-6)
+
+
+def test_the_count_bonus_pays_one_over_the_root_of_the_visits_in_the_episode_without_rnd():
+    batch_env, agent, run = _setup(bonus="count")
+    assert "rnd" not in agent.components and agent.warm_up_steps == 0
+    assert "predictor_loss" not in agent.METRICS and "predictor_loss" not in agent.LOSS_METRICS
+    run()
+    run()
+    assert int(agent.optimizer.iterations) == 2 * 2 * 2
+    assert 0.0 < float(agent.metrics["intrinsic_reward"]) <= 1.0
+    assert float(agent.metrics["episodic_count"]) >= 1.0
+    # The rollout of the NovelD test: env 0 sees a, b, a, b, then a; env 1 a, a, a, a, then c,
+    # an episode ending after its second step. Rewards are those of the next frames s_1..s_4.
+    fresh = RNDPPO(batch_env, agent._config, seed=1)
+    rng = np.random.default_rng(0)
+    a, b, c = (rng.integers(0, 256, (44, 44, 1)).astype(np.uint8) for _ in range(3))
+    frames = np.stack([np.stack(pair) for pair in [(a, a), (b, a), (a, a), (b, a)]])
+    terminated = np.zeros([4, 2], bool)
+    terminated[1, 1] = True  # s_2 of env 1 starts a new episode.
+    data = {
+        "observ": tf.constant(frames),
+        "reward": tf.zeros([4, 2]),
+        "value": tf.zeros([4, 2]),
+        "value_int": tf.zeros([4, 2]),
+        "terminated": tf.constant(terminated),
+        "truncated": tf.zeros([4, 2], tf.bool),
+        "episodic_key": fresh.episodic.keys(tf.constant(frames)),
+    }
+    rewards, metrics = fresh._count_rewards(data, tf.constant(np.stack([a, c])))
+    # Visits of s_1..s_4 (s_0 came before the agent's memory): env 0 b, a, b, a; env 1 a,
+    # then in a new episode a, a, c.
+    counts = np.array([[1, 1], [1, 1], [2, 2], [2, 1]])
+    assert float(metrics["episodic_count"]) == counts.mean()
+    np.testing.assert_allclose(float(metrics["intrinsic_reward"]), (counts**-0.5).mean(), 1e-6)
+    # Scaled by one std (of the intrinsic return): the rewards keep their ratios.
+    scaled = rewards["_int"].numpy()
+    np.testing.assert_allclose(scaled / scaled[0, 0], counts**-0.5, rtol=1e-5)

@@ -1,12 +1,14 @@
-"""First visits within an episode: the episodic gate of NovelD (Zhang et al., 2021).
+"""Visits within an episode: NovelD's episodic gate (Zhang et al., 2021) and the episodic
+count bonus (Henaff et al., 2023, "Revisiting Intrinsic Reward for Exploration").
 
 An observation is keyed by a hash of its values into one of `buckets` per env; a table holds,
-for each env and bucket, the episode in which it was last seen. An observation is a first
-visit where its bucket was not seen earlier in the same episode: earlier in the rollout
-(compared pairwise) or in an earlier rollout (the table). Episodes are numbered per env, so
-nothing is cleared when one ends. Two observations that share a bucket count as one (with
-16,384 buckets and a few hundred distinct views per episode, a new view is taken for a seen
-one about 2% of the time).
+for each env and bucket, the episode in which it was last seen and how often it was seen in
+that episode. An observation's count is its bucket's visits in the same episode up to it:
+earlier in the rollout (compared pairwise) and in earlier rollouts (the table, where its episode
+is the same). A first visit is a count of 1. Episodes are numbered per env, so nothing is
+cleared when one ends. Two observations that share a bucket count as one (with 16,384 buckets
+and a few hundred distinct views per episode, a new view is taken for a seen one about 2% of
+the time).
 """
 
 from __future__ import annotations
@@ -47,6 +49,20 @@ def observation_keys(observ: tf.Tensor, coefficients: tf.Tensor, buckets: int) -
     # Modulo a prime first: float32 words of small integers end in many zero bits.
     hashed = tf.reduce_sum(words * coefficients, axis=list(range(-rank, 0)))
     return tf.cast(tf.math.floormod(hashed, _PRIME) % buckets, tf.int32)
+
+
+def counts_in_episode(keys: tf.Tensor, episodes: tf.Tensor) -> tf.Tensor:
+    """How often each key [T, N] occurred in its episode within the rollout up to and including
+    its step: the steps t' <= t of the same env with the same key and episode number (int32)."""
+    same = (keys[:, None] == keys[None]) & (episodes[:, None] == episodes[None])  # [t', t, N]
+    steps = keys.shape[0] or tf.shape(keys)[0]
+    upto = tf.linalg.band_part(tf.ones([steps, steps], tf.bool), 0, -1)  # t' <= t
+    return tf.reduce_sum(tf.cast(same & upto[:, :, None], tf.int32), axis=0)
+
+
+def count_bonus(counts: tf.Tensor) -> tf.Tensor:
+    """The episodic count bonus of visits counted `counts` times (>= 1): 1 / sqrt(count)."""
+    return tf.math.rsqrt(tf.cast(counts, tf.float32))
 
 
 def first_in_episode(keys: tf.Tensor, episodes: tf.Tensor) -> tf.Tensor:
@@ -92,13 +108,24 @@ class EpisodicVisits(tf.Module):
             self.episode = tf.Variable(
                 tf.zeros([num_envs], tf.int32), trainable=False, name="episode"
             )
+            self.count = tf.Variable(
+                tf.zeros([num_envs, buckets], tf.int32), trainable=False, name="count"
+            )
 
     def keys(self, observ: tf.Tensor) -> tf.Tensor:
         """Bucket of each observation [..., *shape] of the env (not normalized), int32 [...]."""
         return observation_keys(observ, self.coefficients, self.buckets)
 
     def first_visits(self, keys: tf.Tensor, starts: tf.Tensor) -> tf.Tensor:
-        """Marks first visits in a rollout and remembers its observations.
+        """Marks first visits in a rollout and remembers its observations (see `visit_counts`).
+
+        Returns:
+          bool [T, N]: whether observation t is the first of its bucket in its episode.
+        """
+        return self.visit_counts(keys, starts) == 1
+
+    def visit_counts(self, keys: tf.Tensor, starts: tf.Tensor) -> tf.Tensor:
+        """Counts the visits of a rollout's observations in their episodes and remembers them.
 
         Args:
           keys: int32 [T, N]: `keys()` of the observations, in the order the envs made them.
@@ -106,16 +133,22 @@ class EpisodicVisits(tf.Module):
             ended one).
 
         Returns:
-          bool [T, N]: whether observation t is the first of its bucket in its episode.
+          int32 [T, N]: observation t's visits to its bucket in its episode, itself included.
         """
         episodes = self.episode[None] + tf.cumsum(tf.cast(starts, tf.int32), axis=0)
-        seen = tf.gather(self.last_seen, tf.transpose(keys), batch_dims=1)  # [N, T]
-        first = first_in_episode(keys, episodes) & (tf.transpose(seen) != episodes)
+        seen = tf.transpose(tf.gather(self.last_seen, tf.transpose(keys), batch_dims=1))
+        before = tf.transpose(tf.gather(self.count, tf.transpose(keys), batch_dims=1))
+        counts = counts_in_episode(keys, episodes) + tf.where(seen == episodes, before, 0)
+        # Each bucket's last visit in the rollout holds its latest episode and count: written
+        # alone, so no two writes go to one entry.
+        steps = keys.shape[0] or tf.shape(keys)[0]
+        later = tf.linalg.band_part(tf.ones([steps, steps], tf.bool), -1, 0)  # t' >= t
+        later &= ~tf.eye(steps, dtype=tf.bool)
+        last = ~tf.reduce_any((keys[:, None] == keys[None]) & later[:, :, None], axis=0)
         envs = tf.broadcast_to(tf.range(tf.shape(keys)[1])[None], tf.shape(keys))
-        indices = tf.reshape(tf.stack([envs, keys], -1), [-1, 2])
-        # Episode numbers only grow: the largest written to a bucket is its latest visit.
-        self.last_seen.assign(
-            tf.tensor_scatter_nd_max(self.last_seen, indices, tf.reshape(episodes, [-1]))
-        )
+        where = tf.where(last)  # [K, 2]: (t, n) of the last visits.
+        indices = tf.stack([tf.gather_nd(envs, where), tf.gather_nd(keys, where)], -1)
+        self.last_seen.scatter_nd_update(indices, tf.gather_nd(episodes, where))
+        self.count.scatter_nd_update(indices, tf.gather_nd(counts, where))
         self.episode.assign(episodes[-1])
-        return first
+        return counts

@@ -6,7 +6,7 @@ import tensorflow as tf
 
 from agents.ppo import streams
 from agents.ppo.algorithm import PPO
-from agents.ppo.exploration.episodic import EpisodicVisits
+from agents.ppo.exploration.episodic import EpisodicVisits, count_bonus
 from agents.ppo.exploration.rnd import RND, choose_torso
 from agents.ppo.exploration.rnd_view import rnd_view
 from agents.ppo.networks.cnn_gru import cnn_gru
@@ -32,6 +32,10 @@ class RNDPPO(PPO):
     only where `s'` is a first visit within its episode (`EpisodicVisits`, keyed by a hash of
     the observation RND reads), then scaled the same way.
 
+    With `bonus: count` it is the episodic count bonus of "Revisiting Intrinsic Reward for
+    Exploration" (Henaff et al., 2023): `1 / sqrt(N(s'))`, with `N(s')` the visits to the hash
+    bucket of `s'` so far in its episode; no RND is built or trained.
+
     Args: as `PPO`; the config also needs `policy_size`, `hidsize`, `memsize`, `extrahid`,
     `rec_gate_init`, `gamma_int`, `int_coef`, `ext_coef`, `rnd_feature_size` and
     `rnd_predictor_proportion`, and `bonus`, `noveld_alpha`, `episodic_buckets`.
@@ -54,8 +58,13 @@ class RNDPPO(PPO):
         ranks: Ranks = ONE_PROCESS,
     ):
         self.episodic = None
+        if config.bonus == "count":  # No RND: its predictor neither trains nor reports.
+            self.LOSS_METRICS = PPO.LOSS_METRICS
+            self.METRICS = tuple(m for m in self.METRICS if m != "predictor_loss")
+            self.METRICS = self.METRICS + ("episodic_count",)  # The mean visits of a step.
         if config.bonus == "noveld":
             self.METRICS = self.METRICS + ("first_visits",)  # The share of steps that were.
+        if config.bonus in ("noveld", "count"):
             shape = rnd_view(batch_env.observation_space).shape
             self.episodic = EpisodicVisits(len(batch_env), shape, config.episodic_buckets, seed)
         # RND's update averages over ranks (see `compilation.replicated_update`): no gather.
@@ -76,6 +85,8 @@ class RNDPPO(PPO):
 
     def _make_components(self, observ_space, config):
         self._rnd_view = rnd_view(observ_space)
+        if config.bonus == "count":
+            return {}
         shape = self._rnd_view.shape
         rnd = RND(
             shape,
@@ -126,8 +137,10 @@ class RNDPPO(PPO):
         return {"episodic_key": self.episodic.keys(self._rnd_view(observ))}
 
     def _stream_rewards(self, data, next_observ):
-        """The intrinsic reward (RND's error on the next frames, or NovelD's bonus), scaled by
-        its return's std."""
+        """The intrinsic reward (RND's error on the next frames, NovelD's bonus, or the
+        episodic count bonus), scaled by its return's std."""
+        if "rnd" not in self.components:
+            return self._count_rewards(data, next_observ)
         # As stored: normalized where the agent normalizes observations.
         next_frames = tf.concat([data["observ"][1:], self.normalize(next_observ)[None]], 0)
         next_frames = self._rnd_view(next_frames)
@@ -149,22 +162,45 @@ class RNDPPO(PPO):
             "_int": self.intrinsic_scaler.scale_rollout(reward_int),
         }, metrics
 
+    def _count_rewards(self, data, next_observ):
+        """The episodic count bonus of each step's next observation (see the class)."""
+        counts = self.episodic.visit_counts(
+            self._next_keys(data, next_observ), data["terminated"] | data["truncated"]
+        )
+        reward_int = count_bonus(counts)
+        metrics = {
+            "intrinsic_reward": tf.reduce_mean(reward_int),
+            "value_int": tf.reduce_mean(data["value_int"]),
+            "value_ext": tf.reduce_mean(data["value"]),
+            "episodic_count": tf.reduce_mean(tf.cast(counts, tf.float32)),
+        }
+        return {
+            "": data["reward"],
+            "_int": self.intrinsic_scaler.scale_rollout(reward_int),
+        }, metrics
+
+    def _next_keys(self, data, next_observ):
+        """The episodic keys of each step's next observation, [T, N]."""
+        last = self.episodic.keys(self._rnd_view(next_observ))
+        return tf.concat([data["episodic_key"][1:], last[None]], 0)
+
     def _noveld_reward(self, data, next_observ, next_frames):
         """NovelD's bonus of each step of a [T, N] rollout, and its first-visit flags."""
         frames = tf.concat([self._rnd_view(data["observ"][:1]), next_frames], 0)
         error = self.rnd.intrinsic_reward(frames)  # e(s_0), e(s_1), ..., e(s_T)
         growth = tf.nn.relu(error[1:] - self._config.noveld_alpha * error[:-1])
-        last = self.episodic.keys(self._rnd_view(next_observ))
-        keys = tf.concat([data["episodic_key"][1:], last[None]], 0)
+        keys = self._next_keys(data, next_observ)
         first = self.episodic.first_visits(keys, data["terminated"] | data["truncated"])
         return growth * tf.cast(first, tf.float32), first
 
     def _extra_losses(self, batch):
+        if "rnd" not in self.components:
+            return {}
         return {"predictor": self.rnd.predictor_loss(batch["next_observ"])}
 
     @property
     def warm_up_steps(self) -> int:
-        return self._config.rnd_init_steps
+        return self._config.rnd_init_steps if "rnd" in self.components else 0
 
     def warm_up(self, frames) -> None:
         """RND's observation statistics start from a random agent's frames."""
