@@ -19,7 +19,15 @@ from benchmarks.pages import (
     native_page,
     readme_numbers,
     speed_page,
+    trees,
 )
+
+
+@pytest.fixture(autouse=True)
+def _todays_tree(monkeypatch):
+    """Synthetic records' commits count as HEAD's `agents/` tree: the words of an older one are
+    tested in test_page_trees.py."""
+    monkeypatch.setattr(trees, "git_age", lambda commit: trees.Age(commit, True, 0))
 
 
 def _sitting(started):
@@ -864,9 +872,16 @@ def test_the_peer_side_by_side_shows_the_newest_sitting_with_both_sides_and_the_
     new = [side(now, "peer", 1000.0), side(now, "ours-cold", 25e3), side(now, "ours-warm", 5e4)]
     lines = exploration_page.page([_explored("doorkey16", "rnd", 0, 0.9)], old + new).splitlines()
     assert "| ours, cold | MiniGrid-DoorKey-16x16-v0 | 262,144 | 10.5 | 25,000 | 0.000 |" in lines
-    text = "Ours trains 50.0x the peer's env steps per second warm, 25.0x cold, whole processes."
+    # One run a side (the older sitting's are not counted), on a machine below its 2 cores' load.
+    text = (
+        "One run a side, a single sample each: ours trains 50.0x the peer's env steps per second "
+        "warm, 25.0x cold, whole processes."
+    )
     assert text in " ".join(lines)
     assert not any("900" in line for line in lines)  # The older sitting is not shown.
+    busy = [dict(run, load=4.5) for run in new]
+    said = " ".join(exploration_page.page([_explored("doorkey16", "rnd", 0, 0.9)], busy).split())
+    assert "One run a side, a single sample each, on a machine busier than its cores (load" in said
     # A sitting without both sides has no section.
     assert "Speed beside" not in exploration_page.page(
         [_explored("doorkey16", "rnd", 0, 0.9)], new[:1]

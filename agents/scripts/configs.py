@@ -58,7 +58,7 @@ def debug() -> dict[str, Any]:
 
 @_task()
 def pendulum() -> dict[str, Any]:
-    """Pendulum-v1 in 100k env steps (about 15 s of training on a 2-core CPU)."""
+    """Pendulum-v1 in 100k env steps (measured times: docs/results/learning.md)."""
     # gSDE redrawn every 2 steps: a better ten-seed median than per-step noise or every 4 steps.
     return dict(
         discount=0.9,
@@ -299,7 +299,7 @@ def cartpole_native() -> dict[str, Any]:
 
 @_task(cartpole_native)
 def cartpole_native_fast() -> dict[str, Any]:
-    """CartPole-v1 as TensorFlow ops at ~500k env steps/s: 10M env steps, one epoch a rollout."""
+    """CartPole-v1 as TensorFlow ops for env steps/s: 10M env steps, one epoch a rollout."""
     # Wide batches and a single pass over each: the update's share of a call falls from most of
     # it to about half; it needs more env steps to solve, which are cheap here.
     return dict(
@@ -450,7 +450,7 @@ def keycorridor_rnd() -> dict[str, Any]:
     KeyCorridorS4R3 the mode got stuck where samples escaped (dropping with empty hands, the
     policy's choice 77% of the time there, or turning in a loop): RND's mode 0.73-0.96
     against samples 0.83-0.99, 2 of 5 seeds at 0.9; on 32-step sequences 0.83-0.95, 4 of 5
-    at 0.9 (the exploration page's ablation), for about a third more time per env step."""
+    at 0.9 (the exploration page's ablation), for more time per env step."""
     return dict(
         _MINIGRID_RND,
         env="MiniGrid-KeyCorridorS3R3-v0",
@@ -523,6 +523,13 @@ def keycorridor_s4_count() -> dict[str, Any]:
     return dict(bonus="count")
 
 
+@_task(keycorridor_s4_rnd)
+def keycorridor_s4_e3b() -> dict[str, Any]:
+    """`keycorridor_s4_rnd` with E3B's elliptical episodic bonus in place of RND's: an embedding
+    trained by inverse dynamics, no RND network."""
+    return dict(bonus="e3b")
+
+
 @_task(multiroom_rnd)
 def multiroom_n6_rnd() -> dict[str, Any]:
     """MiniGrid-MultiRoom-N6 with RND: six rooms in a 25x25 grid, 120 steps an episode."""
@@ -549,6 +556,12 @@ def multiroom_n6_count() -> dict[str, Any]:
     """`multiroom_n6_rnd` with the episodic count bonus in place of RND's (see
     `keycorridor_s4_count`)."""
     return dict(bonus="count")
+
+
+@_task(multiroom_n6_rnd)
+def multiroom_n6_e3b() -> dict[str, Any]:
+    """`multiroom_n6_rnd` with E3B's elliptical episodic bonus in place of RND's."""
+    return dict(bonus="e3b")
 
 
 # Beyond the frontier: tasks published exploration work solves only with tens of millions of
@@ -632,10 +645,12 @@ CONFIGS = {
         keycorridor_s4,
         keycorridor_s4_noveld,
         keycorridor_s4_count,
+        keycorridor_s4_e3b,
         multiroom_n6_rnd,
         multiroom_n6,
         multiroom_n6_noveld,
         multiroom_n6_count,
+        multiroom_n6_e3b,
         keycorridor_s5_rnd,
         keycorridor_s5,
         keycorridor_s5_noveld,

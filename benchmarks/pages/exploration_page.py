@@ -7,7 +7,7 @@ import datetime
 import os
 
 from benchmarks import common
-from benchmarks.pages import exploration_figures
+from benchmarks.pages import claims, exploration_figures
 from benchmarks.pages import exploration_runs as runs_of
 from benchmarks.pages.exploration_ablations import ablation_lines, ablations, baselines, compared
 from benchmarks.pages.exploration_runs import (
@@ -294,8 +294,8 @@ def _peer_lines(runs: list[dict]) -> list[str]:
     cold, hot = (run["steps_per_second"] / peer["steps_per_second"] for run in (ours, warm))
     lines += [
         "",
-        f"Ours trains {hot:.1f}x the peer's env steps per second warm, {cold:.1f}x cold, whole "
-        "processes.",
+        f"{claims.runs_a_side(runs).capitalize()}{claims.busy(runs)}: ours trains {hot:.1f}x "
+        f"the peer's env steps per second warm, {cold:.1f}x cold, whole processes.",
     ]
     return lines
 

@@ -61,6 +61,8 @@ def section(task: str, runs: list[dict]) -> list[str]:
     loads = [run["load"] for run in runs]
     evals = [run["eval_mean"] for run in runs]
     first = runs[0]
+    target = TARGETS.get(task)
+    near = claims.margin(claims.median(evals), target.median_eval) if target else ""
     lines = [
         f"## {TITLES.get(task, task)}",
         "",
@@ -81,7 +83,7 @@ def section(task: str, runs: list[dict]) -> list[str]:
         )
     lines += [
         "",
-        f"Over the {len(runs)} seeds: median {claims.median(evals):.1f}, mean "
+        f"Over the {len(runs)} seeds: median {claims.median(evals):.1f}{near}, mean "
         f"{statistics.fmean(evals):.1f}, worst {min(evals):.1f}; median "
         f"{claims.median(r['steps_per_second'] for r in runs):,.0f} env steps/s end to end, "
         f"{claims.median(r['call_steps_per_second'] for r in runs):,.0f} in training calls; "

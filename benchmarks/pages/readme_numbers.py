@@ -19,6 +19,7 @@ from benchmarks.pages import (
     native_page,
     rnd_page,
     speed_page,
+    trees,
 )
 
 BEGIN = "<!-- numbers generated from benchmarks/results by python -m benchmarks.pages -->"
@@ -45,11 +46,13 @@ def _need(rows, records: str, title: str):
     return rows
 
 
-def where(*records: dict) -> str:
-    """The day (or days) the records were made, and their machines (each, oldest first)."""
+def where(*records: dict, age_of: trees.AgeOf | None = None) -> str:
+    """The day (or days) the records were made, their machines (each, oldest first), and
+    whether they ran on an older `agents/` tree than HEAD's (`age_of`: `trees.git_age`)."""
     days = sorted(record["date"][:10] for record in records)
     span = days[0] if days[0] == days[-1] else f"{days[0]} to {days[-1]}"
-    return f"{span}, {' and '.join(machines(*records))}"
+    older = trees.readme_words(records, age_of or trees.git_age)
+    return f"{span}, {' and '.join(machines(*records))}{older}"
 
 
 def machines(*records: dict) -> list[str]:
@@ -109,8 +112,11 @@ def learning() -> str:
         runs = learning_page.newest(records, task)
         if runs:
             evals = [run["eval_mean"] for run in runs]
+            target = learning_page.TARGETS[task].median_eval
+            middle = claims.median(evals)
             parts.append(
-                f"{title} median {claims.median(evals):.1f}, worst {min(evals):.1f} over "
+                f"{title} median {middle:.1f}{claims.margin(middle, target)}, worst "
+                f"{min(evals):.1f} over "
                 f"{len(runs)} seeds at {max(r['env_steps'] for r in runs):,} env steps "
                 f"({where(*runs)})"
             )
@@ -132,8 +138,8 @@ def throughput() -> str:
     return (
         f"- **Throughput** ({where(*runs)}): Pendulum-v1 trains at a median of {calls:,.0f} "
         f"env steps/s in its training calls (rollout and update) and {whole:,.0f} end to end "
-        f"(evaluation and compiling included) over the {len(runs)} runs of the learning "
-        "benchmark; every agent family's training calls on the [speed "
+        f"(evaluation included; {claims.compiling(runs)}) over the {len(runs)} runs of the "
+        "learning benchmark; every agent family's training calls on the [speed "
         "matrix](docs/results/speed_matrix.md)."
     )
 
@@ -158,15 +164,21 @@ def native_minigrid() -> str:
     if rnd is not None:
         text += (
             f" RND on the symbolic view trains at {rnd['steps_per_second'] / 1e3:.0f}k env "
-            f"steps/s in its training calls ({where(rnd)}; one XLA program, [speed "
+            f"steps/s in its training calls ({sample(rnd)}, {where(rnd)}; one XLA program, [speed "
             "matrix](docs/results/speed_matrix.md))."
         )
     if pixels is not None:
         text += (
             f" The CNN+GRU pixel agent with RND on its 56x56 frames: "
-            f"{pixels['steps_per_second']:,.0f} env steps/s ({where(pixels)})."
+            f"{pixels['steps_per_second']:,.0f} env steps/s ({sample(pixels)}, {where(pixels)})."
         )
     return text
+
+
+def sample(record: dict) -> str:
+    """What one speed-matrix figure is: "one sample of 6 calls in 4 s"."""
+    calls = record["calls"]
+    return f"one sample of {calls} call{'s' if calls != 1 else ''} in {record['seconds']:g} s"
 
 
 def rnd() -> str:
@@ -288,8 +300,8 @@ def native() -> str:
         call = max(whole_calls, key=lambda r: len(r["shape"].split(" x ")))
         text += (
             f"; cartpole_native's whole training call ({call['shape']} env steps, rollouts "
-            f"and updates) at {call['steps_per_second']:,.0f} env steps/s, the best of 5 calls "
-            "after compiling"
+            f"and updates) at {call['steps_per_second']:,.0f} env steps/s, "
+            f"{native_page.best_of(call)}"
         )
     return text + " ([native environments](docs/results/native.md))."
 

@@ -8,7 +8,7 @@ import re
 import textwrap
 
 from benchmarks import common
-from benchmarks.pages import readme_numbers
+from benchmarks.pages import claims, readme_numbers
 
 README = os.path.join(common.ROOT, "README.md")
 TIMES_BEGIN = "<!-- timings generated from benchmarks/results by python -m benchmarks.pages -->"
@@ -30,17 +30,8 @@ def timings() -> str:
         r
         for r in common.sitting(readme_numbers.read("vs_sb3"))
         if r["task"] == "pendulum" and r["side"] == "ours" and r.get("cache") == "cold"
-    ]  # A fresh machine's first run: its XLA programs compile.
-    seconds = sorted(r["seconds"] for r in rows)
-    train = "trains PPO on Pendulum-v1"
-    if seconds:
-        train += (
-            f" ({seconds[0]:.1f}-{seconds[-1]:.1f} s from command to exit, a first run with its "
-            f"compiling, over {len(seconds)} runs, {readme_numbers.where(rows[0])}, 2 cores; "
-            "[speed](docs/results/speed.md))"
-            if len(seconds) > 1
-            else f" ({seconds[0]:.1f} s from command to exit, {readme_numbers.where(rows[0])})"
-        )
+    ]  # A fresh cache, a user's first run: its XLA programs compile.
+    train = "trains PPO on Pendulum-v1" + (f" ({train_timing(rows)})" if rows else "")
     suites = readme_numbers.read("test_suite")
     recent = recent_suites(suites)
     suite = "runs the whole test suite, slow tests included"
@@ -49,7 +40,7 @@ def timings() -> str:
         span = f"{low:.1f}" if f"{low:.1f}" == f"{high:.1f}" else f"{low:.1f}-{high:.1f}"
         runs = f"over the last {len(recent)} runs" if len(recent) > 1 else "for one run"
         suite += (
-            f" ({span} minutes {runs}{cold_label(recent)}, {recent[-1].get('passed', 0):,} tests, "
+            f" ({span} minutes {runs}{cache_label(recent)}, {recent[-1].get('passed', 0):,} tests, "
             f"{readme_numbers.where(recent[-1])}; `python -m benchmarks.test_suite`)"
         )
     for quick in quick_suite(suites):
@@ -57,7 +48,7 @@ def timings() -> str:
             f"; without the tests marked slow (those of {SLOW_SECONDS:.0f} s or more: processes "
             f'started, training runs; `-m "{QUICK}"`) it takes '
             f"{quick['seconds'] / 60:.1f} minutes ({quick.get('passed', 0):,} tests"
-            f"{cold_label([quick])}, "
+            f"{cache_label([quick])}, "
             f"{readme_numbers.where(quick)}; `python -m benchmarks.test_suite --not-slow`)"
         )
     text = (
@@ -66,6 +57,30 @@ def timings() -> str:
     )
     wrapped = textwrap.fill(text, 100, break_on_hyphens=False)
     return "\n".join([TIMES_BEGIN, wrapped, TIMES_END])
+
+
+def train_timing(rows: list[dict]) -> str:
+    """The first command's figure from `rows`, the speed benchmark's cold runs of ours on
+    Pendulum: what was timed (the training command alone, at the records' budget), its span or
+    single run, and where (the machine of those runs only)."""
+    seconds = sorted(r["seconds"] for r in rows)
+    span = f"{seconds[0]:.1f} s" if len(seconds) == 1 else f"{seconds[0]:.1f}-{seconds[-1]:.1f} s"
+    runs = "one run" if len(seconds) == 1 else f"{len(seconds)} runs"
+    return (
+        f"the training command alone, {rows[0]['env_steps']:,} env steps: {span} from command to "
+        f"exit with an empty compile cache, {runs} on one machine, {readme_numbers.where(*rows)}; "
+        "[speed](docs/results/speed.md)"
+    )
+
+
+def cache_label(records: list[dict]) -> str:
+    """ ", with a cold compile cache" or ", with a warm compile cache of 131 programs", from the
+    records' `compile_cache_entries`; "" for records made before the count was kept."""
+    return cold_label(records) or (
+        f", with {claims.cache(records)}"
+        if all("compile_cache_entries" in r for r in records)
+        else ""
+    )
 
 
 def cold_label(records: list[dict]) -> str:

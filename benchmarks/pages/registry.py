@@ -24,16 +24,58 @@ from benchmarks.pages import (
     rnd_page,
     speed_matrix_page,
     speed_page,
+    trees,
 )
 from benchmarks.pages.plots import Plot
+
+# Page -> the records files whose shown records its figures are (README's bullets say their own).
+SOURCES = {
+    "docs/results/api_memory.md": ("api_memory",),
+    "docs/results/env_backends.md": ("env_backends",),
+    "docs/results/env_throughput.md": ("env_throughput",),
+    "docs/results/exploration.md": ("exploration", "peer"),
+    "docs/results/layouts.md": ("layouts",),
+    "docs/results/learning.md": ("learning",),
+    "docs/results/minigrid_native.md": ("minigrid_native",),
+    "docs/results/mpi_scaling.md": ("mpi_scaling",),
+    "docs/results/mujoco.md": ("mujoco",),
+    "docs/results/native.md": ("native",),
+    "docs/results/rnd.md": ("rnd",),
+    "docs/results/speed.md": ("vs_sb3",),
+    "docs/results/speed_matrix.md": ("speed_matrix",),
+}
 
 
 def _records(name: str) -> list[dict]:
     return common.read_records(os.path.join(common.RESULTS, f"{name}.jsonl"))
 
 
-def pages() -> dict[str, Callable[[], str]]:
-    """Page path (relative to the repository) -> the text its records give."""
+def measured(names: tuple[str, ...]) -> list[dict]:
+    """The records of the records files `names` that their pages show, less those of another
+    checkout measured beside this one (`against`)."""
+    views = shown()
+    return [
+        record
+        for name in names
+        for record in views[f"benchmarks/results/{name}.jsonl"](_records(name))
+        if not record.get("against")
+    ]
+
+
+def pages(age_of: trees.AgeOf | None = None) -> dict[str, Callable[[], str]]:
+    """Page path (relative to the repository) -> the text its records give, each results page
+    marked where its records ran on an older `agents/` tree than HEAD's (`age_of`, by default
+    `trees.git_age`)."""
+
+    def marked(path: str, render: Callable[[], str]) -> Callable[[], str]:
+        if path not in SOURCES:
+            return render
+        return lambda: trees.mark(render(), measured(SOURCES[path]), age_of or trees.git_age)
+
+    return {path: marked(path, render) for path, render in _texts().items()}
+
+
+def _texts() -> dict[str, Callable[[], str]]:
     return {
         "README.md": readme_page.page,
         "docs/results/api_memory.md": lambda: api_memory_page.page(_records("api_memory")),
