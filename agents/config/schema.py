@@ -386,9 +386,10 @@ GROUPS: dict[str, tuple[Key, ...]] = {
             "rnd",
             "The intrinsic reward: rnd (RND's error on the next observation), noveld "
             "(NovelD: the growth of that error from one observation to the next, on first "
-            "visits within the episode), or count (1/sqrt of the next observation's visits so "
-            "far in its episode; no RND).",
-            choices=("rnd", "noveld", "count"),
+            "visits within the episode), count (1/sqrt of the next observation's visits so "
+            "far in its episode; no RND), or e3b (E3B's elliptical episodic bonus of learned "
+            "embeddings; discrete actions; no RND).",
+            choices=("rnd", "noveld", "count", "e3b"),
             agents=_PIXEL,
         ),
         Key(
@@ -402,6 +403,22 @@ GROUPS: dict[str, tuple[Key, ...]] = {
             "episodic_buckets",
             16384,
             "Hash buckets per env for the visits within an episode (bonus: noveld, count).",
+            agents=_PIXEL,
+        ),
+        _positive(
+            "e3b_embedding_size",
+            32,
+            "Size of E3B's learned embedding (bonus: e3b); the inverse each env keeps is its "
+            "square.",
+            agents=_PIXEL,
+        ),
+        Key(
+            "e3b_ridge",
+            0.1,
+            "E3B's ridge: the diagonal of an episode's covariance at its start, the paper's "
+            "lambda (bonus: e3b).",
+            low=0.0,
+            open_low=True,
             agents=_PIXEL,
         ),
         Key(

@@ -523,6 +523,13 @@ def keycorridor_s4_count() -> dict[str, Any]:
     return dict(bonus="count")
 
 
+@_task(keycorridor_s4_rnd)
+def keycorridor_s4_e3b() -> dict[str, Any]:
+    """`keycorridor_s4_rnd` with E3B's elliptical episodic bonus in place of RND's: an embedding
+    trained by inverse dynamics, no RND network."""
+    return dict(bonus="e3b")
+
+
 @_task(multiroom_rnd)
 def multiroom_n6_rnd() -> dict[str, Any]:
     """MiniGrid-MultiRoom-N6 with RND: six rooms in a 25x25 grid, 120 steps an episode."""
@@ -549,6 +556,12 @@ def multiroom_n6_count() -> dict[str, Any]:
     """`multiroom_n6_rnd` with the episodic count bonus in place of RND's (see
     `keycorridor_s4_count`)."""
     return dict(bonus="count")
+
+
+@_task(multiroom_n6_rnd)
+def multiroom_n6_e3b() -> dict[str, Any]:
+    """`multiroom_n6_rnd` with E3B's elliptical episodic bonus in place of RND's."""
+    return dict(bonus="e3b")
 
 
 # Beyond the frontier: tasks published exploration work solves only with tens of millions of
@@ -632,10 +645,12 @@ CONFIGS = {
         keycorridor_s4,
         keycorridor_s4_noveld,
         keycorridor_s4_count,
+        keycorridor_s4_e3b,
         multiroom_n6_rnd,
         multiroom_n6,
         multiroom_n6_noveld,
         multiroom_n6_count,
+        multiroom_n6_e3b,
         keycorridor_s5_rnd,
         keycorridor_s5,
         keycorridor_s5_noveld,

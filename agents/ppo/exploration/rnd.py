@@ -21,7 +21,7 @@ TensorLike = tf.types.experimental.TensorLike
 _OBSERVATION_CLIP = 5.0
 
 
-def _checked_stack(torso: str, conv_stack: str, observation_shape, proportion: float) -> list:
+def checked_stack(torso: str, conv_stack: str, observation_shape, proportion: float) -> list:
     """The conv stack named `conv_stack`, once the torso, the frames and the proportion suit it.
 
     Raises:
@@ -46,7 +46,7 @@ def _checked_stack(torso: str, conv_stack: str, observation_shape, proportion: f
     return stack
 
 
-def _network(
+def feature_network(
     input_shape: tuple[int, ...],
     torso: str,
     torso_width: int,
@@ -160,7 +160,7 @@ class RND(tf.Module):
             proportion outside (0, 1].
         """
         super().__init__(name=name)
-        stack = _checked_stack(
+        stack = checked_stack(
             torso, conv_stack, observation_shape, proportion_of_exp_used_for_predictor_update
         )
         self._torso = torso
@@ -178,11 +178,11 @@ class RND(tf.Module):
             )
             shape, width = self._frame_shape, int(torso_width)
             layer = conv2d_layer(conv_matmul)
-            self.target = _network(
+            self.target = feature_network(
                 shape, torso, width, [feature_size], seeds[:4], "rnd_target", stack, layer
             )
             self.target.trainable = False
-            self.predictor = _network(
+            self.predictor = feature_network(
                 shape,
                 torso,
                 width,

@@ -6,6 +6,7 @@ import tensorflow as tf
 
 from agents.ppo import streams
 from agents.ppo.algorithm import PPO
+from agents.ppo.exploration.e3b import E3B
 from agents.ppo.exploration.episodic import EpisodicVisits, count_bonus
 from agents.ppo.exploration.rnd import RND, choose_torso
 from agents.ppo.exploration.rnd_view import rnd_view
@@ -36,6 +37,10 @@ class RNDPPO(PPO):
     Exploration" (Henaff et al., 2023): `1 / sqrt(N(s'))`, with `N(s')` the visits to the hash
     bucket of `s'` so far in its episode; no RND is built or trained.
 
+    With `bonus: e3b` it is E3B's elliptical episodic bonus (Henaff et al., 2022; `E3B`): the
+    norm of `s'`'s learned embedding under the inverse of the episode's embeddings so far; the
+    embedding trains by inverse dynamics (a loss beside PPO's); discrete actions only.
+
     Args: as `PPO`; the config also needs `policy_size`, `hidsize`, `memsize`, `extrahid`,
     `rec_gate_init`, `gamma_int`, `int_coef`, `ext_coef`, `rnd_feature_size` and
     `rnd_predictor_proportion`, and `bonus`, `noveld_alpha`, `episodic_buckets`.
@@ -58,10 +63,16 @@ class RNDPPO(PPO):
         ranks: Ranks = ONE_PROCESS,
     ):
         self.episodic = None
-        if config.bonus == "count":  # No RND: its predictor neither trains nor reports.
+        self._num_envs, self._action_space = len(batch_env), batch_env.action_space
+        if config.bonus in ("count", "e3b"):  # No RND: its predictor neither trains nor reports.
             self.LOSS_METRICS = PPO.LOSS_METRICS
             self.METRICS = tuple(m for m in self.METRICS if m != "predictor_loss")
+        if config.bonus == "count":
             self.METRICS = self.METRICS + ("episodic_count",)  # The mean visits of a step.
+        if config.bonus == "e3b":
+            _check_discrete(batch_env.action_space)
+            self.LOSS_METRICS = self.LOSS_METRICS + ("inverse_dynamics_loss",)
+            self.METRICS = self.METRICS + ("inverse_dynamics_loss",)
         if config.bonus == "noveld":
             self.METRICS = self.METRICS + ("first_visits",)  # The share of steps that were.
         if config.bonus in ("noveld", "count"):
@@ -85,12 +96,26 @@ class RNDPPO(PPO):
 
     def _make_components(self, observ_space, config):
         self._rnd_view = rnd_view(observ_space)
+        shape = self._rnd_view.shape
+        torso = choose_torso(shape, config.rnd_network, config.conv_stack)
         if config.bonus == "count":
             return {}
-        shape = self._rnd_view.shape
+        if config.bonus == "e3b":
+            e3b = E3B(
+                shape,
+                int(self._action_space.n),
+                self._num_envs,
+                embedding_size=config.e3b_embedding_size,
+                ridge=config.e3b_ridge,
+                torso=torso,
+                torso_width=config.rnd_hidden,
+                conv_stack=config.conv_stack,
+                conv_matmul=self._xla_update,
+            )
+            return {"e3b": e3b}
         rnd = RND(
             shape,
-            torso=choose_torso(shape, config.rnd_network, config.conv_stack),
+            torso=torso,
             torso_width=config.rnd_hidden,
             conv_stack=config.conv_stack,
             conv_matmul=self._xla_update,
@@ -139,6 +164,8 @@ class RNDPPO(PPO):
     def _stream_rewards(self, data, next_observ):
         """The intrinsic reward (RND's error on the next frames, NovelD's bonus, or the
         episodic count bonus), scaled by its return's std."""
+        if "e3b" in self.components:
+            return self._e3b_rewards(data, next_observ)
         if "rnd" not in self.components:
             return self._count_rewards(data, next_observ)
         # As stored: normalized where the agent normalizes observations.
@@ -179,6 +206,23 @@ class RNDPPO(PPO):
             "_int": self.intrinsic_scaler.scale_rollout(reward_int),
         }, metrics
 
+    def _e3b_rewards(self, data, next_observ):
+        """E3B's bonus of each step's next observation (see the class)."""
+        next_frames = tf.concat([data["observ"][1:], self.normalize(next_observ)[None]], 0)
+        next_frames = self._rnd_view(next_frames)
+        starts = data["terminated"] | data["truncated"]
+        reward_int = self.components["e3b"].bonus(next_frames, starts)
+        data["next_observ"] = next_frames  # The inverse dynamics train on them.
+        metrics = {
+            "intrinsic_reward": tf.reduce_mean(reward_int),
+            "value_int": tf.reduce_mean(data["value_int"]),
+            "value_ext": tf.reduce_mean(data["value"]),
+        }
+        return {
+            "": data["reward"],
+            "_int": self.intrinsic_scaler.scale_rollout(reward_int),
+        }, metrics
+
     def _next_keys(self, data, next_observ):
         """The episodic keys of each step's next observation, [T, N]."""
         last = self.episodic.keys(self._rnd_view(next_observ))
@@ -194,6 +238,12 @@ class RNDPPO(PPO):
         return growth * tf.cast(first, tf.float32), first
 
     def _extra_losses(self, batch):
+        if "e3b" in self.components:
+            valid = ~(batch["terminated"] | batch["truncated"])  # Else s' is a reset's.
+            loss = self.components["e3b"].inverse_dynamics_loss(
+                self._rnd_view(batch["observ"]), batch["next_observ"], batch["action"], valid
+            )
+            return {"inverse_dynamics": loss}
         if "rnd" not in self.components:
             return {}
         return {"predictor": self.rnd.predictor_loss(batch["next_observ"])}
@@ -205,3 +255,16 @@ class RNDPPO(PPO):
     def warm_up(self, frames) -> None:
         """RND's observation statistics start from a random agent's frames."""
         self.rnd.initialize_observation_stats(self._rnd_view(tf.convert_to_tensor(frames)))
+
+
+def _check_discrete(action_space) -> None:
+    """E3B's inverse dynamics predict the action: a discrete one.
+
+    Raises:
+        ValueError: For another action space, naming it and the bonuses that take it.
+    """
+    if not hasattr(action_space, "n") or getattr(action_space, "shape", None) != ():
+        raise ValueError(
+            f"bonus=e3b needs a discrete action space (its inverse dynamics predict the "
+            f"action); got {action_space}: use bonus=rnd, noveld or count."
+        )
