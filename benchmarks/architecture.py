@@ -177,6 +177,11 @@ def _short(package: str) -> str:
     return package.removeprefix("agents.") if package != "agents" else "face"
 
 
+def _named(package: str) -> str:
+    """A package as the tables name it (the face as `agents`)."""
+    return "agents" if package == "agents" else _short(package)
+
+
 def _modules(count: int) -> str:
     return f"{count} module{'s' if count != 1 else ''}"
 
@@ -233,8 +238,8 @@ def _graph_section() -> list[str]:
         "| --- | --- | --- | --- |",
     ]
     for package in order:
-        out = [f"`{_short(b)}` ({n})" for (a, b), n in sorted(edges.items()) if a == package]
-        into = [f"`{_short(a)}` ({n})" for (a, b), n in sorted(edges.items()) if b == package]
+        out = [f"`{_named(b)}` ({n})" for (a, b), n in sorted(edges.items()) if a == package]
+        into = [f"`{_named(a)}` ({n})" for (a, b), n in sorted(edges.items()) if b == package]
         lines.append(
             f"| `{package}` | {counts[package]} | {', '.join(out) or '-'} | "
             f"{', '.join(into) or '-'} |"
