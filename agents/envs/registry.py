@@ -44,6 +44,8 @@ MINIGRID_IDS = tuple(
         "LavaGapS7-v0",
         "ObstructedMaze-1Dlh-v0",
         "ObstructedMaze-2Dlh-v0",
+        "ObstructedMaze-1Q-v0",
+        "ObstructedMaze-Full-v0",
     )
 )
 BUILTIN.update(
@@ -117,11 +119,13 @@ def make_native(
     max_episode_steps: int | None = None,
     layout_bank: int | None = None,
     wrapper: str | None = None,
+    layout_draws: int | None = None,
 ):
     """The native environment of `env_id`, with `max_episode_steps` overriding its time limit.
 
-    `layout_bank` is the number of reset layouts of a MiniGrid id, `wrapper` its observation
-    (`native_wrappers`); other envs ignore both.
+    `layout_bank` is the number of reset layouts of a MiniGrid id (None: its own, or the size
+    for `layout_draws`, the most layouts a run draws), `wrapper` its observation
+    (`native_wrappers`); other envs ignore them.
 
     Raises:
         ValueError: If `env_id` has no native implementation.
@@ -136,6 +140,8 @@ def make_native(
             kwargs = dict(kwargs, wrapper=wrapper)
             if layout_bank is not None:
                 kwargs["layout_bank"] = layout_bank
+            if layout_draws is not None:
+                kwargs["layout_draws"] = layout_draws
         from agents.runtime import tf_loading
 
         tf_loading.prepare()  # The native envs load TensorFlow: its settings first.

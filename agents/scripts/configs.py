@@ -608,6 +608,56 @@ def obstructedmaze_noveld() -> dict[str, Any]:
     return dict(bonus="noveld")
 
 
+# KeyCorridorS6R3 and ObstructedMaze-1Q at the budgets published episodic methods solve them in.
+_TEN_MILLION = 9_437_184  # 9 phases of 16 calls of 4 x 128 x 128 steps, within 10M.
+
+
+@_task(keycorridor_rnd)
+def keycorridor_s6_rnd() -> dict[str, Any]:
+    """MiniGrid-KeyCorridorS6R3 with RND: `keycorridor_rnd` in rooms of size 6 (a 16x16 grid),
+    10M env steps."""
+    return dict(env="MiniGrid-KeyCorridorS6R3-v0", train_steps=_TEN_MILLION)
+
+
+@_task(keycorridor_s6_rnd)
+def keycorridor_s6() -> dict[str, Any]:
+    """The control of `keycorridor_s6_rnd`."""
+    return dict(int_coef=0.0)
+
+
+@_task(keycorridor_s6_rnd)
+def keycorridor_s6_noveld() -> dict[str, Any]:
+    """`keycorridor_s6_rnd` with NovelD's episodic bonus in place of RND's."""
+    return dict(bonus="noveld")
+
+
+@_task(keycorridor_rnd)
+def obstructedmaze_1q_rnd() -> dict[str, Any]:
+    """MiniGrid-ObstructedMaze-1Q with RND: a quarter of the 3x3-room maze, its doors locked
+    (keys hidden in boxes) and blocked by balls to move away; the ball to pick up is in one of
+    its rooms. 10M env steps."""
+    return dict(env="MiniGrid-ObstructedMaze-1Q-v0", train_steps=_TEN_MILLION)
+
+
+@_task(obstructedmaze_1q_rnd)
+def obstructedmaze_1q() -> dict[str, Any]:
+    """The control of `obstructedmaze_1q_rnd`."""
+    return dict(int_coef=0.0)
+
+
+@_task(obstructedmaze_1q_rnd)
+def obstructedmaze_1q_noveld() -> dict[str, Any]:
+    """`obstructedmaze_1q_rnd` with NovelD's episodic bonus in place of RND's."""
+    return dict(bonus="noveld")
+
+
+@_task(obstructedmaze_noveld)
+def obstructedmaze_full_noveld() -> dict[str, Any]:
+    """MiniGrid-ObstructedMaze-Full with NovelD: all four quarters of the maze (the agent starts
+    in the middle room), 50M env steps."""
+    return dict(env="MiniGrid-ObstructedMaze-Full-v0")
+
+
 CONFIGS = {
     fn.__name__: fn
     for fn in (
@@ -657,5 +707,12 @@ CONFIGS = {
         obstructedmaze_rnd,
         obstructedmaze,
         obstructedmaze_noveld,
+        keycorridor_s6_rnd,
+        keycorridor_s6,
+        keycorridor_s6_noveld,
+        obstructedmaze_1q_rnd,
+        obstructedmaze_1q,
+        obstructedmaze_1q_noveld,
+        obstructedmaze_full_noveld,
     )
 }
