@@ -1,6 +1,7 @@
 """`train --dry-run`: the run that would start, checked, and nothing written."""
 
 import os
+import re
 
 from agents.scripts import train
 from tests.scripts.capture import run_main
@@ -57,22 +58,31 @@ def test_a_run_on_an_env_given_from_python_says_how_to_resume_it():
 def test_dry_run_names_the_layout_bank_a_native_minigrid_run_builds_and_its_cost(
     tmp_path, monkeypatch
 ):
-    """A bank not yet cached: its env, size and the build time measured here; once cached,
-    where it is (and no cost)."""
+    """A bank not yet cached: its env, its size (the run's budget's, or layout_bank), what is
+    built before training starts and what while it trains, measured here; once cached, where it
+    is (and no cost)."""
     from agents.envs.gridworld import layouts
 
     monkeypatch.setenv("AGENTS_CACHE", str(tmp_path / "cache"))
     argv = ["--config=keycorridor_rnd", "--dry-run", f"--logdir={tmp_path / 'logs'}", "--set"]
-    argv += ["env=MiniGrid-FourRooms-v0", "layout_bank=40000"]
+    argv += ["env=MiniGrid-FourRooms-v0", "train_steps=1"]
+    code, stdout, stderr = run_main(train.main, argv)
+    assert code == 0, stderr
+    # One call of 128 envs x 128 steps x 4 rollouts draws at most 65,536 + 128 layouts.
+    assert "Layout bank of MiniGrid-FourRooms-v0: 131,072 layouts from seed 0, not cached" in (
+        stdout
+    )
+    argv[-1] = "layout_bank=40000"
     path = layouts.path_of("MiniGrid-FourRooms-v0", 40000, 0)
     code, stdout, stderr = run_main(train.main, argv)
     assert code == 0, stderr
     (line,) = [line for line in stdout.splitlines() if line.startswith("Layout bank of ")]
     assert line.startswith(
         "Layout bank of MiniGrid-FourRooms-v0: 40,000 layouts from seed 0, not cached: the run "
-        "builds it first, in about "
+        "builds 8,192 first, in about "
     )
-    assert " layouts/s measured here in one process; " in line
+    assert re.search(r" then trains while \d+ process(es)? build the other 31,808 in about ", line)
+    assert " layouts/s measured here in one process), " in line
     assert line.endswith(f"and caches it in {path}.")
     assert not path.parent.exists()  # Measured, not built.
     layouts.bank("MiniGrid-FourRooms-v0", 64)
@@ -83,3 +93,16 @@ def test_dry_run_names_the_layout_bank_a_native_minigrid_run_builds_and_its_cost
     assert f"Layout bank of MiniGrid-FourRooms-v0: 64 layouts from seed 0, cached in {cached}." in (
         stdout.splitlines()
     )
+
+
+def test_a_config_file_takes_floats_written_1e_minus_3_through_the_command_line(tmp_path):
+    """YAML 1.1 (PyYAML's) reads `1e-3` without a dot as a string, which the config refused."""
+    path = tmp_path / "config.yaml"
+    path.write_text("config:\n  learning_rate: 1e-3\n  entropy_coef: 5E-3\nname: mine\n")
+    code, stdout, stderr = run_main(
+        train.main, [f"--config={path}", "--dry-run", f"--logdir={tmp_path / 'logs'}"]
+    )
+    assert code == 0, stderr
+    lines = stdout.splitlines()
+    assert any(line.split() == ["learning_rate", "0.001"] for line in lines)
+    assert any(line.split() == ["entropy_coef", "0.005"] for line in lines)
