@@ -48,7 +48,7 @@ def run_dir(runs: str, record: dict) -> str:
 
 def rescore(records: list[dict], task: str, runs: str, episodes: int) -> list[dict]:
     """`records` with the shown runs of `task` scored again over `episodes` episodes."""
-    shown = {id(record) for record in exploration_page.shown(records) if record["task"] == task}
+    shown = {id(record) for record in exploration_page.tabled(records) if record["task"] == task}
     if not shown:
         sys.exit(f"--task {task}: no shown records; tasks with some: {exploration_runs.TASKS}")
     scoring = common.new_sitting()

@@ -138,7 +138,7 @@ def test_exploration_page_names_each_tasks_policy_and_how_many_runs_shared_the_m
     assert "| keycorridor | rnd | 0 of 2 | 1 of 2 |" in lines  # Both policies, mode first.
 
 
-def test_exploration_sittings_of_one_library_share_a_task_and_a_rerun_seed_counts_once(
+def test_exploration_sittings_of_one_library_share_a_task_and_a_rerun_seed_counts_twice(
     monkeypatch,
 ):
     trees = {"aaa1111": "tree1", "bbb2222": "tree1", "ccc3333": "tree0"}
@@ -154,7 +154,7 @@ def test_exploration_sittings_of_one_library_share_a_task_and_a_rerun_seed_count
     dirty = at("bbb2222-dirty", "2026-11-29 12:00:00", 3, 0.2)  # Uncommitted code: its own.
     runs = exploration_runs.named([older, *first, dirty, *second])
     kept = sorted((r["seed"], r["success_stochastic"]) for r in runs)
-    assert kept == [(0, 0.5), (1, 0.9), (2, 0.9)]
+    assert kept == [(0, 0.5), (1, 0.5), (1, 0.9), (2, 0.9)]  # Seed 1's two runs, both.
     row = next(line for line in exploration_page.page(runs).splitlines() if " to 2026" in line)
     assert "| aaa1111, bbb2222 |" in row and "2026-11-29 01:00 to 2026-11-30 01:00" in row
     # A record whose commit this checkout does not know stays with its own sitting only.
@@ -250,7 +250,7 @@ def test_exploration_aggregates_count_never_as_the_budget_and_order_arms_only_wi
     assert exploration_runs.held_or_budget(control[0]) == 100  # Never held: the budget.
     assert exploration_runs.held_or_budget(rnd[0]) == 20
     lines = exploration_page.page(control + rnd).splitlines()
-    (row,) = [line for line in lines if line.startswith("| multiroom | rnd | 5 |")]
+    (row,) = [line for line in lines if line.startswith("| multiroom | rnd | 5 (5) |")]
     # IQM of 5 seeds: the mean of the middle three (0.92, 0.95, 0.97) with its interval; every
     # RND seed beats every control seed, on success and on steps, in every resample.
     low, high = aggregates.bootstrap_ci([0.95, 0.9, 0.97, 0.92, 0.99], aggregates.iqm)
@@ -268,9 +268,11 @@ def test_exploration_aggregates_count_never_as_the_budget_and_order_arms_only_wi
     ]
     monkeypatch.setattr(readme_numbers, "read", lambda name: control + rnd)
     line = " ".join(readme_numbers.exploration().split())
-    assert "final success, mode: rnd over control, P = 1.00 [1.00, 1.00]" in line
+    mode = "final success of the mode (deterministic policy) over minigrid's episodes: "
+    assert f"{mode}RND over control, P = 1.00 [1.00, 1.00]" in line
     # Every RND seed held the return from 20 env steps, no control seed ever did.
-    assert "solved sooner (training return 0.5 held): rnd before control, P = 1.00" in line
+    sampled = "steps to solve of the sampled training policy (training return 0.5 held): "
+    assert f"{sampled}RND before control, P = 1.00" in line
     assert "too few" not in line
     assert exploration_runs.orderings(control + rnd, "multiroom", "solved") == [
         ("rnd", "control", 1.0, (1.0, 1.0))
@@ -280,21 +282,21 @@ def test_exploration_aggregates_count_never_as_the_budget_and_order_arms_only_wi
     assert exploration_runs.orderings(few, "multiroom") == []
     monkeypatch.setattr(readme_numbers, "read", lambda name: few)
     line = " ".join(readme_numbers.exploration().split())
-    assert "4 seeds each: " in line and "rnd over" not in line
+    assert "4 runs each: " in line and "RND over" not in line
     assert "of 4 (fewer than 5 seeds an arm: not ordered)" in line
     # A long task run with one arm and one seed beside the whole task: the whole task's
     # orderings stand, and the one-arm task says why it has none.
     alone = _arm_runs("keycorridor_s5", "noveld", [0.93])
     monkeypatch.setattr(readme_numbers, "read", lambda name: control + rnd + alone)
     line = " ".join(readme_numbers.exploration().split())
-    assert "1 to 5 seeds an arm: " in line and "not ordered" not in line
-    assert "rnd over control, P = 1.00 [1.00, 1.00]" in line
+    assert "1 to 5 runs an arm: " in line and "not ordered" not in line
+    assert "RND over control, P = 1.00 [1.00, 1.00]" in line
     assert "NovelD 1 [1] of 1 (one arm: nothing to order)" in line
     # Its aggregate is its one value, with no interval (one seed resamples to itself).
     (row,) = [
         line
         for line in exploration_page.page(control + rnd + alone).splitlines()
-        if line.startswith("| keycorridor_s5 | noveld | 1 |")
+        if line.startswith("| keycorridor_s5 | noveld | 1 (1) |")
     ]
     assert row.split(" | ")[3:5] == ["0.93 (one seed)", "0.0 (one seed)"]
 
@@ -325,7 +327,7 @@ def test_steps_to_solve_count_where_the_training_success_rate_held_0_9_where_run
     assert [exploration_runs.steps_to_solve(r, True) for r in runs] == [60, 100]
     assert [exploration_runs.steps_to_solve(r, False) for r in runs] == [20, 20]
     lines = exploration_page.page(runs).splitlines()
-    (row,) = [line for line in lines if line.startswith("| multiroom | control | 2 |")]
+    (row,) = [line for line in lines if line.startswith("| multiroom | control | 2 (2) |")]
     assert row.split(" | ")[5] == "success 0.9 held"
     # Per seed: return 0.5 held from 20, success 0.9 held from 60.
     assert any(line.startswith("| multiroom | control | 0 | 100 | 1 | 20 | 60 |") for line in lines)
@@ -333,7 +335,7 @@ def test_steps_to_solve_count_where_the_training_success_rate_held_0_9_where_run
     del runs[1]["success_curve"]
     assert not exploration_runs.solved_by_success(runs)
     (row,) = [
-        line for line in exploration_page.page(runs).splitlines() if "| control | 2 |" in line
+        line for line in exploration_page.page(runs).splitlines() if "| control | 2 (2) |" in line
     ]
     assert row.split(" | ")[5] == "return 0.5 held"
 
@@ -346,7 +348,7 @@ def test_runs_with_set_overrides_are_ablations_kept_out_of_the_arms_counts(monke
     assert exploration_ablations.ablations([*arms, tried]) == [tried]
     monkeypatch.setattr(readme_numbers, "read", lambda name: [*arms, tried])
     line = readme_numbers.exploration()
-    assert "RND 3 [3] of 3" in line and "3 seeds each" in line
+    assert "RND 3 [3] of 3" in line and "3 runs each" in line
     monkeypatch.setattr(readme_numbers, "read", lambda name: arms[:2])
     assert "RND 2 [2] of 2" in readme_numbers.exploration()
 
@@ -377,14 +379,15 @@ def test_ablation_table_sets_each_ablated_seed_beside_its_named_run_of_the_same_
         "| 1.00 | 0.95 | 9.0M | 5.0M |",
     ]
     # A newer sitting of other library code takes over the arms' tables; the ablation's rows
-    # still stand beside the runs of their own library code, and the page keeps those records.
+    # still stand beside the runs of their own library code, and the superseded group's line
+    # stands for the rest: the page keeps every record.
     newer = run("ccc3333", 0, 0.9, started="2026-12-01 01:00:00")
     records = [*named, *tried, newer]
     assert exploration_runs.named(records) == [newer]
     assert rows[0] in exploration_page.page(records).splitlines()
-    assert named[0] in exploration_page.shown(records) and named[1] not in exploration_page.shown(
-        records
-    )
+    tabled = exploration_page.tabled(records)
+    assert named[0] in tabled and named[1] not in tabled
+    assert exploration_page.shown(records) == records
     # Other library code gives no baseline row.
     monkeypatch.setattr(common, "agents_tree", {"aaa1111": "tree1", "bbb2222": "tree2"}.get)
     lines = exploration_page.page([*named, *tried]).splitlines()
@@ -406,9 +409,10 @@ def test_the_newest_sitting_by_its_start_takes_the_arms_tables_wherever_the_file
     # Older records copied in after newer ones: the newer sitting still holds the tables.
     assert exploration_runs.named([*new, *old]) == new
     assert exploration_runs.named([*old, *new]) == new
-    # Of a seed run twice in one library, the run that started later, wherever the file has it.
+    # A seed run twice in one library: both runs, in the order they started, wherever the
+    # file has them.
     again = dict(new[0], started="2026-11-30 09:00:00", success_mode=0.5)
-    assert exploration_runs.named([again, *new, *old]) == [again, new[1]]
+    assert exploration_runs.named([again, *new, *old]) == [new[0], new[1], again]
     tried = [dict(r, overrides=["entropy_coef=0"]) for r in (*new, *old)]
     assert exploration_ablations.ablations([*tried[:2], *tried[2:]]) == tried[:2]
 

@@ -1,5 +1,5 @@
 """The exploration page's plots: per task, each arm's training success rate against env
-steps, the IQM over seeds with its 95% bootstrap interval shaded."""
+steps, the IQM over runs with its 95% bootstrap interval shaded."""
 
 from __future__ import annotations
 
@@ -31,7 +31,8 @@ def aligned(curves: list[list[list[float]]]) -> tuple[list[float], list[list[flo
 
 def figure(runs: list[dict], path: str) -> str:
     """Each arm's training success rate against env steps (its training return where a run
-    reported no success rate): the IQM over seeds, its 95% bootstrap interval shaded."""
+    reported no success rate): the IQM over every run counted, its 95% bootstrap interval
+    shaded."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -47,7 +48,7 @@ def figure(runs: list[dict], path: str) -> str:
         steps, rows = aligned(curves)
         columns = np.asarray(rows).T  # One row of seeds per reported env step.
         bands = np.array([aggregates.bootstrap_ci(c, aggregates.iqm, reps=1_000) for c in columns])
-        label = f"{arm} ({len(curves)} seed{'s' if len(curves) > 1 else ''})"
+        label = f"{arm} ({len(curves)} run{'s' if len(curves) > 1 else ''})"
         axis.plot(steps, [aggregates.iqm(c) for c in columns], color=color, label=label)
         axis.fill_between(steps, bands[:, 0], bands[:, 1], color=color, alpha=0.2)
     ylabel = "training success rate" if key == "success_curve" else "training return"

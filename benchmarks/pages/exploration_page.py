@@ -9,6 +9,7 @@ import os
 from benchmarks import common
 from benchmarks.pages import claims, exploration_figures
 from benchmarks.pages import exploration_runs as runs_of
+from benchmarks.pages import exploration_superseded as superseded_of
 from benchmarks.pages.exploration_ablations import ablation_lines, ablations, baselines, compared
 from benchmarks.pages.exploration_runs import (
     ARMS,
@@ -19,6 +20,7 @@ from benchmarks.pages.exploration_runs import (
     criterion,
     held_from,
     interval,
+    policy,
     solved,
     solved_by_success,
     steps_to_solve,
@@ -30,9 +32,21 @@ PEER_RECORDS = os.path.join(common.RESULTS, "peer.jsonl")  # benchmarks/peer.py
 
 
 def shown(records: list[dict]) -> list[dict]:
-    """The runs the page shows: the arms' runs (`named`, and those under way), the ablations'
-    runs and the named runs they are read against (`baselines`, and `compared` where an
-    ablation is aggregated), each once."""
+    """Every run the page shows, in its tables (`tabled`) or on a line of its group
+    (`exploration_superseded`: groups the tables no longer show), each once; records are only
+    ever appended, so this is every record of the benchmark."""
+    found = {id(r): r for r in tabled(records)}
+    for group, _ in superseded_of.superseded(records):
+        found.update((id(r), r) for r in group)
+    for runs in superseded_of.earlier_ablations(records).values():
+        found.update((id(r), r) for r in runs)
+    return [r for r in records if id(r) in found]
+
+
+def tabled(records: list[dict]) -> list[dict]:
+    """The runs the page's tables show run by run: the arms' runs (`named`, and those under
+    way), the ablations' runs and the named runs they are read against (`baselines`, and
+    `compared` where an ablation is aggregated), each once."""
     on_show, newer = runs_of.shown_and_under_way(records)
     arms, tried = on_show + newer, ablations(records)
     against = [*baselines(tried, records), *compared(tried, records)]
@@ -46,20 +60,25 @@ def _aggregate_lines(runs: list[dict]) -> list[str]:
         "",
         "## Aggregates",
         "",
-        "Per task and arm over its seeds: the interquartile mean (IQM) with its 95% percentile",
-        "bootstrap interval over seeds (`agents.multirun.aggregates`, rliable's definitions), of",
-        "the deterministic policy's final success and of the env steps to solve: the first",
-        f"training report from which the training success rate held {SOLVED_SUCCESS} (the share",
-        "of the report's episodes that reached the goal; where a task's records have no success",
-        f"rate, the training return held {SOLVED_RETURN} instead, as the criterion column says; a",
-        "seed that never held it counts its whole budget); and P(X > control), the probability",
-        "that a seed of the arm beats a seed of the control (success: higher; env steps: fewer),",
-        "with its stratified bootstrap interval. An interval above 0.5 orders the two arms; with",
-        f"fewer than {ORDER_SEEDS} seeds an arm is not ordered at all.",
+        f"The aggregates count {runs_of.counted_words(runs)} (a rule fixed before the runs: a",
+        "seed run twice, on another machine or again, counts twice; records are only appended).",
         "",
-        "| task | arm | seeds | success (mode), IQM [95% CI] | solved from (M env steps), "
-        "IQM [95% CI] | criterion | P(success > control's) [95% CI] "
-        "| P(solved sooner than control) [95% CI] |",
+        "Per task and arm over its runs: the interquartile mean (IQM) with its 95% percentile",
+        "bootstrap interval over runs (`agents.multirun.aggregates`, rliable's definitions), of",
+        "the deterministic policy's (the mode's) final success over minigrid's episodes and of",
+        "the env steps to solve of the sampled training policy: the first training report from",
+        f"which the training success rate held {SOLVED_SUCCESS} (the share of the report's",
+        "episodes, played by sampling the policy as it trained, that reached the goal; where a",
+        f"task's records have no success rate, the training return held {SOLVED_RETURN} instead,",
+        "as the criterion column says; a run that never held it counts its whole budget); and",
+        "P(X > control), the probability that a run of the arm beats a run of the control",
+        "(success: higher; env steps: fewer), with its stratified bootstrap interval. An interval",
+        f"above 0.5 orders the two arms; with fewer than {ORDER_SEEDS} seeds an arm is not ordered",
+        "at all. The two can disagree: the sampled policy can solve a task its mode does not.",
+        "",
+        "| task | arm | runs (seeds) | success (mode), IQM [95% CI] | steps to solve, sampled "
+        "training policy (M env steps), IQM [95% CI] | criterion | P(success > control's) "
+        "[95% CI] | P(sampled training policy solves sooner than control's) [95% CI] |",
         "|---|---|---:|---:|---:|---|---:|---:|",
     ]
     for task in dict.fromkeys(r["task"] for r in runs):
@@ -75,22 +94,12 @@ def _aggregate_lines(runs: list[dict]) -> list[str]:
             versus = ["-", "-"]
             if control and arm != "control":
                 versus = runs_of.versus(arm_runs, control, by_success)
+            counted = f"{len(arm_runs)} ({runs_of.seeds(arm_runs)})"
             lines.append(
-                f"| {arm_runs[0]['env_id']} | {arm} | {len(arm_runs)} | {interval(success, 2)} | "
+                f"| {arm_runs[0]['env_id']} | {arm} | {counted} | {interval(success, 2)} | "
                 f"{interval(held, 1, 1e6)} | {said} | {versus[0]} | {versus[1]} |"
             )
     return lines
-
-
-def policy(record: dict) -> str:
-    """The policy network of a record in words (records before the key ran `network=auto`:
-    the MLP, on the symbolic view); a GRU's training sequences, where longer than one step
-    (records before the key ran one-step sequences: the GRU learned nothing through time)."""
-    network = record.get("network", "auto")
-    names = {"auto": "MLP", "recurrent_categorical": "MLP + GRU"}
-    words = names.get(network, network)
-    chunk = record.get("chunk_length", 1)
-    return f"{words} ({chunk}-step sequences)" if network != "auto" and chunk > 1 else words
 
 
 def page(records: list[dict], peer: list[dict] = ()) -> str:
@@ -114,8 +123,9 @@ def page(records: list[dict], peer: list[dict] = ()) -> str:
         "*Intrinsic weight*: `constant`, or `linear` (`int_coef_schedule`: the weight falls",
         "linearly to 0 over the run, so that the bonus stops steering the final policy).",
         "*Training success 0.9 held from*: the first training report from which the share of",
-        "the report's episodes that reached the goal stays at 0.9 or more (the steps to solve",
-        "of the aggregates; runs whose reports gave no success rate show -).",
+        "the report's episodes that reached the goal stays at 0.9 or more, the sampled training",
+        "policy's steps to solve of the aggregates (runs whose reports gave no success rate",
+        "show -).",
         "*Return 0.5 held from*: the",
         "first training report from which the mean training return stays at 0.5 or more (a",
         "report averages the episodes that ended since the last one, so one early report can",
@@ -123,8 +133,10 @@ def page(records: list[dict], peer: list[dict] = ()) -> str:
         "runs come from one library's code: a sitting and every sitting at a commit whose",
         "`agents/` is identical to it (`git diff --quiet A B -- agents`), one benchmark spread",
         "over several sittings; the commits are listed. Of these groups the tables show the",
-        f"newest that holds all three arms at {ORDER_SEEDS} seeds (where none does, the newest);",
-        "a newer one still short of that is listed under *Under way*. Generated by",
+        f"newest that holds all three arms at {ORDER_SEEDS} seeds (where none does, the newest),",
+        "every run of it: a seed run twice is two rows. A newer group still short of that is",
+        "listed under *Under way*, and every other group on a line of its own under *Superseded",
+        "groups*. Generated by",
         "`python -m benchmarks.exploration --page` from",
         "`benchmarks/results/exploration.jsonl`.",
         "",
@@ -151,8 +163,8 @@ def page(records: list[dict], peer: list[dict] = ()) -> str:
     lines += [
         "",
         "| task | arm | seed | env steps | wall (s) | return 0.5 held from "
-        "| training success 0.9 held from | success (sampled) | success (mode) "
-        "| return (sampled) |",
+        "| training success 0.9 held from (sampled training policy) | success (sampled) "
+        "| success (mode) | return (sampled) |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for run in sorted(runs, key=lambda r: (r["task"], ARMS.index(r["arm"]), r["seed"])):
@@ -168,7 +180,7 @@ def page(records: list[dict], peer: list[dict] = ()) -> str:
         )
     lines += [
         "",
-        "| task | arm | seeds with success >= 0.9 (mode) | seeds with success >= 0.9 (sampled) |",
+        "| task | arm | runs with success >= 0.9 (mode) | runs with success >= 0.9 (sampled) |",
         "|---|---|---:|---:|",
     ]
     for task in TASKS:
@@ -180,9 +192,10 @@ def page(records: list[dict], peer: list[dict] = ()) -> str:
                 lines.append(f"| {env_id} | {arm} | {mode} of {total} | {sampled} of {total} |")
     lines += _aggregate_lines(runs)
     lines += _under_way_lines(newer)
+    lines += superseded_of.superseded_lines(records)
     lines += [
         "",
-        "The figures: per arm, the IQM over seeds of the training success rate against env steps",
+        "The figures: per arm, the IQM over runs of the training success rate against env steps",
         "(of the training return, for a task whose records have no success rate), with its 95%",
         "bootstrap interval shaded.",
         "",

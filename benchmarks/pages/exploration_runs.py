@@ -1,5 +1,6 @@
 """The exploration benchmark's runs: which tasks and arms, which records count (one library's
-code), and what is measured of them (success, steps to solve, IQMs, orderings of arms)."""
+code, every run of it), and what is measured of them (success, steps to solve, IQMs, orderings
+of arms)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,31 @@ TASKS = (
 LONG_TASKS = ("keycorridor_s5", "obstructedmaze")  # 50M env steps: run only where named.
 DEFAULT_TASKS = tuple(task for task in TASKS if task not in LONG_TASKS)
 ARMS = ("rnd", "control", "noveld")
+ARM_NAMES = {"rnd": "RND", "control": "control", "noveld": "NovelD"}
+
+# Which runs of a group its aggregates count, fixed before any run: every run on the record. A
+# seed run twice (on another machine, or again after a fix of the harness) counts twice, so
+# that no rerun can take the place of a result; records are only ever appended.
+COUNTED = "every run on the record"
+
+
+def counted(group: list[dict]) -> list[dict]:
+    """The runs of one library group that its aggregates count (`COUNTED`: all of them), in the
+    order they started."""
+    return by_start(group)
+
+
+def seeds(runs: list[dict]) -> int:
+    """How many distinct seeds (of one arm: its seeds; of several, each arm's apart) `runs`
+    hold."""
+    return len({(r["task"], r["arm"], r["seed"]) for r in runs})
+
+
+def counted_words(runs: list[dict]) -> str:
+    """The rule `COUNTED` with what it counts here: "every run on the record: 16 runs of 15
+    seeds" (seeds of each task and arm apart)."""
+    count, seeded = len(runs), seeds(runs)
+    return f"{COUNTED}: {count} run{'s' * (count != 1)} of {seeded} seed{'s' * (seeded != 1)}"
 
 
 def _sitting_of(record: dict) -> str:
@@ -28,9 +54,10 @@ def _sitting_of(record: dict) -> str:
 def named(records: list[dict]) -> list[dict]:
     """Per task, the runs with the configs as named (runs with `--set` overrides are ablations,
     kept out of the arms' counts) of one library's code (`library_groups`): the newest group
-    that is `whole`, else the newest group; of an arm's seed run twice, the newer run. A newer
-    group still under way (`shown_and_under_way`) does not displace a whole one, so that a benchmark
-    spread over several sittings replaces the last one only once it can be read on its own."""
+    that is `whole`, else the newest group; every run of it (`counted`: a seed run twice counts
+    twice). A newer group still under way (`shown_and_under_way`) does not displace a whole one,
+    so that a benchmark spread over several sittings replaces the last one only once it can be
+    read on its own."""
     return shown_and_under_way(records)[0]
 
 
@@ -40,23 +67,33 @@ def shown_and_under_way(records: list[dict]) -> tuple[list[dict], list[dict]]:
     at newer code not yet `whole`)."""
     shown, newer = [], []
     for task in TASKS:
-        groups = library_groups([r for r in records if r["task"] == task])
-        if groups:
-            group = next((group for group in groups if whole(group)), groups[0])
-            shown += group
-            newer += groups[0] if group is not groups[0] else []
+        group, under_way, _ = task_groups(records, task)
+        shown += group
+        newer += under_way
     return shown, newer
+
+
+def task_groups(records: list[dict], task: str) -> tuple[list[dict], list[dict], list[list[dict]]]:
+    """Of `task`'s named runs: (the group shown, the group under way, the groups superseded:
+    every other library group, newest first). Each is empty where the task has none."""
+    groups = library_groups([r for r in records if r["task"] == task])
+    if not groups:
+        return [], [], []
+    shown = next((group for group in groups if whole(group)), groups[0])
+    under_way = groups[0] if shown is not groups[0] else []
+    rest = [group for group in groups if group is not shown and group is not under_way]
+    return shown, under_way, rest
 
 
 def library_groups(runs: list[dict]) -> list[list[dict]]:
     """The named runs of `runs` in groups of one library's code (`same_library` as the group's
-    newest run), newest group first; in each, of a seed run twice, the newer run."""
+    newest run), newest group first; in each, the runs it counts (`counted`)."""
     left, groups = [r for r in runs if not r.get("overrides")], []
     while left:
         head = newest(left)
         group = [r for r in left if same_library(r, head)]
         left = [r for r in left if not any(r is g for g in group)]
-        groups.append(list({(r["arm"], r["seed"]): r for r in by_start(group)}.values()))
+        groups.append(counted(group))
     return groups
 
 
@@ -86,6 +123,17 @@ def same_library(record: dict, other: dict) -> bool:
     return tree is not None and tree == common.agents_tree(other["commit"])
 
 
+def policy(record: dict) -> str:
+    """The policy network of a record in words (records before the key ran `network=auto`:
+    the MLP, on the symbolic view); a GRU's training sequences, where longer than one step
+    (records before the key ran one-step sequences: the GRU learned nothing through time)."""
+    network = record.get("network", "auto")
+    names = {"auto": "MLP", "recurrent_categorical": "MLP + GRU"}
+    words = names.get(network, network)
+    chunk = record.get("chunk_length", 1)
+    return f"{words} ({chunk}-step sequences)" if network != "auto" and chunk > 1 else words
+
+
 def millions(first: int | None) -> str:
     """Env steps from which a level held, in millions (None: never)."""
     return "never" if first is None else f"{first / 1e6:.1f}M"
@@ -99,8 +147,8 @@ POLICIES = {"mode": "success_mode", "sampled": "success_stochastic"}
 def solved(
     runs: list[dict], task: str, arm: str, level: float = 0.9, policy: str = "mode"
 ) -> tuple[int, int]:
-    """(seeds whose success on minigrid's env with `policy` ("mode" or "sampled") is at least
-    `level`, seeds) of an arm."""
+    """(runs whose success on minigrid's env with `policy` ("mode" or "sampled") is at least
+    `level`, runs) of an arm (a seed run twice counts twice: `COUNTED`)."""
     arm_runs = [r for r in runs if r["task"] == task and r["arm"] == arm]
     return sum(r[POLICIES[policy]] >= level for r in arm_runs), len(arm_runs)
 
@@ -161,27 +209,47 @@ def orderings(
     runs: list[dict], task: str, measure: str = "success"
 ) -> list[tuple[str, str, float, tuple[float, float]]]:
     """(better arm, other arm, P, its interval) for each pair of arms of `task` where one
-    improves on the other with the 95% interval of P(X > Y) above 0.5; none where an arm has
-    fewer than `ORDER_SEEDS` seeds. `measure`: "success", the final success (mode), higher
-    better; "solved", the env steps to solve (`steps_to_solve`), fewer better."""
+    improves on the other with the 95% interval of P(X > Y) above 0.5, over every run counted;
+    none where an arm has fewer than `ORDER_SEEDS` seeds. `measure`: "success", the final
+    success of the mode (`MEASURES`), higher better; "solved", the env steps to solve of the
+    sampled training policy (`steps_to_solve`), fewer better."""
+    found = []
+    for better, other, p, (low, high) in improvements(runs, task, measure):
+        if low > 0.5:
+            found.append((better, other, p, (low, high)))
+    return found
+
+
+# What an ordering scores, per measure, in words: which policy and what of it.
+MEASURES = {
+    "success": "final success of the mode (deterministic policy) over minigrid's episodes",
+    "solved": "steps to solve of the sampled training policy",
+}
+
+
+def improvements(
+    runs: list[dict], task: str, measure: str = "success"
+) -> list[tuple[str, str, float, tuple[float, float]]]:
+    """(arm, other arm, P(arm's run beats other's), its 95% interval) for each ordered pair of
+    arms of `task` that both have `ORDER_SEEDS` seeds or more, over every run counted;
+    `measure` as in `orderings`."""
     mine = [r for r in runs if r["task"] == task]
     by_success = solved_by_success(mine)
     value = {
         "success": lambda r: r["success_mode"],
         "solved": lambda r: -steps_to_solve(r, by_success),
     }[measure]
-    scores = {arm: [value(r) for r in mine if r["arm"] == arm] for arm in ARMS}
+    arm_runs = {arm: [r for r in mine if r["arm"] == arm] for arm in ARMS}
     found = []
     for better in ARMS:
         for other in ARMS:
-            x, y = scores[better], scores[other]
-            if better == other or min(len(x), len(y)) < ORDER_SEEDS:
+            fewest = min(seeds(arm_runs[better]), seeds(arm_runs[other]))
+            if better == other or fewest < ORDER_SEEDS:
                 continue
-            low, high = aggregates.improvement_ci(x, y)
-            if low > 0.5:
-                found.append(
-                    (better, other, aggregates.probability_of_improvement(x, y), (low, high))
-                )
+            x = [value(r) for r in arm_runs[better]]
+            y = [value(r) for r in arm_runs[other]]
+            interval_ = aggregates.improvement_ci(x, y)
+            found.append((better, other, aggregates.probability_of_improvement(x, y), interval_))
     return found
 
 

@@ -12,6 +12,7 @@ import textwrap
 from benchmarks import common
 from benchmarks.pages import (
     claims,
+    exploration_orderings,
     exploration_page,
     exploration_runs,
     learning_page,
@@ -213,7 +214,10 @@ def exploration() -> str:
             mode, total = exploration_runs.solved(runs, task, arm, policy="mode")
             sampled, _ = exploration_runs.solved(runs, task, arm, policy="sampled")
             if total:
-                counts.append(f"{name} {mode} [{sampled}] of {total}")
+                arm_runs = [r for r in runs if r["task"] == task and r["arm"] == arm]
+                seeded = exploration_runs.seeds(arm_runs)
+                of = f"{total}" if seeded == total else f"{total} runs of {seeded} seeds"
+                counts.append(f"{name} {mode} [{sampled}] of {of}")
                 totals.add(total)
         policy = exploration_page.policy(first)
         ran = [r for r in runs if r["task"] == task]
@@ -223,43 +227,26 @@ def exploration() -> str:
             f"extrinsic discount {first['discount']}: {', '.join(counts)}{_ordered(runs, task)}"
         )
     return (
-        f"- **Exploration on native MiniGrid** ({where(*runs)}): seeds whose deterministic "
+        f"- **Exploration on native MiniGrid** ({where(*runs)}): runs whose deterministic "
         "policy (the mode, which runs evaluate by default) succeeds in at least 90% of "
         "minigrid's own episodes, [the sampled policy's count in brackets], RND against its "
         "control (the same agent without the bonus) and, where run, NovelD (the same agent "
-        f"with an episodic bonus); {_seeds(totals)}: "
+        f"with an episodic bonus), counting {exploration_runs.COUNTED} (a seed run twice "
+        f"counts twice); {_seeds(totals)}: "
         f"{'; '.join(tasks)} ([exploration](docs/results/exploration.md))."
     )
 
 
 def _ordered(runs: list[dict], task: str) -> str:
-    """The orderings of two arms that the 95% intervals support on `task`, in words; where
-    the task ran one arm, or an arm too few seeds to be ordered, that instead."""
-    arms = [r["arm"] for r in runs if r["task"] == task]
-    if len(set(arms)) < 2:
-        return " (one arm: nothing to order)"
-    if min(arms.count(arm) for arm in set(arms)) < exploration_runs.ORDER_SEEDS:
-        return f" (fewer than {exploration_runs.ORDER_SEEDS} seeds an arm: not ordered)"
-    page = exploration_runs
-    held = page.criterion([r for r in runs if r["task"] == task])
-    said = []
-    for measure, words, before in (
-        ("success", "final success, mode", "over"),
-        ("solved", f"solved sooner ({held})", "before"),
-    ):
-        found = page.orderings(runs, task, measure)
-        pairs = [
-            f"{better} {before} {other}, P = {p:.2f} [{low:.2f}, {high:.2f}]"
-            for better, other, p, (low, high) in found
-        ]
-        said.append(f"{words}: {', '.join(pairs) if pairs else 'no arm ordered'}")
-    return f" (by the 95% intervals of P(X > Y), {'; '.join(said)})"
+    """The orderings of `task`'s arms that hold over every run counted, each naming the policy
+    it scores (`exploration_orderings`), in brackets."""
+    return f" ({exploration_orderings.ordering_words(runs, task)})"
 
 
 def _seeds(totals: set[int]) -> str:
-    """How many seeds each arm ran: "3 seeds each", or "2 to 5 seeds an arm"."""
+    """How many runs each arm counts: "3 runs each", or "2 to 5 runs an arm"."""
     low, high = min(totals), max(totals)
-    return f"{high} seeds each" if low == high else f"{low} to {high} seeds an arm"
+    return f"{high} runs each" if low == high else f"{low} to {high} runs an arm"
 
 
 def native() -> str:
