@@ -43,6 +43,12 @@ def train_budget(config: Mapping[str, Any], ranks: int = 1) -> int:
     return round_up(config["train_steps"], call_steps(config, ranks))
 
 
+def layout_draws(config: Mapping[str, Any], ranks: int = 1) -> int:
+    """The most reset layouts each rank's training envs draw: one each at the first reset,
+    then at most one per env and batch step (an episode ends at a step at most once)."""
+    return rank_envs(config, ranks) + train_budget(config, ranks) // ranks
+
+
 def describe(config: Mapping[str, Any], ranks: int = 1) -> str:
     """One line saying what is trained, e.g. `train_steps 2000 -> 2048 env steps (...)`."""
     asked, budget = config["train_steps"], train_budget(config, ranks)

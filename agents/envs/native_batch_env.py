@@ -62,6 +62,7 @@ class NativeBatchEnv(Transitions):
         self.seed = variable(tf.constant(seed, tf.int64), "seed")
         self.draws = variable(tf.constant(0, tf.int64), "draws")
         initial = _check(env, size, self._draw(size, 0)[0], action_space, action_dtype)
+        env.give_back(size)  # Checked, then replaced by `reset`'s draw.
         self.state = tf.nest.map_structure(lambda leaf: variable(leaf, "state"), initial)
         self.steps = variable(tf.constant(0, tf.int64), "steps")  # Batch steps, for messages.
         self.nonfinite_step = variable(tf.constant(-1, tf.int64), "nonfinite_step")
@@ -138,6 +139,7 @@ class NativeBatchEnv(Transitions):
         def from_few():
             slot = tf.clip_by_value(tf.cumsum(restarts) - 1, 0, few - 1)
             drawn = self._draw(few, self.draws)
+            self.env.give_back(few - count)  # The k-th restart took the k-th: the rest unused.
             self._restart_from(mask, tf.nest.map_structure(lambda x: tf.gather(x, slot), drawn))
             return tf.constant(True)
 

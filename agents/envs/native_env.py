@@ -63,6 +63,12 @@ class NativeEnv(abc.ABC):
         state = self.initial_state(count, seed)
         return state, self.observe(state)
 
+    def give_back(self, count: tf.Tensor) -> None:
+        """Told, inside the compiled call, that the last `count` initial states of the last
+        draw went unused (`NativeBatchEnv` draws a few more than restart): an env that hands
+        out its initial states in order (a bank of layouts) hands them out again."""
+        del count  # Stateless draws need nothing.
+
     @property
     def name(self) -> str:
         """The environment's name in messages."""

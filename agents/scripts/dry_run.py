@@ -43,19 +43,19 @@ def describe(args: argparse.Namespace, overrides: Mapping[str, Any], ranks: int)
     changed = named.changes(config, name)
     lines = [first, f"Config {name} with {changed}." if changed else f"Config {name} as named."]
     lines.append(budget.describe(config, ranks))
-    lines += _layout_bank(config)
+    lines += _layout_bank(config, ranks)
     lines.append("Effective config:")
     width = max(len(key) for key in config)
     lines += [f"  {key:<{width}}  {value!r}" for key, value in sorted(config.items())]
     return lines
 
 
-def _layout_bank(config: Mapping[str, Any]) -> list[str]:
+def _layout_bank(config: Mapping[str, Any], ranks: int) -> list[str]:
     """The line naming the layout bank a native MiniGrid run reads: cached, or what building
     it costs (measured here: a first run spends minutes on it)."""
     if not config["native_env"] or config["env"] not in registry.MINIGRID_IDS:
         return []
     from agents.envs.gridworld import layouts
 
-    env_id = config["env"]
-    return [layouts.describe(env_id, config["layout_bank"] or layouts.default_size(env_id), 0)]
+    env_id, draws = config["env"], budget.layout_draws(config, ranks)
+    return [layouts.describe(env_id, config["layout_bank"] or layouts.size_for(env_id, draws), 0)]

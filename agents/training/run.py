@@ -469,7 +469,11 @@ class Run:
             try:
                 return NativeBatchEnv(
                     make_native(
-                        config.env, config.max_episode_steps, config.layout_bank, config.env_wrapper
+                        config.env,
+                        config.max_episode_steps,
+                        config.layout_bank,
+                        config.env_wrapper,
+                        budget.layout_draws(config, self.world.size),
                     ),
                     count,
                     seed,

@@ -28,14 +28,25 @@ class BuildProgress:
         self._out = out
         self._started = time.monotonic()
         self._shown = self._started
+        self._first = 0
 
-    def start(self, processes: int) -> None:
-        """The first line: what is built, by how many processes, and where it will be kept."""
+    def start(self, processes: int, first: int = 0) -> None:
+        """The first line: what is built, by how many processes, and where it will be kept;
+        with `first`, that many layouts are built (or read) already and training starts while
+        the rest are built."""
         self._started = self._shown = time.monotonic()
+        self._first = first
+        many = f"{processes} process{'es' if processes > 1 else ''}"
+        if first:
+            self._say(
+                f"Building the layout bank of {self.env_id} while training starts: its first "
+                f"{first:,} layouts are ready, the other {self.size - first:,} of {self.size:,} "
+                f"come from minigrid's generator in {many} (cached for later runs)."
+            )
+            return
         self._say(
             f"Building the layout bank of {self.env_id}: {self.size:,} layouts from minigrid's "
-            f"generator in {processes} process{'es' if processes > 1 else ''} (cached for later "
-            "runs)."
+            f"generator in {many} (cached for later runs)."
         )
 
     def update(self, done: int) -> None:
@@ -54,8 +65,9 @@ class BuildProgress:
             f"Layout bank of {self.env_id}: {done:,} of {self.size:,} layouts "
             f"({done / self.size:.0%}) in {duration(elapsed)}"
         )
-        if 0 < done < self.size:
-            line += f", about {duration(elapsed * (self.size - done) / done)} left"
+        made = done - self._first  # Layouts this build made, at its rate.
+        if made > 0 and done < self.size:
+            line += f", about {duration(elapsed * (self.size - done) / made)} left"
         return line + "."
 
     def _say(self, line: str) -> None:

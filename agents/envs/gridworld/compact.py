@@ -30,6 +30,8 @@ CHUNK = 8192  # Layouts a worker encodes per task.
 PARALLEL_FROM = 32768  # Banks this large are built by one process per core.
 RATE_SAMPLE = 512  # Layouts timed to measure the generator's rate (0.1-0.2 s of minigrid's).
 RATE_BASE = 64  # Layouts whose common cells stand for a bank's base while timing.
+# Workers yield to training, which draws from the layouts built so far while they build more.
+WORKER_NICE = 10
 
 
 def _reset(env, seed: int) -> None:
@@ -49,24 +51,24 @@ def rects_of(env) -> list[tuple[int, int, int, int]]:
     return [(*room.top, *room.size) for room in getattr(env, "rooms", None) or []]
 
 
-def _pack(cells: np.ndarray) -> np.ndarray:
+def pack(cells: np.ndarray) -> np.ndarray:
     """Cells [..., 4] of bytes as one integer each."""
     cells = cells.astype(np.int64)
     return cells[..., 0] << 24 | cells[..., 1] << 16 | cells[..., 2] << 8 | cells[..., 3]
 
 
-def _unpack(packed: np.ndarray) -> np.ndarray:
+def unpack(packed: np.ndarray) -> np.ndarray:
     return np.stack([packed >> shift & 0xFF for shift in (24, 16, 8, 0)], -1).astype(np.uint8)
 
 
 def base_of(grids: np.ndarray) -> np.ndarray:
     """[W, H, 4]: the cell most of `grids` [N, W, H, 4] hold at each position."""
-    packed = _pack(grids).reshape(len(grids), -1)
+    packed = pack(grids).reshape(len(grids), -1)
     base = np.empty(packed.shape[1], np.int64)
     for column in range(packed.shape[1]):
         values, counts = np.unique(packed[:, column], return_counts=True)
         base[column] = values[np.argmax(counts)]
-    return _unpack(base).reshape(grids.shape[1:])
+    return unpack(base).reshape(grids.shape[1:])
 
 
 def draw_rects(grid: np.ndarray, rects: np.ndarray) -> np.ndarray:
@@ -79,7 +81,7 @@ def draw_rects(grid: np.ndarray, rects: np.ndarray) -> np.ndarray:
     return grid
 
 
-def _encode_chunk(env_id: str, seeds: range, base: np.ndarray) -> dict[str, np.ndarray]:
+def encode_chunk(env_id: str, seeds: range, base: np.ndarray) -> dict[str, np.ndarray]:
     """Layouts of `seeds` as arrays padded to this chunk's most rects and points: rects, points
     (flat index; -1 for none), cells (packed), pos, direction, target."""
     env = make_minigrid(env_id)
@@ -91,7 +93,7 @@ def _encode_chunk(env_id: str, seeds: range, base: np.ndarray) -> dict[str, np.n
         if tuple(state["carried"]) != EMPTY_CELL or state["step_count"] != 0:
             raise ValueError(f"{env_id} starts carrying or stepped; a bank cannot hold it.")
         x, y = np.nonzero(np.any(state["grid"] != draw_rects(base, rects), axis=-1))
-        rows.append((rects, x * height + y, _pack(state["grid"][x, y]), state))
+        rows.append((rects, x * height + y, pack(state["grid"][x, y]), state))
     most_rects = max(len(row[0]) for row in rows)
     most_points = max(len(row[1]) for row in rows)
     chunk = {
@@ -117,7 +119,7 @@ def _chunks(env_id: str, size: int, seed: int, base: np.ndarray, progress: Build
         progress.start(1)
         chunks = []
         for seeds in tasks:  # In this process: a signal's exception stops it between layouts.
-            chunks.append(_encode_chunk(env_id, seeds, base))
+            chunks.append(encode_chunk(env_id, seeds, base))
             progress.update(seeds.stop - seed)
         progress.finish()
         return chunks
@@ -134,6 +136,22 @@ def _chunks(env_id: str, size: int, seed: int, base: np.ndarray, progress: Build
 def _run_workers(env_id: str, folder: str, tasks: list[range], progress: BuildProgress) -> None:
     """Encode `tasks` into `folder` in one worker process per core; on any exception here (a
     stop signal's among them) the workers are killed and reaped before it goes on."""
+    processes = []
+    try:
+        processes += start_workers(env_id, folder, tasks)
+        progress.start(len(processes))
+        while any(process.poll() is None for process in processes):
+            progress.update(sum(1 for name in os.listdir(folder) if name.endswith(".npz")) * CHUNK)
+            time.sleep(0.5)
+    finally:
+        end_workers(processes)
+    check_workers(env_id, processes)
+    progress.finish()
+
+
+def start_workers(env_id: str, folder: str, tasks: list[range]) -> list[subprocess.Popen]:
+    """One worker process per core (at most one per task), each encoding its share of `tasks`
+    into `folder`/start.npz; `base.npy` must be there."""
     workers = min(len(tasks), os.cpu_count() or 1)
     root = str(pathlib.Path(__file__).resolve().parents[3])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
@@ -151,16 +169,23 @@ def _run_workers(env_id: str, folder: str, tasks: list[range], progress: BuildPr
                     text=True,
                 )
             )
-        progress.start(workers)
-        while any(process.poll() is None for process in processes):
-            progress.update(sum(1 for name in os.listdir(folder) if name.endswith(".npz")) * CHUNK)
-            time.sleep(0.5)
-    finally:
-        for process in processes:
-            if process.poll() is None:
-                process.kill()
-            process.wait()
-            process.stdin.close()
+    except BaseException:
+        end_workers(processes)
+        raise
+    return processes
+
+
+def end_workers(processes: list[subprocess.Popen]) -> None:
+    """Kill the workers still running and reap them all."""
+    for process in processes:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        process.stdin.close()
+
+
+def check_workers(env_id: str, processes: list[subprocess.Popen]) -> None:
+    """Raise ValueError with a failed worker's last line of stderr, if one failed."""
     for process in processes:
         if process.returncode != 0:
             tail = process.stderr.read().strip().splitlines()[-1:] or ["no output"]
@@ -169,7 +194,6 @@ def _run_workers(env_id: str, folder: str, tasks: list[range], progress: BuildPr
                 f"{tail[0]!r}; run again to rebuild it, or set layout_bank lower."
             )
         process.stderr.close()
-    progress.finish()
 
 
 def base_layout(env_id: str, sample: int, seed: int) -> np.ndarray:
@@ -188,7 +212,7 @@ def measure_rate(env_id: str, sample: int = RATE_SAMPLE) -> float:
     encoding, as a worker makes each), timed over `sample` layouts."""
     base = base_layout(env_id, RATE_BASE, 0)  # Cells that differ from it cost as in a bank.
     started = time.perf_counter()
-    _encode_chunk(env_id, range(RATE_BASE, RATE_BASE + sample), base)
+    encode_chunk(env_id, range(RATE_BASE, RATE_BASE + sample), base)
     return sample / max(time.perf_counter() - started, 1e-9)
 
 
@@ -200,7 +224,7 @@ def generate(env_id: str, size: int, seed: int) -> dict[str, np.ndarray]:
     worker processes and removes their folder.
     """
     base = base_layout(env_id, min(size, BASE_SAMPLE), seed)
-    return _assemble(base, _chunks(env_id, size, seed, base, BuildProgress(env_id, size)))
+    return assemble(base, _chunks(env_id, size, seed, base, BuildProgress(env_id, size)))
 
 
 def _pad(arrays: list[np.ndarray], fill: int) -> np.ndarray:
@@ -216,7 +240,7 @@ def _pad(arrays: list[np.ndarray], fill: int) -> np.ndarray:
     )
 
 
-def _assemble(base: np.ndarray, chunks: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+def assemble(base: np.ndarray, chunks: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
     """The bank's arrays from its encoded chunks."""
     points, cells = _pad([c["points"] for c in chunks], -1), _pad([c["cells"] for c in chunks], 0)
     palette = np.unique(np.append(cells[points >= 0], 0))
@@ -228,7 +252,7 @@ def _assemble(base: np.ndarray, chunks: list[dict[str, np.ndarray]]) -> dict[str
     }
     return {
         "base": base.astype(np.uint8),
-        "palette": _unpack(palette),
+        "palette": unpack(palette),
         "rects": _pad([c["rects"] for c in chunks], 0).astype(np.uint8),
         # Past the grid where a layout has fewer points: such points change no cell.
         "points": np.where(points >= 0, points, width * height).astype(np.uint16),
@@ -262,10 +286,11 @@ def _work(env_id: str, folder: str, ranges: list[str]) -> None:
     worker's stdin closes: the worker then removes `folder` and exits, rather than go on alone.
     """
     threading.Thread(target=_exit_with_parent, args=(folder,), daemon=True).start()
+    os.nice(WORKER_NICE)
     base = np.load(os.path.join(folder, "base.npy"))
     for text in ranges:
         start, stop = (int(part) for part in text.split(":"))
-        chunk = _encode_chunk(env_id, range(start, stop), base)
+        chunk = encode_chunk(env_id, range(start, stop), base)
         partial = os.path.join(folder, f"{start}.partial.npy")
         with open(partial, "wb") as file:
             np.savez(file, **chunk)

@@ -6,7 +6,7 @@ import gymnasium as gym
 import numpy as np
 import tensorflow as tf
 
-from agents.envs.gridworld import compact, convert, dynamics, layouts, pixels, view
+from agents.envs.gridworld import compact, convert, dynamics, layouts, live_bank, pixels, view
 from agents.envs.gridworld.encoding import EMPTY_CELL, NUM_ACTIONS, VIEW_SIZE
 from agents.envs.gridworld.state import GridState
 from agents.envs.native_env import NativeEnv
@@ -20,10 +20,15 @@ class MiniGridEnv(NativeEnv):
     """A minigrid env as TensorFlow ops: minigrid's `image` observation (7x7 cells of object,
     color and state, as float32), its seven actions, its rewards and time limit.
 
-    Resets draw uniformly from a bank of `layout_bank` layouts made by minigrid's generator
-    (`layouts.bank`), each rendered into its grid in the compiled call. A `max_episode_steps`
-    below the env's own `max_steps` truncates earlier (as gymnasium's `TimeLimit` does around
-    minigrid); the goal's reward still scales with the env's own `max_steps`, as minigrid's does.
+    Resets draw from a bank of layouts made by minigrid's generator (`layouts.open_bank`),
+    each rendered into its grid in the compiled call: every layout once, in an order the batch's
+    seed permutes, before any is drawn again, so any stretch of resets repeats no more layouts
+    than minigrid's own resets would. A bank not cached yet grows while the run trains (its first
+    chunk built before), and draws come from the layouts built so far (`live_bank`).
+
+    A `max_episode_steps` below the env's own `max_steps` truncates earlier (as gymnasium's
+    `TimeLimit` does around minigrid); the goal's reward still scales with the env's own
+    `max_steps`, as minigrid's does.
 
     With `wrapper="minigrid_pixels"` the observation is instead that wrapper's 56x56 grayscale
     frame of the same view (`pixels.frames`, equal to the wrapper's frame for frame), so the
@@ -32,9 +37,11 @@ class MiniGridEnv(NativeEnv):
     Args:
         env_id: One of `IDS`.
         layout_bank: Number of layouts in the bank; None for the id's own
-            (`layouts.default_size`).
+            (`layouts.default_size`), or the size for `layout_draws`.
         layout_seed: Seed of the first layout (the bank is `reset(seed=layout_seed + k)`).
         wrapper: None or "minigrid_image" (the symbolic view), or "minigrid_pixels".
+        layout_draws: The most layouts the run draws (`layouts.size_for` sizes the bank by it
+            when `layout_bank` is None).
 
     Raises:
         ValueError: For another `wrapper`.
@@ -46,6 +53,7 @@ class MiniGridEnv(NativeEnv):
         layout_bank: int | None = None,
         layout_seed: int = 0,
         wrapper: str | None = None,
+        layout_draws: int | None = None,
     ) -> None:
         if wrapper not in WRAPPERS:
             raise ValueError(
@@ -66,14 +74,14 @@ class MiniGridEnv(NativeEnv):
         shape = (size, size, 1) if self.pixels else (VIEW_SIZE, VIEW_SIZE, 3)
         self.observation_space = gym.spaces.Box(0, 255, shape, np.float32)
         self.action_space = gym.spaces.Discrete(NUM_ACTIONS)
+        if layout_bank is None and layout_draws is not None:
+            layout_bank = layouts.size_for(env_id, layout_draws)
         self.layout_count = layout_bank or layouts.default_size(env_id)
-        bank = layouts.bank(env_id, self.layout_count, layout_seed)
-        # Variables, not constants: a large bank kept out of every traced and compiled program.
-        self._bank = {
-            key: tf.Variable(value, trainable=False, name=f"layouts_{key}")
-            for key, value in bank.items()
-        }
-        width, height = bank["base"].shape[:2]
+        self._live = live_bank.shared(env_id, self.layout_count, layout_seed)
+        # Layouts this env drew; -1 until its first draw, which starts past any a run resumed
+        # from a checkpoint drew (its draw counter times the batch: each draw takes at most one).
+        self._drawn = tf.Variable(-1, dtype=tf.int64, trainable=False, name="layouts_drawn")
+        width, height = self._live.base.shape[:2]
         self.state_shape = GridState((width, height, 4), (2,), (), (4,), (), (2,))
         self.state_dtype = GridState(tf.uint8, *[tf.int32] * (len(GridState._fields) - 1))
 
@@ -91,13 +99,16 @@ class MiniGridEnv(NativeEnv):
         return self.env_id
 
     def _layout(self, index: tf.Tensor) -> GridState:
-        return render(self._bank, index)  # Gathers the drawn rows from the variables.
-
-    def _draw_index(self, count, seed) -> tf.Tensor:
-        return tf.random.stateless_uniform([count], seed, 0, self.layout_count, tf.int32)
+        return compose(self._live.base, self._live.fields(index))
 
     def initial_state(self, count, seed):
-        return self._layout(self._draw_index(count, seed))
+        seed = tf.cast(seed, tf.int64)
+        start = tf.where(self._drawn < 0, seed[1] * count, self._drawn)
+        self._drawn.assign(start + count)
+        return self._layout(self._live.draw(start, count, seed[0]))
+
+    def give_back(self, count):
+        self._drawn.assign_sub(tf.cast(count, tf.int64))
 
     def initial(self, count, seed):
         state = self.initial_state(count, seed)
@@ -115,30 +126,41 @@ class MiniGridEnv(NativeEnv):
 
 
 def render(bank: dict[str, tf.Tensor | tf.Variable], index: tf.Tensor) -> GridState:
-    """Layouts `index` [B] of a bank (`compact`'s fields) as states: the base grid, the borders
-    of its rects walled, its points set (as `compact.decode`, batched)."""
-    base = tf.convert_to_tensor(bank["base"])
+    """Layouts `index` [B] of an assembled bank (`compact`'s fields) as states: the base grid,
+    the borders of its rects walled, its points set (as `compact.decode`, batched)."""
+    values = tf.cast(tf.gather(bank["values"], index), tf.int32)
+    fields = {
+        key: tf.cast(tf.gather(bank[key], index), tf.int32)
+        for key in ("rects", "points", "pos", "direction", "target")
+    }
+    fields["cells"] = tf.cast(tf.gather(bank["palette"], values), tf.int32)
+    return compose(tf.convert_to_tensor(bank["base"]), fields)
+
+
+def compose(base: tf.Tensor, fields: dict[str, tf.Tensor]) -> GridState:
+    """States of layouts given as int32 fields [B, ...] (`live_bank.RowShape.fields`): `base`
+    [W, H, 4] with the borders of their rects walled and their points' cells set; a point at
+    or past W * H changes nothing."""
     width, height = base.shape[0], base.shape[1]
     cells = width * height
     x = tf.repeat(tf.range(width), height)  # Of each flat cell x * height + y.
     y = tf.tile(tf.range(height), [width])
-    rects = tf.cast(tf.gather(bank["rects"], index), tf.int32)[:, :, None, :]  # [B, R, 1, 4]
+    rects = fields["rects"][:, :, None, :]  # [B, R, 1, 4]
     left, top, w, h = rects[..., 0], rects[..., 1], rects[..., 2], rects[..., 3]
     inside = (x >= left) & (x < left + w) & (y >= top) & (y < top + h)
     border = (x == left) | (x == left + w - 1) | (y == top) | (y == top + h - 1)
     walled = tf.reduce_any(inside & border, axis=1)[..., None]  # [B, W*H, 1]
     grid = tf.where(walled, tf.constant(compact.RECT_CELL, tf.uint8), tf.reshape(base, [cells, 4]))
-    points = tf.cast(tf.gather(bank["points"], index), tf.int32)  # [B, P]
-    hit = points[:, :, None] == tf.range(cells)  # [B, P, W*H]
-    values = tf.gather(bank["palette"], tf.cast(tf.gather(bank["values"], index), tf.int32))
-    chosen = tf.einsum("bpc,bpk->bck", tf.cast(hit, tf.float32), tf.cast(values, tf.float32))
+    hit = fields["points"][:, :, None] == tf.range(cells)  # [B, P, W*H]
+    values = tf.cast(fields["cells"], tf.float32)
+    chosen = tf.einsum("bpc,bpk->bck", tf.cast(hit, tf.float32), values)
     grid = tf.where(tf.reduce_any(hit, axis=1)[..., None], tf.cast(chosen, tf.uint8), grid)
-    count = tf.shape(index)[0]
+    count = tf.shape(fields["pos"])[0]
     return GridState(
         grid=tf.reshape(grid, [count, width, height, 4]),
-        pos=tf.cast(tf.gather(bank["pos"], index), tf.int32),
-        direction=tf.cast(tf.gather(bank["direction"], index), tf.int32),
+        pos=fields["pos"],
+        direction=fields["direction"],
         carried=tf.zeros([count, 4], tf.int32) + tf.constant(EMPTY_CELL, tf.int32),
         step_count=tf.zeros([count], tf.int32),
-        target=tf.cast(tf.gather(bank["target"], index), tf.int32),
+        target=fields["target"],
     )

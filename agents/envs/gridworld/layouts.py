@@ -15,10 +15,11 @@ import os
 import pathlib
 import sys
 import tempfile
+import time
 
 import numpy as np
 
-from agents.envs.gridworld import build_progress, compact
+from agents.envs.gridworld import build_progress, compact, growing
 from agents.envs.gridworld.compact import FIELDS
 
 # Which bank a file holds, stored in it beside the layouts.
@@ -41,6 +42,20 @@ def default_size(env_id: str) -> int:
     return 4096 if env_id in SMALL_SPACE else LARGE
 
 
+def size_for(env_id: str, draws: int) -> int:
+    """The bank of a run that draws at most `draws` layouts: that many rounded up to a power of
+    two times `compact.CHUNK` (so a cache holds few sizes of one id), at most the id's own
+    (`default_size`). Each layout is drawn once before any repeats (`MiniGridEnv`).
+
+    Raises:
+        ValueError: If `draws` is below 1.
+    """
+    if draws < 1:
+        raise ValueError(f"A run draws at least one layout, not {draws}.")
+    chunks = -(-draws // compact.CHUNK)
+    return min(default_size(env_id), compact.CHUNK * 2 ** (chunks - 1).bit_length())
+
+
 def cache_dir() -> pathlib.Path:
     """Where banks are kept: `$AGENTS_CACHE`, else `$XDG_CACHE_HOME/agents`, else
     `~/.cache/agents`."""
@@ -56,8 +71,9 @@ def generate(env_id: str, size: int, seed: int) -> dict[str, np.ndarray]:
 
 
 def describe(env_id: str, size: int, seed: int) -> str:
-    """One line naming the bank of `env_id`, `size` and `seed`: cached (and where), or not
-    and how long building it takes here, from minigrid's rate measured in this process."""
+    """One line naming the bank of `env_id`, `size` and `seed`: cached (and where), or not and
+    how long building it takes here (before training starts, and while it trains), from
+    minigrid's rate measured in this process."""
     path = path_of(env_id, size, seed)
     what = f"Layout bank of {env_id}: {size:,} layouts from seed {seed}"
     if path.exists():
@@ -68,15 +84,25 @@ def describe(env_id: str, size: int, seed: int) -> str:
             what += f", cached in {path} but not usable ({error})"
     else:
         what += ", not cached"
+    prefix = _largest_cached(env_id, size, seed)
+    if prefix and prefix[0] >= size:
+        return f"{what}; its layouts are the first of the bank cached in {prefix[1]}."
     rate = compact.measure_rate(env_id)
-    cost = build_progress.cost(
-        rate, size, compact.BASE_SAMPLE, compact.PARALLEL_FROM, compact.CHUNK
-    )
+    ready = prefix[0] if prefix else min(size, compact.CHUNK)
+    first = min(size, compact.BASE_SAMPLE) / rate + (0 if prefix else ready / rate)
+    how = f"{rate:,.0f} layouts/s measured here in one process"
+    if ready >= size:
+        return (
+            f"{what}: the run builds it first, in about {build_progress.duration(first)} "
+            f"({how}), and caches it in {path}."
+        )
+    cost = build_progress.cost(rate, size - ready, 0, 0, compact.CHUNK)
+    start = f"reads {ready:,} from {prefix[1]}" if prefix else f"builds {ready:,}"
     processes = f"{cost.processes} process{'es' if cost.processes > 1 else ''}"
     return (
-        f"{what}: the run builds it first, in about {build_progress.duration(cost.seconds)} "
-        f"({cost.rate:,.0f} layouts/s measured here in one process; {processes}), and "
-        f"caches it in {path}."
+        f"{what}: the run {start} first, in about {build_progress.duration(first)}, then "
+        f"trains while {processes} build the other {size - ready:,} in about "
+        f"{build_progress.duration(cost.seconds)} ({how}), and caches it in {path}."
     )
 
 
@@ -182,3 +208,73 @@ def bank(env_id: str, size: int, seed: int = 0) -> dict[str, np.ndarray]:
             "to a writable folder and run again to rebuild it."
         ) from None
     return layouts
+
+
+def _largest_cached(env_id: str, size: int, seed: int) -> tuple[int, pathlib.Path] | None:
+    """The cached bank of `env_id` from `seed` that holds the most of the first `size` layouts
+    (the fewest layouts when several hold them all), as (layouts, path); None for none. Banks
+    below `compact.BASE_SAMPLE` layouts have a base of their own and are not shared."""
+    name = path_of(env_id, size, seed).name
+    pattern = name.replace(f"-n{size}-", "-n*-", 1)
+    found = []
+    for path in path_of(env_id, size, seed).parent.glob(pattern):
+        count = path.name[len(env_id) + 2 :].split("-", 1)[0]
+        if (
+            count.isdigit()
+            and int(count) >= compact.BASE_SAMPLE
+            and path.name == path_of(env_id, int(count), seed).name
+        ):
+            found.append((int(count), path))
+    if not found:
+        return None
+    holding = [entry for entry in found if entry[0] >= size]
+    return min(holding) if holding else max(found)
+
+
+def open_bank(env_id: str, size: int, seed: int = 0) -> growing.Growth:
+    """The bank of `size` layouts of `env_id` from `seed`, ready as a run needs it: read from the
+    cache (its own file, or the first layouts of a larger cached bank); else its first layouts
+    (those of a smaller cached bank, or one chunk built here with progress lines) now and the
+    rest from worker processes while the run trains, the whole bank cached once built. Banks of
+    one chunk or less are built whole (`bank`). A damaged cache file is rebuilt, as `bank` does.
+
+    Raises:
+        ValueError: As `bank` does.
+    """
+    if size <= compact.CHUNK or path_of(env_id, size, seed).exists():
+        layouts = bank(env_id, size, seed)
+        return growing.Growth(layouts["base"], [growing.chunk_of(layouts, size)], size, None)
+    cached = _largest_cached(env_id, size, seed)
+    found = None
+    if cached:
+        try:
+            found = _read(cached[1], _identity(env_id, cached[0], seed))
+        except ValueError as error:
+            print(f"Layout bank {cached[1]} is not usable ({error}).", file=sys.stderr)
+    if found is not None and cached[0] >= size:
+        return growing.Growth(found["base"], [growing.chunk_of(found, size)], size, None)
+    if found is not None:
+        base, ready = found["base"].astype(np.int64), [growing.chunk_of(found, cached[0])]
+    else:
+        base = compact.base_layout(env_id, compact.BASE_SAMPLE, seed)
+        started = time.monotonic()
+        print(
+            f"Building the first {compact.CHUNK:,} layouts of the layout bank of {env_id} "
+            f"({size:,} layouts) from minigrid's generator before training starts.",
+            flush=True,
+        )
+        ready = [compact.encode_chunk(env_id, range(seed, seed + compact.CHUNK), base)]
+        took = build_progress.duration(time.monotonic() - started)
+        print(f"Layout bank of {env_id}: its first {compact.CHUNK:,} in {took}.", flush=True)
+    start = sum(len(chunk["pos"]) for chunk in ready)
+
+    def cache(built: dict[str, np.ndarray]) -> None:
+        count = len(built["pos"])
+        path = path_of(env_id, count, seed)
+        try:
+            _write(path, built, _identity(env_id, count, seed))
+        except OSError as error:
+            print(f"Layout bank {path} cannot be written ({error}).", file=sys.stderr)
+
+    growth = growing.Growth(base, ready, size, None)
+    return growth._replace(rest=lambda: growing.build_rest(env_id, seed, growth, start, cache))
