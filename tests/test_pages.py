@@ -16,11 +16,38 @@ def test_every_plot_of_the_pages_shows_the_records_it_is_drawn_from():
     assert checks.stale_figures() == []
 
 
-def test_records_files_hold_only_what_the_pages_show():
-    # Older sittings are git's history: `python -m benchmarks.pages` drops them.
-    assert {
-        path: len(records) - len(kept) for path, (records, kept) in checks.unshown().items()
-    } == {}
+def _records_files(revision: str | None) -> dict[str, str]:
+    """Records file -> its text at `revision` (None: the working tree); {} where git lacks it."""
+    import glob
+    import os
+    import subprocess
+
+    paths = sorted(glob.glob(os.path.join(common.RESULTS, "*.jsonl")))
+    if revision is None:
+        return {os.path.relpath(p, common.ROOT): open(p, encoding="utf-8").read() for p in paths}
+    texts = {}
+    for path in paths:
+        name = os.path.relpath(path, common.ROOT)
+        shown = subprocess.run(
+            ["git", "show", f"{revision}:{name}"], cwd=common.ROOT, capture_output=True, text=True
+        )
+        if shown.returncode == 0:
+            texts[name] = shown.stdout
+    return texts
+
+
+def test_records_files_are_only_appended_to():
+    # A record is never deleted or replaced: the working tree's records files start with the
+    # previous commit's whole (a shallow clone without it checks nothing).
+    assert checks.dropped(_records_files("HEAD~1"), _records_files(None)) == {}
+
+
+def test_a_dropped_or_rewritten_record_is_found():
+    before = {"r.jsonl": '{"a": 1}\n{"a": 2}\n'}
+    assert checks.dropped(before, {"r.jsonl": '{"a": 1}\n{"a": 2}\n{"a": 3}\n'}) == {}
+    assert checks.dropped(before, {"r.jsonl": '{"a": 2}\n'}) == {"r.jsonl": 2}
+    assert checks.dropped(before, {"r.jsonl": '{"a": 1}\n{"a": 9}\n'}) == {"r.jsonl": 1}
+    assert checks.dropped(before, {}) == {"r.jsonl": 2}
 
 
 def test_the_pages_command_covers_the_pages_that_say_they_are_generated():

@@ -2,13 +2,13 @@
 
 `python -m benchmarks.pages` rewrites every such page, redraws the plots that do not show their
 records as their code draws them (`plots.py`: each PNG is stamped with a digest of both;
-`--figures` redraws every plot) and drops from each records file the records no page shows
-(older sittings: git keeps them);
+`--figures` redraws every plot); records files are only ever appended to: a page shows the
+records its rule picks (e.g. the newest sitting), and the others stay on the record;
 `python -m benchmarks.pages --check` only says which committed page or plot differs from what
-its records give, or which records file holds records no page shows (tests/test_pages.py runs
-the same checks); `--sittings` says at which commits, on which machines and when the records the
-pages show were measured, so that a page left from another commit or machine is seen. Each
-benchmark's own `--page` writes its page in the same way after a run.
+its records give (tests/test_pages.py runs the same checks); `--sittings` says at which
+commits, on which machines and when the records the pages show were measured, so that a page
+left from another commit or machine is seen. Each benchmark's own `--page` writes its page in
+the same way after a run.
 """
 
 from __future__ import annotations
@@ -28,20 +28,16 @@ def check() -> int:
     for path in checks.stale_figures():
         found.append(path)
         print(f"{path} is not drawn from its records by its code", file=sys.stderr)
-    for path, (records, kept) in checks.unshown().items():
-        found.append(path)
-        print(f"{path}: {len(records) - len(kept)} records no page shows", file=sys.stderr)
     return 1 if found else 0
 
 
 def write(every_figure: bool) -> None:
-    """Rewrites every page, drops the records no page shows, redraws the stale plots (or all)."""
+    """Rewrites every page and redraws the stale plots (or all); records stay as they are."""
     for path, render in registry.pages().items():
         text = render()  # Before the file is opened for writing: README's is read to render.
         with open(os.path.join(checks.ROOT, path), "w", encoding="utf-8") as file:
             file.write(text)
         print(f"wrote {path}")
-    checks.prune()
     figures = registry.figures()
     for plot in figures if every_figure else plots.stale(figures):
         print(f"drew {os.path.relpath(plot.draw(), checks.ROOT)}")

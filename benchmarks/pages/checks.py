@@ -1,9 +1,8 @@
 """How the committed pages, plots and records files stand against what the records give: stale
-pages and plots, records no page shows, and where the shown records were measured."""
+pages and plots, records files that lost records, and where the shown records were measured."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 
@@ -22,22 +21,16 @@ def records_and_shown() -> dict[str, tuple[list[dict], list[dict]]]:
     return found
 
 
-def unshown() -> dict[str, tuple[list[dict], list[dict]]]:
-    """Records file -> (all its records, those shown), for files holding records not shown."""
-    return {
-        path: (records, kept)
-        for path, (records, kept) in records_and_shown().items()
-        if len(kept) < len(records)
-    }
-
-
-def prune() -> None:
-    """Rewrites each records file to the records its pages show, in their order."""
-    for path, (records, kept) in unshown().items():
-        ids = {id(record) for record in kept}
-        with open(os.path.join(ROOT, path), "w", encoding="utf-8") as file:
-            file.writelines(json.dumps(r) + "\n" for r in records if id(r) in ids)
-        print(f"kept {len(kept)} of {len(records)} records in {path}")
+def dropped(before: dict[str, str], after: dict[str, str]) -> dict[str, int]:
+    """Records file -> how many of its records `before` (path -> text) are not where they were
+    in `after`: records are only appended, so `after` must start with `before` whole."""
+    found = {}
+    for path, old in before.items():
+        lines, new = old.splitlines(), after.get(path, "").splitlines()
+        if new[: len(lines)] != lines:
+            kept = sum(1 for a, b in zip(lines, new, strict=False) if a == b)
+            found[path] = len(lines) - kept
+    return found
 
 
 def sittings(shown_records: dict[str, list[dict]]) -> list[str]:
