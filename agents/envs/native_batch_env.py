@@ -62,7 +62,6 @@ class NativeBatchEnv(Transitions):
         self.seed = variable(tf.constant(seed, tf.int64), "seed")
         self.draws = variable(tf.constant(0, tf.int64), "draws")
         initial = _check(env, size, self._draw(size, 0)[0], action_space, action_dtype)
-        env.give_back(size)  # Checked, then replaced by `reset`'s draw.
         self.state = tf.nest.map_structure(lambda leaf: variable(leaf, "state"), initial)
         self.steps = variable(tf.constant(0, tf.int64), "steps")  # Batch steps, for messages.
         self.nonfinite_step = variable(tf.constant(-1, tf.int64), "nonfinite_step")

@@ -100,10 +100,11 @@ def _stop_when_printed(tmp_path, argv, prefix, signum):
 @pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_during_a_layout_bank_build_ends_it_at_once_leaving_nothing(tmp_path, signum):
-    """The bank's worker processes killed, their folder removed, no partial bank cached (the next
-    run builds it whole), the new run's directory removed: 128 + the signal within 10 s."""
+    """A signal while the bank's first layouts are built (before training starts): no partial
+    bank cached (the next run builds it), the new run's directory removed: 128 + the signal
+    within 10 s."""
     argv = ["--config=keycorridor_rnd", "--set", "env=MiniGrid-FourRooms-v0", "train_steps=1"]
-    building = "Building the layout bank of MiniGrid-FourRooms-v0: 1,048,576 layouts"
+    building = "Building the first 8,192 layouts of the layout bank of MiniGrid-FourRooms-v0"
     status, took, printed, stderr = _stop_when_printed(tmp_path, argv, building, signum)
     assert status == 128 + signum and took < 10, (status, took, stderr)
     assert "Interrupted during start-up; removed the new run directory" in stderr
@@ -111,6 +112,18 @@ def test_a_signal_during_a_layout_bank_build_ends_it_at_once_leaving_nothing(tmp
     assert os.listdir(tmp_path / "tmp") == []
     assert not list((tmp_path / "cache").rglob("*.npz*"))
     assert os.listdir(tmp_path / "logs") == []
+
+
+@pytest.mark.slow
+def test_a_signal_while_the_bank_grows_ends_its_workers_and_their_folder(tmp_path):
+    """A signal while worker processes build the rest of the bank (training has started): the
+    run ends within 10 s, its workers killed and their folder removed."""
+    argv = ["--config=keycorridor_rnd", "--set", "env=MiniGrid-FourRooms-v0", "train_steps=1"]
+    growing = "Building the layout bank of MiniGrid-FourRooms-v0 while training starts"
+    status, took, printed, stderr = _stop_when_printed(tmp_path, argv, growing, signal.SIGTERM)
+    assert status is not None and took < 10, (status, took, stderr)
+    assert _processes_naming(str(tmp_path)) == []
+    assert not [name for name in os.listdir(tmp_path / "tmp") if "layouts" in name]
 
 
 @pytest.mark.slow
