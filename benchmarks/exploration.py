@@ -2,9 +2,11 @@
 
 Per task (DoorKey-16x16, KeyCorridorS3R3, MultiRoom-N4-S5-v1: v1 has four rooms, v0 six;
 the frontier of published exploration work at 20M env steps, KeyCorridorS4R3 and MultiRoom-N6;
-and, only where named, KeyCorridorS5R3 and ObstructedMaze-2Dlh at 50M), arm
-(`<task>_rnd`; the control `<task>`: the same agent with `int_coef=0`; and `<task>_noveld`: the
-same agent with NovelD's episodic bonus in place of RND's) and seed, `python -m
+KeyCorridorS6R3 and ObstructedMaze-1Q at 10M; and, only where named, KeyCorridorS5R3,
+ObstructedMaze-2Dlh and ObstructedMaze-Full at 50M), arm (`<task>_rnd`; the control `<task>`:
+the same agent with `int_coef=0`; `<task>_noveld`: the same agent with NovelD's episodic bonus
+in place of RND's; where named, and where the task has the config, `<task>_count` and
+`<task>_e3b`: the episodic count bonus and E3B) and seed, `python -m
 agents.scripts.train --config=<config> --seed=<seed>` runs in a fresh process, timed from spawn
 to exit (the layout banks the runs draw from are built first, untimed). Then, untimed, the
 exported policy plays `--episodes` episodes of **minigrid's own env** (gymnasium's id through
@@ -19,7 +21,7 @@ ran it and the sittings whose commits' `agents/` equal its own: one figure per t
 arm's training success rate (IQM over seeds, 95% bootstrap band) against env steps.
 
 Run: `python -m benchmarks.exploration [--tasks doorkey16 keycorridor multiroom keycorridor_s4
-multiroom_n6 keycorridor_s5 obstructedmaze] [--arms rnd control noveld] [--seeds 5]
+multiroom_n6 keycorridor_s6 obstructedmaze_1q ...] [--arms rnd control noveld count e3b] [--seeds 5]
 [--episodes 500] [--jobs 2] [--page]`.
 """
 
@@ -100,7 +102,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument(
-        "--arms", nargs="+", default=list(exploration_runs.ARMS), choices=exploration_runs.ARMS
+        "--arms",
+        nargs="+",
+        default=list(exploration_runs.CORE_ARMS),
+        choices=exploration_runs.ARMS,
     )
     parser.add_argument(
         "--episodes", type=int, default=500, help="scoring episodes per seed on minigrid's env"

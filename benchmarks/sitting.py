@@ -154,7 +154,10 @@ STEPS = (
             ),
         ),
         parts=Parts(
-            "task", exploration_runs.DEFAULT_TASKS, "--tasks", runs=5 * len(exploration_runs.ARMS)
+            "task",
+            exploration_runs.DEFAULT_TASKS,
+            "--tasks",
+            runs=5 * len(exploration_runs.CORE_ARMS),
         ),
     ),
 )

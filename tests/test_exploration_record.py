@@ -159,3 +159,24 @@ def test_an_ordering_says_which_policy_holds_it(monkeypatch):
 )  # fmt: skip
 def test_seed_lists_name_ranges_and_reruns(seeds, words):
     assert exploration_superseded.seed_list(seeds) == words
+
+
+def test_the_episodic_count_and_e3b_arms_are_tabled_and_ordered_beside_the_core_arms():
+    records = _arms(
+        {
+            "rnd": [1.0] * 5,
+            "control": [0.0] * 5,
+            "noveld": [1.0] * 5,
+            "count": [1.0] * 5,
+            "e3b": [0.0, 0.0, 1.0, 1.0, 1.0],
+        }
+    )
+    assert exploration_runs.whole(records)
+    assert not exploration_runs.whole([r for r in records if r["seed"] < 4 or r["arm"] != "e3b"])
+    page = exploration_page.page(records)
+    assert "| keycorridor | count | 5 of 5 |" in page and "| keycorridor | e3b | 3 of 5 |" in page
+    pairs = {
+        (better, other): p
+        for better, other, p, _ in exploration_runs.improvements(records, "keycorridor")
+    }
+    assert pairs[("count", "control")] == 1.0 and pairs[("e3b", "control")] == 0.8

@@ -41,7 +41,8 @@ def figure(runs: list[dict], path: str) -> str:
 
     key = "success_curve" if solved_by_success(runs) else "curve"
     fig, axis = plt.subplots(figsize=(6, 3.6))
-    for arm, color in zip(ARMS, ("tab:blue", "tab:gray", "tab:orange"), strict=True):
+    colors = ("tab:blue", "tab:gray", "tab:orange", "tab:green", "tab:purple")
+    for arm, color in zip(ARMS, colors, strict=True):
         curves = [run[key] for run in runs if run["arm"] == arm and run[key]]
         if not curves:
             continue

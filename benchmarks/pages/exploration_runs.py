@@ -15,11 +15,18 @@ TASKS = (
     "multiroom_n6",
     "keycorridor_s5",
     "obstructedmaze",
+    "keycorridor_s6",
+    "obstructedmaze_1q",
+    "obstructedmaze_full",
 )
-LONG_TASKS = ("keycorridor_s5", "obstructedmaze")  # 50M env steps: run only where named.
+# 50M env steps: run only where named.
+LONG_TASKS = ("keycorridor_s5", "obstructedmaze", "obstructedmaze_full")
 DEFAULT_TASKS = tuple(task for task in TASKS if task not in LONG_TASKS)
-ARMS = ("rnd", "control", "noveld")
-ARM_NAMES = {"rnd": "RND", "control": "control", "noveld": "NovelD"}
+# Every task's arms: RND, its control (int_coef=0) and NovelD; the episodic count bonus and E3B
+# are arms of the tasks they are named for (`<task>_count`, `<task>_e3b`).
+CORE_ARMS = ("rnd", "control", "noveld")
+ARMS = (*CORE_ARMS, "count", "e3b")
+ARM_NAMES = {"rnd": "RND", "control": "control", "noveld": "NovelD", "count": "count", "e3b": "E3B"}
 
 # Which runs of a group its aggregates count, fixed before any run: every run on the record. A
 # seed run twice (on another machine, or again after a fix of the harness) counts twice, so
@@ -98,9 +105,11 @@ def library_groups(runs: list[dict]) -> list[list[dict]]:
 
 
 def whole(runs: list[dict]) -> bool:
-    """Whether a task's runs hold every arm at `ORDER_SEEDS` seeds or more (the long tasks,
-    run with one arm, never are: their newest group is shown)."""
-    return all(len({r["seed"] for r in runs if r["arm"] == arm}) >= ORDER_SEEDS for arm in ARMS)
+    """Whether a task's runs hold each core arm, and every other arm they have, at
+    `ORDER_SEEDS` seeds or more (the long tasks, run with one arm, never are: their newest
+    group is shown)."""
+    arms = set(CORE_ARMS) | {r["arm"] for r in runs}
+    return all(len({r["seed"] for r in runs if r["arm"] == arm}) >= ORDER_SEEDS for arm in arms)
 
 
 def newest(runs: list[dict]) -> dict:
