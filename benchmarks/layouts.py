@@ -1,11 +1,13 @@
 """Native MiniGrid's resets against minigrid's generator: distinct layouts and where things fall.
 
 For each id, `--draws` native resets (`MiniGridEnv.initial_state`, one call) with each of
-`--seeds` seeds are counted for distinct layouts (grid, agent position and direction), beside
+`--seeds` seeds, drawn at points spread over a run (the first from the bank's start, the last
+across its end, where draws start over), are counted for distinct layouts (grid, agent position
+and direction), beside
 minigrid's own `reset(seed=...)` over as many runs of fresh seeds. Where walls, doors, keys,
 balls, boxes, goals, lava and the agent fall is compared cell by cell between the native draws
 and minigrid's: the largest z-score of a cell's frequency (two samples of `--draws`). The bank is
-built first where the cache holds none (its seconds are recorded then).
+built whole first where the cache holds none (its seconds are recorded then).
 
 Every run appends one JSON line per id to `benchmarks/results/layouts.jsonl` (date, commit,
 machine, load) and prints the table; `--page` rewrites `docs/results/layouts.md` from the records
@@ -64,9 +66,12 @@ def measure(env_id: str, draws: int, seeds: int) -> dict:
     cached = layouts.path_of(env_id, size, 0).exists()
     start = time.perf_counter()
     env = MiniGridEnv(env_id)
+    env._live.wait()  # Every layout built: draws at any point of a run.
     built = None if cached else time.perf_counter() - start
     native, occupancy = [], None
-    for seed in range(seeds):
+    starts = [seed * size // seeds for seed in range(seeds - 1)] + [size - draws // 2]
+    for seed, drawn in enumerate(starts):
+        env._drawn.assign(drawn)
         state = env.initial_state(draws, tf.constant([seed, 0], tf.int64))
         grid, pos, direction = state.grid.numpy(), state.pos.numpy(), state.direction.numpy()
         native.append(len({_key(grid[k], pos[k], direction[k]) for k in range(draws)}))
@@ -83,7 +88,7 @@ def measure(env_id: str, draws: int, seeds: int) -> dict:
     reference = _occupancy(
         np.stack([s["grid"] for s in fresh]), np.stack([s["pos"] for s in fresh])
     )
-    bank_bytes = sum(v.numpy().nbytes for v in env._bank.values())
+    bank_bytes = env._live.rows.numpy().nbytes
     return {
         "bank": size,
         "bytes_per_layout": bank_bytes / size,

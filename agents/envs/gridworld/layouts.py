@@ -3,8 +3,9 @@
 minigrid's generators retry until a layout fits (rooms, doors, keys placed at random), which a
 program of fixed shapes cannot express; resets instead draw from a bank of layouts that minigrid's
 `reset(seed=...)` made, so the layouts are minigrid's and none is invented. A bank holds each
-layout in a few bytes (`compact`), so it can be large enough that a run's resets rarely repeat
-one where minigrid's would not.
+layout in a few bytes (`compact`). A run's bank holds as many layouts as the run can draw
+(`size_for`), each drawn once before any repeats, and is ready as the run needs it
+(`open_bank`): its first chunk before training starts, the rest while it trains.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from agents.envs.gridworld.compact import FIELDS
 # Which bank a file holds, stored in it beside the layouts.
 IDENTITY = ("env_id", "size", "seed", "generator", "minigrid_version", "format")
 FORMAT = 3  # The bank file's layout: raise it when FIELDS or IDENTITY change.
-LARGE = 2**20  # 2,000 draws from it repeat ~2 layouts; minigrid's own generator repeats 0-4.
+LARGE = 2**20  # The most layouts a bank holds: a long run draws them all, then starts over.
 # Ids whose generator makes few layouts (minigrid's 2,000 resets give 1, 48 and 15 distinct):
 # a bank of 4,096 draws holds each of them in about its frequency.
 SMALL_SPACE = (
@@ -38,7 +39,8 @@ SMALL_SPACE = (
 
 
 def default_size(env_id: str) -> int:
-    """The bank size of `env_id` when a run sets none."""
+    """The bank size of `env_id` when a run sets none and names no budget; the most
+    `size_for` gives."""
     return 4096 if env_id in SMALL_SPACE else LARGE
 
 
