@@ -126,7 +126,7 @@ def step(env_id: str, envs: int, steps: int, seed: int) -> dict:
 def ppo(env_id: str, budget: int, seed: int) -> dict:
     """`navix.agents.PPO` with its defaults for `budget` env steps: compile and training
     seconds, the env steps it took, and the success rate and mean return of the episodes that
-    ended in its last `FINAL_WINDOW` env steps."""
+    ended in its last `FINAL_WINDOW` env steps (None where none did)."""
     import jax
     import numpy as np
     from navix.agents import PPO, ActorCritic, PPOHparams
@@ -153,8 +153,8 @@ def ppo(env_id: str, budget: int, seed: int) -> dict:
         compile_seconds=compile_seconds,
         train_seconds=train_seconds,
         episodes=int(returns.size),
-        final_success=float(np.mean(returns > 0)) if returns.size else 0.0,
-        final_return=float(np.mean(returns)) if returns.size else 0.0,
+        final_success=float(np.mean(returns > 0)) if returns.size else None,
+        final_return=float(np.mean(returns)) if returns.size else None,
         window=updates * hparams.num_envs * hparams.num_steps,
         hparams={k: v for k, v in vars(hparams).items() if not k.startswith("_")},
         versions=versions(),

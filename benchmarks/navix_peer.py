@@ -27,7 +27,7 @@ record per measurement to `benchmarks/results/navix.jsonl`; `--page` rewrites
 `docs/results/navix.md`.
 
 Run: `python -m benchmarks.navix_peer --navix-python /tmp/navix-venv/bin/python [--rounds 1]
-[--budget 1048576] [--page]`.
+[--budget 2097152] [--page]`.
 """
 
 from __future__ import annotations
@@ -179,7 +179,8 @@ def measure_ours_ppo(side: str, env_id: str, budget: int, seed: int, directory: 
 
 def ours_ppo_figures(run_dir: str) -> dict:
     """Env steps, training-call env steps/s (median of the training reports) and the last
-    training report's success rate, mean return and episodes, from a run's metrics.jsonl."""
+    training report's success rate, mean return and episodes (None where no episode ended in
+    it), from a run's metrics.jsonl."""
     with open(os.path.join(run_dir, "metrics.jsonl"), encoding="utf-8") as file:
         rows = [json.loads(line) for line in file if line.strip()]
     train = [row for row in rows if row.get("phase") == "train"]
@@ -188,8 +189,8 @@ def ours_ppo_figures(run_dir: str) -> dict:
     return dict(
         steps=last["env_steps"],
         train_steps_per_second=statistics.median(r["env_steps_per_second"] for r in train),
-        final_success=last["success_rate"],
-        final_return=last["score"],
+        final_success=last.get("success_rate"),
+        final_return=last.get("score"),
         episodes=last["episodes"],
         eval_success=evals[-1]["success_rate"] if evals else None,
     )
@@ -239,13 +240,14 @@ def run_ppo(args: argparse.Namespace, sitting: dict) -> None:
                 found = measure_navix_ppo(args.navix_python, PPO_ID, args.budget, seed, args.out)
             else:
                 found = measure_ours_ppo(side, PPO_ID, args.budget, seed, args.out)
-            seconds = found["process_seconds"]
+            seconds, success = found["process_seconds"], found["final_success"]
             rate = found["steps"] / seconds
             common.append_record(RECORDS, sitting, kind="ppo", side=side, round=round_,
                                  env_id=PPO_ID, seed=seed, budget=args.budget,
                                  steps_per_second=rate, **found)  # fmt: skip
             print(f"ppo {side}: {found['steps']:,} env steps in {seconds:.1f} s ({rate:,.0f}/s), "
-                  f"final success {found['final_success']:.2f}")  # fmt: skip
+                  f"final success {success if success is None else round(success, 2)} over "
+                  f"{found['episodes']} episodes")  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -256,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--envs", type=int, default=1024)
     parser.add_argument("--steps", type=int, default=100, help="batch steps per timed call")
     parser.add_argument("--rounds", type=int, default=1, help="env-only rounds, sides alternating")
-    parser.add_argument("--budget", type=int, default=2**20, help="PPO env steps of each side")
+    parser.add_argument("--budget", type=int, default=2**21, help="PPO env steps of each side")
     parser.add_argument("--ppo-rounds", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=os.path.join(common.DEFAULT_OUT, "navix"))

@@ -70,6 +70,17 @@ def test_our_runs_figures_come_from_its_training_reports_and_last_eval(tmp_path)
         episodes=40,
         eval_success=0.5,
     )
+    # A last report in which no episode ended has no success rate and no score.
+    rows[-2] = {"phase": "train", "env_steps": 196608, "score": None, "episodes": 0,
+                "env_steps_per_second": 40_000.0}  # fmt: skip
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows[:-1]))
+    figures = navix_peer.ours_ppo_figures(str(tmp_path))
+    assert (figures["final_success"], figures["final_return"], figures["episodes"]) == (
+        None,
+        None,
+        0,
+    )
+    assert figures["eval_success"] == 0.25
 
 
 def test_sides_alternate_which_goes_first():
@@ -93,7 +104,8 @@ def _step(started, side, env_id, rate, round_=0, load=1.0):
 def _ppo(started, side, success, seconds):
     return dict(_sitting(started, 2.0), kind="ppo", side=side, seed=0, budget=1_048_576,
                 steps=1_048_576, process_seconds=seconds, steps_per_second=1_048_576 / seconds,
-                train_steps_per_second=100_000.0, final_success=success, final_return=success / 2,
+                train_steps_per_second=100_000.0, final_success=success,
+                final_return=None if success is None else success / 2,
                 episodes=64)  # fmt: skip
 
 
@@ -110,6 +122,7 @@ def test_the_page_shows_the_newest_sitting_with_medians_ratios_and_each_ppo_run(
         _step(new, "navix", sixteen, 250_000.0),
         _ppo(new, "ours", 0.5, 50.0),
         _ppo(new, "navix", 0.25, 25.0),
+        dict(_ppo(new, "ours", None, 40.0), seed=1, episodes=0),
     ]
     text = navix_page.page(records)
     assert (
@@ -127,6 +140,8 @@ def test_the_page_shows_the_newest_sitting_with_medians_ratios_and_each_ppo_run(
     assert (
         f"| {navix_page.SIDES['navix']} | 0 | 1,048,576 | 25.0 | 41,943 | 100,000 | 0.25 |" in text
     )
+    assert f"| {navix_page.SIDES['ours']} | 1 | 1,048,576 | 40.0 | 26,214 | 100,000 | " in text
+    assert "| no episode ended | no episode ended | 0 | 2.0 |" in text
     assert "1,048,576 env steps a run" in text
     assert "TensorFlow 2.21.0 (ours); navix 0.7.4, jax 0.10.2 (NAVIX)" in text
     assert "2026-02-01 10:00 | CPU, 2 cores | commit abc1234 |" in text

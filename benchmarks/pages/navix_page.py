@@ -22,6 +22,10 @@ def _loads(rows: list[dict]) -> str:
     return f"{low:.1f}" if f"{low:.1f}" == f"{high:.1f}" else f"{low:.1f}-{high:.1f}"
 
 
+def _share(value: float | None, digits: int) -> str:
+    return "no episode ended" if value is None else f"{value:.{digits}f}"
+
+
 def _median(rows: list[dict], key: str) -> float:
     return statistics.median(row[key] for row in rows)
 
@@ -66,8 +70,8 @@ def ppo_table(rows: list[dict]) -> str:
         lines.append(
             f"| {SIDES.get(row['side'], row['side'])} | {row['seed']} | {row['steps']:,} | "
             f"{row['process_seconds']:.1f} | {row['steps_per_second']:,.0f} | "
-            f"{row['train_steps_per_second']:,.0f} | {row['final_success']:.2f} | "
-            f"{row['final_return']:.3f} | {row['episodes']} | {row['load']:.1f} |"
+            f"{row['train_steps_per_second']:,.0f} | {_share(row['final_success'], 2)} | "
+            f"{_share(row['final_return'], 3)} | {row['episodes']} | {row['load']:.1f} |"
         )
     return "\n".join(lines)
 
