@@ -190,3 +190,18 @@ def test_a_process_that_ends_mid_build_caches_what_was_built(cache):
     assert len(kept) == 1 and ("-n2048-" in kept[0] or "-n3072-" in kept[0]), kept
     found = layouts._largest_cached("MiniGrid-DoorKey-8x8-v0", 8192, 0)
     assert found is not None and found[0] in (2048, 3072)
+
+
+def test_a_damaged_cache_of_the_runs_bank_is_rebuilt_while_it_trains(cache, monkeypatch, capsys):
+    monkeypatch.setattr(compact, "CHUNK", 1024)
+    env_id = "MiniGrid-DoorKey-8x8-v0"
+    path = layouts.path_of(env_id, 3072, 0)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"not a bank")
+    opened = layouts.open_bank(env_id, 3072, 0)
+    assert "is not usable (unreadable" in capsys.readouterr().err
+    assert [len(chunk["pos"]) for chunk in opened.ready] == [1024]
+    assert len(list(opened.rest())) == 2
+    whole = layouts.generate(env_id, 3072, 0)
+    for field in compact.FIELDS:
+        np.testing.assert_array_equal(layouts.bank(env_id, 3072)[field], whole[field])

@@ -213,9 +213,10 @@ def bank(env_id: str, size: int, seed: int = 0) -> dict[str, np.ndarray]:
 
 
 def _largest_cached(env_id: str, size: int, seed: int) -> tuple[int, pathlib.Path] | None:
-    """The cached bank of `env_id` from `seed` that holds the most of the first `size` layouts
-    (the fewest layouts when several hold them all), as (layouts, path); None for none. Banks
-    below `compact.BASE_SAMPLE` layouts have a base of their own and are not shared."""
+    """The cached bank of `env_id` from `seed`, other than one of `size` layouts, that holds
+    the most of the first `size` layouts (the fewest layouts when several hold them all), as
+    (layouts, path); None for none. Banks below `compact.BASE_SAMPLE` layouts have a base of
+    their own and are not shared."""
     name = path_of(env_id, size, seed).name
     pattern = name.replace(f"-n{size}-", "-n*-", 1)
     found = []
@@ -223,7 +224,7 @@ def _largest_cached(env_id: str, size: int, seed: int) -> tuple[int, pathlib.Pat
         count = path.name[len(env_id) + 2 :].split("-", 1)[0]
         if (
             count.isdigit()
-            and int(count) >= compact.BASE_SAMPLE
+            and size != int(count) >= compact.BASE_SAMPLE
             and path.name == path_of(env_id, int(count), seed).name
         ):
             found.append((int(count), path))
@@ -243,9 +244,16 @@ def open_bank(env_id: str, size: int, seed: int = 0) -> growing.Growth:
     Raises:
         ValueError: As `bank` does.
     """
-    if size <= compact.CHUNK or path_of(env_id, size, seed).exists():
+    path = path_of(env_id, size, seed)
+    if size <= compact.CHUNK:
         layouts = bank(env_id, size, seed)
         return growing.Growth(layouts["base"], [growing.chunk_of(layouts, size)], size, None)
+    if path.exists():
+        try:
+            layouts = _read(path, _identity(env_id, size, seed))
+            return growing.Growth(layouts["base"], [growing.chunk_of(layouts, size)], size, None)
+        except ValueError as error:
+            print(f"Layout bank {path} is not usable ({error}); rebuilding it.", file=sys.stderr)
     cached = _largest_cached(env_id, size, seed)
     found = None
     if cached:

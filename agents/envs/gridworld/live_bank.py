@@ -37,13 +37,15 @@ class RowShape:
     def pack(self, chunk: dict[str, np.ndarray], cells: int) -> np.ndarray:
         """[n, width] uint8 rows of an encoded chunk (`compact.encode_chunk`) of a grid of
         `cells` cells."""
-        count, rects, points = len(chunk["pos"]), chunk["rects"], chunk["points"]
+        count, rects = len(chunk["pos"]), chunk["rects"]
+        most = min(chunk["points"].shape[1], self.points)  # Points lie first, padding after.
+        points, held = chunk["points"][:, :most], chunk["cells"][:, :most]
         padded_rects = np.zeros([count, self.rects, 4], np.uint8)
         padded_rects[:, : rects.shape[1]] = rects
         where = np.full([count, self.points], cells, np.uint16)
-        where[:, : points.shape[1]] = np.where(points >= 0, points, cells)
+        where[:, :most] = np.where(points >= 0, points, cells)
         values = np.zeros([count, self.points, 4], np.uint8)
-        values[:, : points.shape[1]] = compact.unpack(np.where(points >= 0, chunk["cells"], 0))
+        values[:, :most] = compact.unpack(np.where(points >= 0, held, 0))
         return np.concatenate(
             [
                 padded_rects.reshape(count, -1),
@@ -57,6 +59,7 @@ class RowShape:
         )
 
     def fits(self, chunk: dict[str, np.ndarray]) -> bool:
+        """Whether every layout of `chunk` fits a row."""
         most = int((chunk["points"] >= 0).sum(axis=1).max(initial=0))
         return chunk["rects"].shape[1] <= self.rects and most <= self.points
 
