@@ -145,3 +145,9 @@ def test_the_page_shows_the_newest_sitting_with_medians_ratios_and_each_ppo_run(
     assert "1,048,576 env steps a run" in text
     assert "TensorFlow 2.21.0 (ours); navix 0.7.4, jax 0.10.2 (NAVIX)" in text
     assert "2026-02-01 10:00 | CPU, 2 cores | commit abc1234 |" in text
+    assert "counts the newest sitting's 9 records; the records file holds 2 more" in text
+    assert (
+        "process from spawn to exit: ours 23,593 (100,000 in training calls); "
+        "NAVIX 41,943 (100,000 in training calls)." in text
+    )
+    assert "all the file holds" in navix_page.page(records[2:])

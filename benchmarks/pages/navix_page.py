@@ -76,6 +76,31 @@ def ppo_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def ppo_medians(rows: list[dict]) -> str:
+    """Each side's median process env steps/s over its PPO runs, one line."""
+    runs = [row for row in rows if row["kind"] == "ppo"]
+    named = {"ours": "ours", "navix": "NAVIX", "ours-navix-sizes": "ours at NAVIX's sizes"}
+    parts = []
+    for side in dict.fromkeys(row["side"] for row in runs):
+        of = [row for row in runs if row["side"] == side]
+        parts.append(
+            f"{named.get(side, side)} {_median(of, 'steps_per_second'):,.0f} "
+            f"({_median(of, 'train_steps_per_second'):,.0f} in training calls)"
+        )
+    return f"Median env steps/s over the runs, process from spawn to exit: {'; '.join(parts)}."
+
+
+def counted(records: list[dict], rows: list[dict]) -> str:
+    """Which records the page counts, and how many of the file's it leaves out."""
+    left = len(records) - len(rows)
+    return (
+        f"The page counts the newest sitting's {len(rows)} records; the records file holds "
+        f"{left} more, of earlier sittings, which it does not count."
+        if left
+        else f"The page counts the newest sitting's {len(rows)} records, all the file holds."
+    )
+
+
 def versions(rows: list[dict]) -> str:
     """The packages each side ran, as its records name them."""
     navix = next((row["versions"] for row in rows if row["side"] == "navix"), {})
@@ -104,6 +129,8 @@ def page(records: list[dict]) -> str:
         "",
         f"{first['date']} | {first['machine']} | commit {first['commit']} | {versions(rows)}",
         "",
+        counted(records, rows),
+        "",
         "## Env only",
         "",
         "Uniformly random actions in one compiled call of `--steps` batch steps (ours: one XLA",
@@ -124,6 +151,8 @@ def page(records: list[dict]) -> str:
         "over the episodes that ended in the last 65,536 env steps.",
         "",
         ppo_table(rows),
+        "",
+        ppo_medians(rows),
         "",
         "## What differs",
         "",
