@@ -104,7 +104,7 @@ def test_a_row_a_call_sees_unwritten_is_a_layout_of_the_first_chunk():
     bank = live_bank.shared("MiniGrid-FourRooms-v0", 64, 0)
     written = bank.fields(tf.constant([5]))
     bank.rows[5:6].assign(np.full([1, bank.shape.width], live_bank.UNWRITTEN, np.uint8))
-    bank.first = 4  # Rows 0-3 were written before any draw.
+    bank.first, bank.growing = 4, True  # Rows 0-3 were written before any draw.
     fallback, expected = bank.fields(tf.constant([5])), bank.fields(tf.constant([1]))
     for field in expected:
         np.testing.assert_array_equal(fallback[field], expected[field], err_msg=field)

@@ -83,7 +83,8 @@ class RowShape:
 class LiveBank:
     """The layouts of a bank opened by `layouts.open_bank`, as variables a compiled call reads:
     `rows` [size, width] and `ready`, the layouts written so far. Chunks still to come are
-    written by a thread of this process as worker processes make them.
+    written by a thread of this process as worker processes make them (`growing`); only then
+    do draws check that a row is written.
 
     Args:
         growth: The opened bank.
@@ -106,8 +107,8 @@ class LiveBank:
         self.first = filled  # Written before any draw: a fallback for an unwritten row.
         self.rows = tf.Variable(rows, trainable=False, name="layout_rows")
         self.ready = tf.Variable(filled, dtype=tf.int64, trainable=False, name="layouts_ready")
-        self.thread = None
-        if growth.rest is not None:
+        self.thread, self.growing = None, growth.rest is not None  # Fixed when calls trace.
+        if self.growing:
             self.thread = threading.Thread(target=self._grow, args=(growth,), daemon=True)
             self.thread.start()
 
@@ -153,8 +154,9 @@ class LiveBank:
         """The fields (`RowShape.fields`) of layouts `index` [B]; a row not yet written in this
         call's view of the variable is replaced by a layout of the first chunk."""
         rows = tf.gather(self.rows, index)
-        unwritten = rows[:, self.shape.width - 3] == UNWRITTEN
-        rows = tf.where(unwritten[:, None], tf.gather(self.rows, index % self.first), rows)
+        if self.growing:  # A bank whole when opened (the cache's) needs no check.
+            unwritten = rows[:, self.shape.width - 3] == UNWRITTEN
+            rows = tf.where(unwritten[:, None], tf.gather(self.rows, index % self.first), rows)
         return self.shape.fields(rows)
 
 
