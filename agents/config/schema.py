@@ -106,7 +106,8 @@ GROUPS: dict[str, tuple[Key, ...]] = {
             "layout_bank",
             None,
             "Native MiniGrid: reset layouts drawn from minigrid's generator (cached on disk); "
-            "None for the id's own (2**20, or 4,096 where minigrid makes few).",
+            "None: as many as the run can draw (its envs plus its budget), at most 2**20, or "
+            "4,096 where minigrid makes few.",
             int,
             True,
             1,
