@@ -16,6 +16,9 @@ Families:
   mpi2          `pendulum` on 2 MPI ranks (env steps of both ranks; compare with `pendulum`)
   cartpole_native  CartPole as TensorFlow ops: the whole call one XLA program
   minigrid_native_rnd  RND on native MiniGrid's symbolic view (`doorkey16_rnd`, one XLA program)
+  minigrid_native_noveld  NovelD there (`doorkey16_noveld`: RND and the episodic visits table)
+  minigrid_native_count  the episodic count bonus there (`bonus=count`: no RND)
+  minigrid_native_e3b  E3B there (`bonus=e3b`: an embedding, inverse dynamics, no RND)
   minigrid_native_pixels  the pixel agent on native MiniGrid (`minigrid_rnd`, native_env=True)
 
 Every run appends one JSON line per family to `benchmarks/results/speed_matrix.jsonl` with the
@@ -55,6 +58,9 @@ FAMILIES = {
     "mpi2": ("pendulum", {}),
     "cartpole_native": ("cartpole_native", {}),  # CartPole as TF ops: the call one XLA program.
     "minigrid_native_rnd": ("doorkey16_rnd", {}),
+    "minigrid_native_noveld": ("doorkey16_noveld", {}),
+    "minigrid_native_count": ("doorkey16_rnd", {"bonus": "count"}),
+    "minigrid_native_e3b": ("doorkey16_rnd", {"bonus": "e3b"}),
     "minigrid_native_pixels": ("minigrid_rnd", {"native_env": True, "rnd_init_steps": 16}),
 }
 RANKS = {"mpi2": 2}
