@@ -195,16 +195,35 @@ def _write_doc_files(folder: pathlib.Path) -> None:
 
 @contextlib.contextmanager
 def _working_dir(folder: pathlib.Path, monkeypatch):
-    """`folder` as the current directory and first on the path, as `python -m` has it; the
-    pages' modules imported there are forgotten after."""
+    """`folder` as the current directory and first on the path, as `python -m` has it; after,
+    what the pages' commands left in this process is undone (their modules, the env ids they
+    registered, W&B's service and the variables it set), so later tests in it meet none of it."""
+    import gymnasium as gym
+
+    from agents.envs import registry
+    from agents.envs.python import vector_envs
+
     monkeypatch.chdir(folder)
     monkeypatch.syspath_prepend(str(folder))
     monkeypatch.setenv("WANDB_MODE", "offline")  # --track: no network here.
+    environ, gym_ids = dict(os.environ), set(gym.registry)
+    natives, vectors = dict(registry._REGISTERED), dict(vector_envs._USER_FACTORIES)
     try:
         yield
     finally:
         for name in ("linear_net", "my_package", "my_package.envs", "my_pkg", "my_pkg.corridor"):
             sys.modules.pop(name, None)
+        for env_id in set(gym.registry) - gym_ids:
+            del gym.registry[env_id]
+        tables = ((registry._REGISTERED, natives), (vector_envs._USER_FACTORIES, vectors))
+        for table, kept in tables:
+            table.clear()
+            table.update(kept)
+        if "wandb" in sys.modules:
+            sys.modules["wandb"].teardown()
+        for key in set(os.environ) - set(environ):
+            os.environ.pop(key)
+        os.environ.update({key: value for key, value in environ.items() if key != "WANDB_MODE"})
 
 
 def _missing_extra(stderr: str) -> bool:
