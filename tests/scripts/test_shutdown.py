@@ -60,6 +60,12 @@ def _processes_naming(text):
     return found
 
 
+def _failure(status, took, stderr: str) -> str:
+    """The assertion's message: the status, the seconds, and stderr's end (where the process
+    hung: its threads' stacks after SIGABRT), which pytest would otherwise cut."""
+    return f"status {status} after {took:.1f} s; stderr ends:\n{stderr[-6000:]}"
+
+
 def _stop_when_printed(tmp_path, argv, prefix, signum):
     """Train with `argv` (its cache and temporary folders in `tmp_path`) until it prints a line
     starting with `prefix`, then send it `signum`: (exit status, or None where it did not end
@@ -106,7 +112,7 @@ def test_a_signal_during_a_layout_bank_build_ends_it_at_once_leaving_nothing(tmp
     argv = ["--config=keycorridor_rnd", "--set", "env=MiniGrid-FourRooms-v0", "train_steps=1"]
     building = "Building the first 8,192 layouts of the layout bank of MiniGrid-FourRooms-v0"
     status, took, printed, stderr = _stop_when_printed(tmp_path, argv, building, signum)
-    assert status == 128 + signum and took < 10, (status, took, stderr)
+    assert status == 128 + signum and took < 10, _failure(status, took, stderr)
     assert "Interrupted during start-up; removed the new run directory" in stderr
     assert _processes_naming(str(tmp_path)) == []
     assert os.listdir(tmp_path / "tmp") == []
@@ -121,7 +127,7 @@ def test_a_signal_while_the_bank_grows_ends_its_workers_and_their_folder(tmp_pat
     argv = ["--config=keycorridor_rnd", "--set", "env=MiniGrid-FourRooms-v0", "train_steps=1"]
     growing = "Building the layout bank of MiniGrid-FourRooms-v0 while training starts"
     status, took, printed, stderr = _stop_when_printed(tmp_path, argv, growing, signal.SIGTERM)
-    assert status is not None and took < 10, (status, took, stderr)
+    assert status is not None and took < 10, _failure(status, took, stderr)
     assert _processes_naming(str(tmp_path)) == []
     assert not [name for name in os.listdir(tmp_path / "tmp") if "layouts" in name]
 
@@ -132,7 +138,7 @@ def test_a_signal_while_an_env_starts_ends_the_start_up_at_once(tmp_path):
     status, took, _, stderr = _stop_when_printed(
         tmp_path, argv, slow_start_envs.STARTING, signal.SIGTERM
     )
-    assert status == 128 + signal.SIGTERM and took < 10, (status, took, stderr)
+    assert status == 128 + signal.SIGTERM and took < 10, _failure(status, took, stderr)
     assert "SIGTERM: stopping the start-up (again to stop at once)." in stderr
     assert "Interrupted during start-up; removed the new run directory" in stderr
     assert os.listdir(tmp_path / "logs") == []
