@@ -399,3 +399,43 @@ def score_on_minigrid(run_dir: str, env_id: str, episodes: int, seed: int = 10**
         result[f"success_{name}"] = evaluation.success_rate
         result[f"return_{name}"] = evaluation.mean
     return result
+
+
+def native_random_steps(env_id: str, envs: int, steps: int, repeats: int, seed: int = 0) -> dict:
+    """`envs` native envs of `env_id` under uniformly random actions, `steps` batch steps a
+    compiled call (finished episodes restarted inside it): the median env steps/s of `repeats`
+    calls after the first, and that first (compiling) call's seconds."""
+    from agents.runtime import tf_loading
+
+    tf_loading.import_tensorflow(onednn=False)  # Quiet, with the settings training uses.
+    import tensorflow as tf
+
+    from agents.envs import NativeBatchEnv, make_native
+
+    batch = NativeBatchEnv(make_native(env_id), envs, seed=seed)
+    batch.reset()
+
+    @tf.function(jit_compile=True)
+    def call(key):
+        def body(step):
+            action = tf.random.stateless_uniform([envs], tf.stack([key, step]), 0, 7, tf.int32)
+            batch.simulate(action)
+            batch.reset_where(batch.terminated | batch.truncated)
+            return (step + 1,)
+
+        tf.while_loop(lambda step: step < steps, body, (tf.constant(0),))
+        return tf.reduce_sum(batch.length)
+
+    start = time.perf_counter()
+    call(tf.constant(0)).numpy()
+    compile_seconds = time.perf_counter() - start
+    rates = []
+    for repeat in range(repeats):
+        start = time.perf_counter()
+        call(tf.constant(repeat + 1)).numpy()
+        rates.append(envs * steps / (time.perf_counter() - start))
+    return {
+        "steps_per_second": statistics.median(rates),
+        "compile_seconds": compile_seconds,
+        "tensorflow": tf.__version__,
+    }

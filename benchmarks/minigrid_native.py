@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 import time
 
@@ -36,36 +35,8 @@ IDS = (
 
 def native(env_id: str, envs: int, steps: int, repeats: int) -> dict:
     """Median env steps/s of `envs` native envs over `repeats` calls of `steps` batch steps."""
-    from agents.runtime import tf_loading
-
-    tf_loading.import_tensorflow(onednn=False)  # Quiet, with the settings training uses.
-    import tensorflow as tf
-
-    from agents.envs import NativeBatchEnv, make_native
-
-    batch = NativeBatchEnv(make_native(env_id), envs, seed=0)
-    batch.reset()
-
-    @tf.function(jit_compile=True)
-    def call(seed):
-        def body(step):
-            action = tf.random.stateless_uniform([envs], tf.stack([seed, step]), 0, 7, tf.int32)
-            batch.simulate(action)
-            batch.reset_where(batch.terminated | batch.truncated)
-            return (step + 1,)
-
-        tf.while_loop(lambda step: step < steps, body, (tf.constant(0),))
-        return tf.reduce_sum(batch.length)
-
-    start = time.perf_counter()
-    call(tf.constant(0)).numpy()
-    compile_seconds = time.perf_counter() - start
-    rates = []
-    for repeat in range(repeats):
-        start = time.perf_counter()
-        call(tf.constant(repeat + 1)).numpy()
-        rates.append(envs * steps / (time.perf_counter() - start))
-    return {"steps_per_second": statistics.median(rates), "compile_seconds": compile_seconds}
+    result = common.native_random_steps(env_id, envs, steps, repeats)
+    return {key: result[key] for key in ("steps_per_second", "compile_seconds")}
 
 
 def python_loop(env_id: str, steps: int) -> float:

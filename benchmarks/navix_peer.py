@@ -39,7 +39,6 @@ import re
 import shutil
 import statistics
 import sys
-import time
 from importlib import metadata
 
 from benchmarks import common
@@ -87,40 +86,12 @@ def driver_result(stdout: str, mode: str) -> dict:
 def ours_step(env_id: str, envs: int, steps: int, seed: int) -> dict:
     """Median env steps/s of `envs` native envs over `REPEATS` calls of `steps` random batch
     steps, and the seconds of the first (compiling) call; runs in a child process."""
-    from agents.runtime import tf_loading
-
-    tf_loading.import_tensorflow(onednn=False)  # Quiet, with the settings training uses.
-    import tensorflow as tf
-
-    from agents.envs import NativeBatchEnv, make_native
-
-    batch = NativeBatchEnv(make_native(env_id), envs, seed=seed)
-    batch.reset()
-
-    @tf.function(jit_compile=True)
-    def call(key):
-        def body(step):
-            action = tf.random.stateless_uniform([envs], tf.stack([key, step]), 0, 7, tf.int32)
-            batch.simulate(action)
-            batch.reset_where(batch.terminated | batch.truncated)
-            return (step + 1,)
-
-        tf.while_loop(lambda step: step < steps, body, (tf.constant(0),))
-        return tf.reduce_sum(batch.length)
-
-    start = time.perf_counter()
-    call(tf.constant(0)).numpy()
-    compile_seconds = time.perf_counter() - start
-    rates = []
-    for repeat in range(REPEATS):
-        start = time.perf_counter()
-        call(tf.constant(repeat + 1)).numpy()
-        rates.append(envs * steps / (time.perf_counter() - start))
+    result = common.native_random_steps(env_id, envs, steps, REPEATS, seed)
     return dict(
-        steps_per_second=statistics.median(rates),
-        compile_seconds=compile_seconds,
+        steps_per_second=result["steps_per_second"],
+        compile_seconds=result["compile_seconds"],
         repeats=REPEATS,
-        versions={"tensorflow": tf.__version__},
+        versions={"tensorflow": result["tensorflow"]},
     )
 
 
