@@ -23,6 +23,12 @@ from agents.training.callbacks import Callback, RunHandle
 
 _POLL_SECONDS = 0.2  # How often the watchdog looks at the environments.
 _SAVE_WAIT_SECONDS = 120.0  # Longest wait for a checkpoint being written, on a second signal.
+# The kernel may give a process-directed signal to any thread that does not block it (one of
+# TensorFlow's, the watchdog): the main thread's blocking call (a sleep, a pipe read in an env's
+# constructor) then goes on, and the Python handler waits for it. During the start-up the
+# watchdog wakes the main thread with this signal, whose default action is to ignore it, so a
+# wake-up that arrives after the block has ended does nothing.
+_WAKE_SIGNAL = signal.SIGURG
 # SIGHUP (the terminal closed) and SIGQUIT (Ctrl-\\) stop a run as SIGTERM does: a run that
 # trained for hours is worth a checkpoint more than SIGQUIT's core dump. So do SIGUSR1 and
 # SIGUSR2, which batch schedulers send before a job's time limit (SLURM's --signal) and which
@@ -102,11 +108,16 @@ class RunGuard(Callback):
         already received raises on entry."""
         if self.signum is not None:
             raise StartUpStopped(self.signum)
+        main = threading.current_thread() is threading.main_thread()
+        waking = bool(self._previous) and main  # Handlers installed: the wake-up works.
+        previous = signal.signal(_WAKE_SIGNAL, _ignore) if waking else None
         self._starting = True
         try:
             yield
         finally:
             self._starting = False
+            if waking:
+                signal.signal(_WAKE_SIGNAL, previous if previous is not None else signal.SIG_DFL)
 
     def watch(self, batches: Sequence, timeout: float | None) -> None:
         """End the process when a call of one of `batches` (`BatchEnv`s) exceeds `timeout` s.
@@ -143,9 +154,8 @@ class RunGuard(Callback):
     def _handle(self, signum, frame) -> None:
         """In the main thread, between two Python instructions: the stop request, at once."""
         del frame
-        first = self.signum is None
-        self.signum = self.signum or signum
-        if first and self._starting:
+        self.signum = self.signum or signum  # The watchdog may have set it first.
+        if self._starting:
             self._starting = False  # Once: cleaning up after it must not be interrupted.
             self._start_up_stopped = True
             raise StartUpStopped(signum)
@@ -165,6 +175,8 @@ class RunGuard(Callback):
         self._count += 1
         name = signal.Signals(signum).name
         when = "the start-up" if self._starting or self._start_up_stopped else "after this step"
+        if self._starting:
+            _wake_main_thread()  # Whose `_handle` stops the start-up.
         if self._host:  # Never end a host process: stop after this step, as on the first.
             self.signum = self.signum or signum
             if self._announce:
@@ -208,6 +220,17 @@ class RunGuard(Callback):
         with contextlib.suppress(Exception):  # os._exit runs no atexit: its folder would stay.
             xla_scratch.close()
         os._exit(status)
+
+
+def _ignore(signum, frame) -> None:
+    """A Python handler that does nothing: unlike SIG_IGN it interrupts the main thread's
+    blocking system call, after which Python runs every handler whose signal has arrived."""
+    del signum, frame
+
+
+def _wake_main_thread() -> None:
+    with contextlib.suppress(OSError, ValueError):
+        signal.pthread_kill(threading.main_thread().ident, _WAKE_SIGNAL)
 
 
 def _say(line: str) -> None:

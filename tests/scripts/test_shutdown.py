@@ -133,12 +133,6 @@ def test_a_signal_while_the_bank_grows_ends_its_workers_and_their_folder(tmp_pat
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=False,
-    reason="a known race: where the kernel gives SIGTERM to a thread other than the main one "
-    "(TensorFlow's, the guard's), the main thread's blocking call (here a sleep) is not "
-    "interrupted, so the guard's handler waits for it; seen twice in three loaded suite runs",
-)
 def test_a_signal_while_an_env_starts_ends_the_start_up_at_once(tmp_path):
     argv = ["--config=cartpole_native", "--set", "env=tests.scripts.slow_start_envs:SlowStart-v0"]
     status, took, _, stderr = _stop_when_printed(

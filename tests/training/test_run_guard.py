@@ -68,3 +68,36 @@ def test_a_call_longer_than_the_timeout_ends_the_process_naming_the_env():
         "error: Eval environment 3 (Slow-v0) did not return from reset within env_timeout=0.5 s; "
         "stopped at env step 7.\n"
     )
+
+
+_OTHER_THREAD_SCRIPT = textwrap.dedent(
+    """
+    import os, signal, sys, threading, time
+    from agents.training.run_guard import RunGuard, StartUpStopped
+
+    with RunGuard() as guard:  # Its watchdog thread starts with every signal open.
+        # The main thread blocks SIGTERM, so the kernel gives it to another thread, as it may
+        # give a process-directed signal to TensorFlow's threads.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM)).start()
+        start = time.monotonic()
+        try:
+            with guard.starting():
+                time.sleep(30)  # An env's constructor waiting for long.
+        except StartUpStopped:
+            print(f"stopped after {time.monotonic() - start:.1f} s")
+        print("wake-up handler put back:", signal.getsignal(signal.SIGURG) == signal.SIG_DFL)
+    """
+)
+
+
+def test_a_signal_given_to_another_thread_stops_the_start_up_at_once():
+    """The main thread's blocking call is woken: the start-up ends within seconds, not 30 s."""
+    result = subprocess.run(
+        [sys.executable, "-c", _OTHER_THREAD_SCRIPT], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == "SIGTERM: stopping the start-up (again to stop at once).\n"
+    seconds = float(result.stdout.split()[2])
+    assert seconds < 5, result.stdout
+    assert "wake-up handler put back: True" in result.stdout
