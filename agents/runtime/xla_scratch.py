@@ -10,13 +10,14 @@ those entries, never the run.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import os
 import shutil
 import sys
 import tempfile
 import time
+
+from agents.runtime import exit_cleanup
 
 PREFIX = "agents-xla-"  # Then the process id: `agents-xla-<pid>-<random>`.
 STALE_SECONDS = 3600  # A dead process's scratch folder older than this is cleared at a start.
@@ -47,9 +48,16 @@ def open_folder(directory: str) -> str | None:
             shutil.rmtree(folder, ignore_errors=True)
         return None
     if not _state:
-        atexit.register(close)
+        exit_cleanup.register(close)
     _state.update(folder=folder, cache=directory, refused=False)
     return folder
+
+
+def owner(folder: str) -> int | None:
+    """The process id in a scratch folder's name, or None where `folder` is not one."""
+    name = os.path.basename(os.path.normpath(folder))
+    pid = name[len(PREFIX) :].split("-", 1)[0] if name.startswith(PREFIX) else ""
+    return int(pid) if pid.isdigit() else None
 
 
 def cache_of(folder: str) -> str:
@@ -135,12 +143,12 @@ def _clear_stale(root: str, directory: str) -> None:
     except OSError:
         return
     for entry in scan:
-        pid = entry.name[len(PREFIX) :].split("-", 1)[0]
+        pid = owner(entry.name)
         try:
             old = time.time() - entry.stat(follow_symlinks=False).st_mtime > STALE_SECONDS
-            if not (old and entry.is_dir(follow_symlinks=False) and pid.isdigit()):
+            if not (old and entry.is_dir(follow_symlinks=False) and pid is not None):
                 continue
-            os.kill(int(pid), 0)
+            os.kill(pid, 0)
             continue  # Alive.
         except ProcessLookupError:
             pass

@@ -27,19 +27,22 @@ class RunStatus:
     def describe(self, reason: str) -> str:
         """`reason` with where the run stands: its step, what is on disk, how to resume.
 
-        During start-up, a new run's directory is removed (it holds no training yet).
+        During start-up, and in a new run's first training call, the run's directory is removed
+        (it holds no training yet).
         """
         trainer, run_dir = self._trainer, self._trainer.run_dir
-        if not trainer.started:
+        kept = list_checkpoints(os.path.join(run_dir, "checkpoints"))
+        untrained = not trainer.resumed and not trainer.env_steps and not kept
+        if not trainer.started or untrained:
             if trainer.resumed:
                 return f"{reason} during start-up; run {run_dir} is unchanged."
             if trainer.world.is_root:
                 shutil.rmtree(run_dir, ignore_errors=True)
-            return f"{reason} during start-up; removed the new run directory {run_dir}."
+            when = " during start-up" if not trainer.started else ""
+            return f"{reason}{when}; removed the new run directory {run_dir} (nothing trained)."
         where = f"at env step {trainer.env_steps}"
         if trainer.saved:
             return f"{reason} {where}; checkpoint saved. Resume with: {self.resume_command()}"
-        kept = list_checkpoints(os.path.join(run_dir, "checkpoints"))
         if not kept:
             return f"{reason} {where}; no checkpoint was written."
         return (

@@ -18,7 +18,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 
-from agents.runtime import xla_scratch
+from agents.runtime import exit_cleanup
 from agents.training.callbacks import Callback, RunHandle
 
 _POLL_SECONDS = 0.2  # How often the watchdog looks at the environments.
@@ -91,11 +91,17 @@ class RunGuard(Callback):
         self._thread: threading.Thread | None = None
         self._starting = False  # Within `starting`: a first signal raises StartUpStopped.
         self._start_up_stopped = False  # It did.
+        self._calls = 0  # Training loop calls begun (`on_step` comes before each).
+        self._alone = False  # One process (no MPI ranks that must agree on a stop).
 
     every_rank = True  # Each rank gets the signals and watches its own environments.
 
     def on_start(self, run: RunHandle) -> None:
         self.watch(run.batch_envs, run.config.env_timeout)
+        self._alone = run.ranks == 1
+
+    def on_step(self, run: RunHandle) -> None:
+        self._calls += 1
 
     def saving(self) -> threading.Lock:
         return self._saving
@@ -182,6 +188,11 @@ class RunGuard(Callback):
             if self._announce:
                 _say(f"{name}: stopping {when}.")
             return
+        if self._count == 1 and self._calls == 1 and self._alone:
+            # The first call compiles the agent (seconds to minutes) and nothing of it would be
+            # saved before it ends: stop now rather than after it.
+            self.signum = self.signum or signum
+            self._end(f"{name}: stopped in the first training call, which compiles", 128 + signum)
         if self._count == 1:
             self.signum = self.signum or signum
             if self._announce:
@@ -217,8 +228,7 @@ class RunGuard(Callback):
         _say(line)
         with contextlib.suppress(Exception):
             sys.stdout.flush()
-        with contextlib.suppress(Exception):  # os._exit runs no atexit: its folder would stay.
-            xla_scratch.close()
+        exit_cleanup.run_now()  # os._exit runs no atexit handler (XLA scratch, bank builders).
         os._exit(status)
 
 

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from tests.scripts import slow_start_envs
+from tests.scripts import faulty_envs, slow_start_envs
 from tests.scripts.capture import read_lines, untimed
 
 
@@ -66,12 +66,15 @@ def _failure(status, took, stderr: str) -> str:
     return f"status {status} after {took:.1f} s; stderr ends:\n{stderr[-6000:]}"
 
 
-def _stop_when_printed(tmp_path, argv, prefix, signum):
+def _stop_when_printed(tmp_path, argv, prefix, signum, hung=False, delay=0.0):
     """Train with `argv` (its cache and temporary folders in `tmp_path`) until it prints a line
-    starting with `prefix`, then send it `signum`: (exit status, or None where it did not end
-    within 30 s; seconds it took to end; stdout lines; stderr)."""
+    starting with `prefix` (and, if `hung`, until a `faulty_envs` env hangs), then, `delay` s
+    later, send it `signum`: (exit status, or None where it did not end within 30 s; seconds it
+    took to end; stdout lines; stderr)."""
     (tmp_path / "tmp").mkdir()
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", AGENTS_CACHE=str(tmp_path / "cache"))
+    hang_file = tmp_path / "hang.txt"
+    env[faulty_envs.HANG_FILE] = str(hang_file)
     env["PYTHONFAULTHANDLER"] = "1"  # SIGABRT prints where it hangs.
     env["TMPDIR"] = str(tmp_path / "tmp")
     command = [sys.executable, "-m", "agents.scripts.train", f"--logdir={tmp_path / 'logs'}"]
@@ -86,6 +89,10 @@ def _stop_when_printed(tmp_path, argv, prefix, signum):
         while not printed or not untimed(printed[-1]).startswith(prefix):
             printed.append(lines.get(timeout=120))
             assert printed[-1] is not None, (tmp_path / "stderr.txt").read_text()
+        waited = time.monotonic()
+        while hung and not hang_file.exists() and time.monotonic() - waited < 120:
+            time.sleep(0.1)
+        time.sleep(delay)
         process.send_signal(signum)
         sent = time.monotonic()
         try:
@@ -133,6 +140,21 @@ def test_a_signal_while_the_bank_grows_ends_its_workers_and_their_folder(tmp_pat
 
 
 @pytest.mark.slow
+def test_a_signal_in_the_first_call_ends_the_bank_builders_and_their_folder(tmp_path):
+    """Ended at once in its first training call (which compiles for seconds), the process
+    leaves no bank builder, layout folder or XLA scratch folder behind."""
+    argv = ["--config=keycorridor_rnd", "--set", "env=MiniGrid-FourRooms-v0"]
+    status, took, printed, stderr = _stop_when_printed(
+        tmp_path, argv, "Starting run", signal.SIGTERM, delay=2.0
+    )
+    assert status == 128 + signal.SIGTERM and took < 10, _failure(status, took, stderr)
+    assert "SIGTERM: stopped in the first training call" in stderr
+    assert _processes_naming(str(tmp_path)) == []
+    assert os.listdir(tmp_path / "tmp") == []
+    assert os.listdir(tmp_path / "logs") == []
+
+
+@pytest.mark.slow
 def test_a_signal_while_an_env_starts_ends_the_start_up_at_once(tmp_path):
     argv = ["--config=cartpole_native", "--set", "env=tests.scripts.slow_start_envs:SlowStart-v0"]
     status, took, _, stderr = _stop_when_printed(
@@ -142,3 +164,22 @@ def test_a_signal_while_an_env_starts_ends_the_start_up_at_once(tmp_path):
     assert "SIGTERM: stopping the start-up (again to stop at once)." in stderr
     assert "Interrupted during start-up; removed the new run directory" in stderr
     assert os.listdir(tmp_path / "logs") == []
+
+
+@pytest.mark.slow
+def test_a_signal_in_the_first_training_call_ends_it_at_once(tmp_path):
+    """The first call (it compiles the agent) saves nothing until it ends: a signal there ends
+    the process within 10 s, its env processes killed and the new run's directory removed,
+    even where the call would not end for an hour (an env hangs in it)."""
+    env = f"env={faulty_envs.env_id('Faulty-hang-v0')}"
+    argv = ["--config=debug", "--set", env, "env_timeout=None", "rollout_length=64"]
+    argv.append("--env_processes")  # One call of 64 steps: the env hangs at its 40th.
+    status, took, _, stderr = _stop_when_printed(
+        tmp_path, argv, "Starting run", signal.SIGTERM, hung=True
+    )
+    assert status == 128 + signal.SIGTERM and took < 10, _failure(status, took, stderr)
+    assert "SIGTERM: stopped in the first training call, which compiles; removed the new run" in (
+        stderr
+    )
+    assert os.listdir(tmp_path / "logs") == []
+    assert _processes_naming(str(tmp_path)) == []

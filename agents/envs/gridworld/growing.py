@@ -3,7 +3,7 @@ rest by worker processes in the background, handed over chunk by chunk in order.
 
 from __future__ import annotations
 
-import atexit
+import functools
 import os
 import shutil
 import tempfile
@@ -16,6 +16,7 @@ import numpy as np
 
 from agents.envs.gridworld import compact
 from agents.envs.gridworld.build_progress import BuildProgress
+from agents.runtime import exit_cleanup
 
 
 class Growth(NamedTuple):
@@ -80,7 +81,8 @@ def build_rest(
                 cache(compact.assemble(growth.base, chunks))
             chunks.clear()  # Once: the exit handler and the iterator's end may both come.
 
-    atexit.register(end, True)
+    at_exit = functools.partial(end, True)  # One object: `unregister` compares by identity.
+    exit_cleanup.register(at_exit)
     try:
         np.save(os.path.join(folder, "base.npy"), growth.base)
         processes += compact.start_workers(env_id, folder, tasks)
@@ -102,5 +104,5 @@ def build_rest(
         with lock:
             cache(compact.assemble(growth.base, chunks))
     finally:
-        atexit.unregister(end)
+        exit_cleanup.unregister(at_exit)
         end()
