@@ -115,9 +115,7 @@ def test_a_cache_flag_the_user_set_is_kept(tmp_path, monkeypatch):
     assert environ["TF_XLA_FLAGS"] == "--tf_xla_persistent_cache_directory=/mine"
 
 
-def test_a_parent_process_s_scratch_folder_is_replaced_by_this_process_s_own(
-    tmp_path, monkeypatch
-):
+def test_a_parent_process_s_scratch_folder_is_replaced_by_this_process_s_own(tmp_path, monkeypatch):
     """A child of a process that imported agents (a script, a test) inherits its flag; that
     folder goes when the parent ends, so the child opens its own. Other flags are kept."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
