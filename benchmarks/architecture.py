@@ -14,7 +14,6 @@ import argparse
 import ast
 import difflib
 import json
-import os
 import pathlib
 import subprocess
 import sys
@@ -128,26 +127,19 @@ def docstring(module: str, first_only: bool = False) -> str:
 
 def trace() -> dict[str, list[str]]:
     """Runs the traced training in a child process; returns its module lists (see `_traced`)."""
+    # Here, not at the top: the traced child imports this module, and its trace would miss it.
+    from agents.runtime import tf_loading
+
     with tempfile.TemporaryDirectory() as folder:
         out = pathlib.Path(folder) / "trace.json"
         argv = [sys.executable, "-m", "benchmarks.architecture", "--trace-to", str(out)]
+        environ = tf_loading.fresh_environ()
         result = subprocess.run(
-            argv, cwd=ROOT, capture_output=True, text=True, timeout=600, env=_fresh_environ()
+            argv, cwd=ROOT, capture_output=True, text=True, timeout=600, env=environ
         )
         if result.returncode != 0 or not out.exists():
             raise RuntimeError(f"the traced training failed:\n{result.stdout}{result.stderr}")
         return json.loads(out.read_text(encoding="utf-8"))
-
-
-def _fresh_environ() -> dict[str, str]:
-    """This process's environment less what `agents` set in it (TensorFlow's settings, the XLA
-    cache flag naming this process's scratch folder), so the traced run starts as a user's
-    first process does, whatever ran here before (a test suite's worker)."""
-    environ = dict(os.environ)
-    for pair in environ.pop("AGENTS_TF_SETTINGS", "").split(","):
-        environ.pop(pair.split("=", 1)[0], None)
-    environ.pop("TF_XLA_FLAGS", None)
-    return environ
 
 
 def _traced(out: pathlib.Path) -> None:

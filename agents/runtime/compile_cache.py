@@ -56,7 +56,6 @@ def enable(environ=os.environ) -> str | None:
     cache is first pruned to its size limit (`prune`). A folder that cannot hold entries
     (`unusable`) leaves the cache off for this process, with one warning line on stderr.
     """
-    _drop_inherited_scratch(environ)
     if environ.get("AGENTS_XLA_CACHE") == "0" or CACHE_FLAG in environ.get(FLAGS, ""):
         return None
     directory = cache_directory()
@@ -89,24 +88,6 @@ def enable(environ=os.environ) -> str | None:
     read_and_written = xla_scratch.open_folder(directory) or directory
     environ[FLAGS] = f"{environ.get(FLAGS, '')} {CACHE_FLAG}={read_and_written}".strip()
     return directory
-
-
-def _drop_inherited_scratch(environ) -> None:
-    """Remove from `TF_XLA_FLAGS` a cache flag naming another process's scratch folder (a
-    parent that imported agents, e.g. a script or a test, started this process): that folder
-    goes when its process ends, so this process opens its own."""
-    flags = environ.get(FLAGS, "").split()
-    kept = [flag for flag in flags if not _names_another_scratch(flag)]
-    if len(kept) < len(flags):
-        environ[FLAGS] = " ".join(kept)
-
-
-def _names_another_scratch(flag: str) -> bool:
-    name, _, value = flag.partition("=")
-    if name != CACHE_FLAG:
-        return False
-    pid = xla_scratch.owner(value)
-    return pid is not None and pid != os.getpid()
 
 
 def unusable(directory: str) -> str | None:

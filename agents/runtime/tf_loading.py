@@ -92,6 +92,18 @@ def import_tensorflow(verbose: bool = False, onednn: bool | None = None) -> str 
     return None
 
 
+def fresh_environ(environ=os.environ) -> dict[str, str]:
+    """A copy of `environ` less what agents set in it (TensorFlow's settings, `TF_XLA_FLAGS`
+    with the cache flag naming this process's XLA scratch folder): a child process given it
+    starts as a user's first process does, with a scratch folder of its own, whatever this
+    process ran before (a test suite's worker, a benchmark's driver)."""
+    fresh = dict(environ)
+    for pair in fresh.pop(OURS, "").split(","):
+        fresh.pop(pair.split("=", 1)[0], None)
+    fresh.pop(compile_cache.FLAGS, None)
+    return fresh
+
+
 def unapplied(onednn: bool, environ=os.environ) -> list[str]:
     """The settings an agent that runs with oneDNN `onednn` lacks in a TensorFlow loaded under
     `environ`, as phrases (e.g. "oneDNN stays on (this agent runs with

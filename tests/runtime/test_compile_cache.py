@@ -115,26 +115,6 @@ def test_a_cache_flag_the_user_set_is_kept(tmp_path, monkeypatch):
     assert environ["TF_XLA_FLAGS"] == "--tf_xla_persistent_cache_directory=/mine"
 
 
-def test_a_parent_process_s_scratch_folder_is_replaced_by_this_process_s_own(tmp_path, monkeypatch):
-    """A child of a process that imported agents (a script, a test) inherits its flag; that
-    folder goes when the parent ends, so the child opens its own. Other flags are kept."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setenv("TMPDIR", str(tmp_path))
-    monkeypatch.setattr(tempfile, "tempdir", None)
-    parent = tmp_path / f"{xla_scratch.PREFIX}{os.getpid() + 1}-abc"
-    flags = f"--tf_xla_enable_xla_devices --tf_xla_persistent_cache_directory={parent}"
-    environ = {"TF_XLA_FLAGS": flags}
-    try:
-        directory = compile_cache.enable(environ)
-        own = environ["TF_XLA_FLAGS"].split("--tf_xla_persistent_cache_directory=")[1]
-        assert directory is not None and xla_scratch.owner(own) == os.getpid()
-        assert environ["TF_XLA_FLAGS"].startswith("--tf_xla_enable_xla_devices ")
-        assert xla_scratch.owner(str(parent)) == os.getpid() + 1
-        assert xla_scratch.owner(str(tmp_path / "agents-xla-x")) is None
-    finally:
-        xla_scratch.close()
-
-
 def test_off_when_asked_or_when_the_directory_cannot_be_made(tmp_path, monkeypatch):
     environ = {"AGENTS_XLA_CACHE": "0"}
     assert compile_cache.enable(environ) is None and "TF_XLA_FLAGS" not in environ

@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from agents.runtime import tf_loading
 from tests.scripts import faulty_envs, slow_start_envs
 from tests.scripts.capture import read_lines, untimed
 
@@ -72,7 +73,9 @@ def _stop_when_printed(tmp_path, argv, prefix, signum, hung=False, delay=0.0):
     later, send it `signum`: (exit status, or None where it did not end within 30 s; seconds it
     took to end; stdout lines; stderr)."""
     (tmp_path / "tmp").mkdir()
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", AGENTS_CACHE=str(tmp_path / "cache"))
+    # Its own XLA scratch folder (not this test process's), which must not outlive it.
+    env = dict(tf_loading.fresh_environ(), TF_CPP_MIN_LOG_LEVEL="3")
+    env["AGENTS_CACHE"] = str(tmp_path / "cache")
     hang_file = tmp_path / "hang.txt"
     env[faulty_envs.HANG_FILE] = str(hang_file)
     env["PYTHONFAULTHANDLER"] = "1"  # SIGABRT prints where it hangs.
