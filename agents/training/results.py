@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 from collections.abc import Callable
 
 from agents.config.errors import UsageError
-from agents.runtime import tf_loading
+from agents.runtime import exit_cleanup, tf_loading
 from agents.training.progress import warn
 
 POLICY_DIR = "policy"  # The exported SavedModel, in the run directory.
@@ -45,12 +46,16 @@ def atomic_directory(path: str, agent, export: Callable | None = None) -> str:
     partial, old = f"{path}.partial", f"{path}.old"
     for leftover in (partial, old):
         shutil.rmtree(leftover, ignore_errors=True)
+    remove_partial = functools.partial(shutil.rmtree, partial, ignore_errors=True)
+    exit_cleanup.register(remove_partial)  # Also when a second stop signal ends the process.
     try:
         with tf_loading.quiet_native_logs():  # Freezing the graph logs from TensorFlow's C++.
             export(agent, partial)
     except BaseException:
-        shutil.rmtree(partial, ignore_errors=True)
+        remove_partial()
         raise
+    finally:
+        exit_cleanup.unregister(remove_partial)
     if os.path.exists(path):
         os.rename(path, old)
     os.rename(partial, path)

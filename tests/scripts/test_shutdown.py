@@ -67,11 +67,12 @@ def _failure(status, took, stderr: str) -> str:
     return f"status {status} after {took:.1f} s; stderr ends:\n{stderr[-6000:]}"
 
 
-def _stop_when_printed(tmp_path, argv, prefix, signum, hung=False, delay=0.0):
+def _stop_when_printed(tmp_path, argv, prefix, signum, hung=False, delay=0.0, again_when=None):
     """Train with `argv` (its cache and temporary folders in `tmp_path`) until it prints a line
     starting with `prefix` (and, if `hung`, until a `faulty_envs` env hangs), then, `delay` s
-    later, send it `signum`: (exit status, or None where it did not end within 30 s; seconds it
-    took to end; stdout lines; stderr)."""
+    later, send it `signum` (and again once a path matching the glob `again_when` under
+    `tmp_path` appears, if given): (exit status, or None where it did not end within 30 s;
+    seconds it took to end; stdout lines; stderr)."""
     (tmp_path / "tmp").mkdir()
     # Its own XLA scratch folder (not this test process's), which must not outlive it.
     env = dict(tf_loading.fresh_environ(), TF_CPP_MIN_LOG_LEVEL="3")
@@ -98,6 +99,11 @@ def _stop_when_printed(tmp_path, argv, prefix, signum, hung=False, delay=0.0):
         time.sleep(delay)
         process.send_signal(signum)
         sent = time.monotonic()
+        while again_when is not None and process.poll() is None:
+            if list(tmp_path.glob(again_when)):
+                process.send_signal(signum)
+                break
+            time.sleep(0.01)
         try:
             status = process.wait(timeout=30)
         except subprocess.TimeoutExpired:  # Its threads' stacks, on stderr, for the failure.
@@ -186,3 +192,24 @@ def test_a_signal_in_the_first_training_call_ends_it_at_once(tmp_path):
     )
     assert os.listdir(tmp_path / "logs") == []
     assert _processes_naming(str(tmp_path)) == []
+
+
+@pytest.mark.slow
+def test_two_signals_while_the_policy_is_exported_end_it_leaving_no_partial_export(tmp_path):
+    """The second signal, once the export has begun writing, ends the process at once: the
+    half-written policy folder goes with it (the checkpoint is written before the export)."""
+    status, took, _, stderr = _stop_when_printed(
+        tmp_path,
+        ["--config=debug"],
+        "Learning curve:",
+        signal.SIGTERM,
+        again_when="logs/*/policy.partial/*",
+    )
+    assert status == 128 + signal.SIGTERM and took < 10, _failure(status, took, stderr)
+    assert "SIGTERM again: stopped at once at env step 256; checkpoint saved." in stderr
+    (run_dir,) = (tmp_path / "logs").iterdir()
+    assert not (run_dir / "policy.partial").exists()
+    # Whole or absent: the export may have finished while the process was being ended.
+    policy = run_dir / "policy"
+    assert not policy.exists() or (policy / "saved_model.pb").exists()
+    assert (run_dir / "checkpoints").is_dir()
