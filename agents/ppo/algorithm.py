@@ -22,10 +22,10 @@ from agents.ppo.networks.recurrent_state import RecurrentState
 from agents.ppo.networks.sde import exploration_noise
 from agents.ppo.networks.weights import Weights
 from agents.ppo.nonfinite import FINITE, NonfiniteFlag, nonfinite_code
-from agents.ppo.normalize import RewardScaler, StreamingNormalize
 from agents.ppo.optimizers import make_optimizer
 from agents.ppo.streams import ValueStream
 from agents.tools.dict_observations import normalized_entries
+from agents.tools.normalize import RewardScaler, StreamingNormalize
 from agents.tools.ranks import ONE_PROCESS, Ranks
 
 

@@ -29,7 +29,7 @@ _NAMES = {
     "Algorithm": "protocol",
     "Loop": "loop",
     "StreamingMean": "streaming_mean",
-    "RunningMeanStd": "running_mean_std",
+    "RunningMeanStd": "normalize",
     "mpi_cross_replica_sum": "mpi",
     "MockEnvironment": "mock_environment",
     "MockAlgorithm": "mock_algorithm",

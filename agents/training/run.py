@@ -26,7 +26,7 @@ from agents.ppo.rollouts import rollouts_then_updates
 from agents.runtime import tf_loading, xla_scratch
 from agents.tools.mpi import World
 from agents.tools.ranks import ranks_of
-from agents.training import agent_pool, summaries
+from agents.training import agent_pool, tensorboard_log
 
 EVAL_CALL_STEPS = 100  # Simulation steps per compiled evaluation call.
 RANK_SEED_STRIDE = 100_000  # Rank r's envs and sampling use seed + r * stride.
@@ -132,7 +132,7 @@ class Run:
                 self.step,
                 self._checkpoint,
                 count_phase="train",
-                tag=summaries.tag,
+                tag=tensorboard_log.tag,
                 counter=lambda: self.env_steps,
                 phase_dirs=False,  # One TensorBoard entry per run, beside its hparams.
                 success_score=config.success_score,
@@ -389,7 +389,7 @@ class Run:
         metrics["length"] = length  # Episode lengths, for the loop's mean_length.
         metrics["env_steps_per_second"] = done.size / (time.perf_counter() - start)
         metrics["env_steps"] = float(self.env_steps)
-        metrics.update(summaries.histograms(self.rollout(), self._log_std()))
+        metrics.update(tensorboard_log.histograms(self.rollout(), self._log_std()))
         batch = self._train_batch
         visited = exploration.visited_states(batch) if batch is not None else None
         if visited is not None:  # Distinct cells of all envs of all ranks.
@@ -397,7 +397,7 @@ class Run:
             metrics["visited_cells"] = float(len(union))
         return done, score, metrics
 
-    def rollout(self, fields=summaries.ROLLOUT_FIELDS) -> dict[str, np.ndarray]:
+    def rollout(self, fields=tensorboard_log.ROLLOUT_FIELDS) -> dict[str, np.ndarray]:
         """The latest training rollout of this rank: the buffer's `fields`, [time, batch, ...]."""
         return self.agent.last_rollout(fields)
 

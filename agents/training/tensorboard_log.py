@@ -1,12 +1,16 @@
-"""TensorBoard as one consumer of the report stream, beside the console and metrics.jsonl.
+"""What a training run shows in TensorBoard, and the consumer of the report stream that writes it.
 
-Every report of a train or eval phase is written as it is printed: its mean score and episode
-length, and its metrics (floats as scalars, arrays as histograms) under the tags of
-`summaries.tag`, at the run's training env steps; the first evaluation also names the policy it
-scores (`eval/policy` in the Text tab: the mode, or samples). TensorFlow's event writer drops a
-write that the disk refuses without raising, so after each flush the events file must have
-grown; if not, the write failed, as a metrics.jsonl write that fails (see
-`reporting.run_loop`).
+Tags are grouped so that TensorBoard's cards sort by kind: `train/...` and `eval/...` (scores,
+episode lengths, rollout diagnostics, histograms of the rollout), `loss/...` (the update's losses
+and their diagnostics) and `rnd/...` (the exploration bonus); the config is in the hparams
+plugin. Every summary's step is the number of training env steps.
+
+`TensorBoardLog` is one consumer of the report stream, beside the console and metrics.jsonl:
+every report of a train or eval phase is written as it is printed (floats as scalars, arrays as
+histograms, under the tags of `tag`); the first evaluation also names the policy it scores
+(`eval/policy` in the Text tab: the mode, or samples). TensorFlow's event writer drops a write
+that the disk refuses without raising, so after each flush the events file must have grown; if
+not, the write failed, as a metrics.jsonl write that fails (see `reporting.run_loop`).
 """
 
 from __future__ import annotations
@@ -15,13 +19,90 @@ import contextlib
 import glob
 import math
 import os
+from collections.abc import Mapping
+from typing import Any
 
+import numpy as np
 import tensorflow as tf
 
 from agents.tools.loop import Report, SummaryError, summary_error, write_values
-from agents.training import summaries
 from agents.training.callbacks import Callback, RunHandle
 from agents.training.train_result import TrainingError
+
+LOSS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "grad_norm")
+RND = (
+    "predictor_loss",
+    "intrinsic_reward",
+    "value_int",
+    "value_ext",
+    "explained_variance_int",
+    "visited_cells",
+)
+UNLOGGED = ("env_steps",)  # The x axis of every summary already.
+# Fields of the rollout shown as histograms (the RND agent adds `value_int`).
+ROLLOUT_FIELDS = ("action", "value", "value_int", "advantage", "log_prob")
+
+
+def tag(phase: str, name: str) -> str | None:
+    """The summary tag of metric `name` of `phase`, or None for one not written.
+
+    Args:
+        phase: "train" or "eval".
+        name: A metric's name, e.g. "policy_loss".
+
+    Returns:
+        E.g. "loss/policy_loss", "rnd/intrinsic_reward", "eval/mean_score".
+    """
+    if name in UNLOGGED:
+        return None
+    if name in LOSS:
+        return f"loss/{name}"
+    if name in RND:
+        return f"rnd/{name}"
+    return f"{phase}/{name}"
+
+
+def histograms(rollout: Mapping[str, Any], log_std: Any = None) -> dict[str, np.ndarray]:
+    """Histogram metrics of the latest rollout: actions, values, log-probabilities, log-std.
+
+    Args:
+        rollout: Fields of the rollout buffer, [time, batch, ...] arrays.
+        log_std: The Gaussian policy's log-std variable, if it has one.
+
+    Returns:
+        Name -> flat float32 array; `tools.Loop` writes arrays as histograms.
+    """
+    result = {
+        f"rollout_{key}": np.asarray(rollout[key], np.float32).ravel()
+        for key in ROLLOUT_FIELDS
+        if key in rollout
+    }
+    if log_std is not None:
+        result["policy_log_std"] = np.asarray(log_std, np.float32).ravel()
+    return result
+
+
+def hparams(config: Mapping[str, Any]) -> dict[str, bool | int | float | str]:
+    """The config as TensorBoard's hparams plugin accepts it (lists and None as strings)."""
+    accepted = (bool, int, float, str)
+    return {
+        key: value if isinstance(value, accepted) else str(value) for key, value in config.items()
+    }
+
+
+def write_hparams(run_dir: str, config: Mapping[str, Any]) -> None:
+    """Record the run's config in TensorBoard's hparams plugin, in the run directory itself.
+
+    The plugin shows the config beside the run's metrics (`train/...` and `eval/...`, written in
+    the same directory), one trial and one TensorBoard entry per run.
+    """
+    from tensorboard.plugins.hparams import api as hp  # Its own module: loaded for this call.
+
+    writer = tf.summary.create_file_writer(run_dir)
+    with writer.as_default():
+        hp.hparams(hparams(config), trial_id=os.path.basename(os.path.normpath(run_dir)))
+    writer.close()
+
 
 _EVENTS = "events.out.tfevents.*"
 _POLICIES = {"mode": "mode (deterministic)", "sample": "samples (eval_policy: sample)"}
@@ -79,7 +160,7 @@ class TensorBoardLog(Callback):
         values = [(name, getattr(report, field)) for name, field in _EPISODES]
         values = [(name, value) for name, value in values if not math.isnan(value)]
         values += list(report.metrics.items())
-        tagged = [(summaries.tag(report.phase, name), value) for name, value in values]
+        tagged = [(tag(report.phase, name), value) for name, value in values]
         if write_values(self._writer, tagged, env_steps, self._dir):
             self._check_growth()
 
@@ -95,7 +176,7 @@ class TensorBoardLog(Callback):
         text = f"Evaluation acts by the policy's {_POLICIES.get(eval_policy, eval_policy)}."
         try:
             with self._writer.as_default(step=env_steps):
-                tf.summary.text(summaries.tag("eval", "policy"), text)
+                tf.summary.text(tag("eval", "policy"), text)
             self._writer.flush()
         except (OSError, tf.errors.OpError) as error:
             raise summary_error(self._dir, error) from None

@@ -345,11 +345,11 @@ class Trainer:
 
     def _record_config(self) -> None:
         """Write config.yaml and the hparams; a new run that cannot is removed (full disk)."""
-        from agents.training import summaries  # TensorFlow is imported by now.
+        from agents.training import tensorboard_log  # TensorFlow is imported by now.
 
         try:
             files.save_config(self.config, self.run_dir, self.name, self.world.size, self.seed)
-            summaries.write_hparams(self.run_dir, dict(self.config, seed=self.seed))
+            tensorboard_log.write_hparams(self.run_dir, dict(self.config, seed=self.seed))
         except OSError as error:
             where = error.filename or self.run_dir
             kept = "the run is unchanged" if self.resumed else "removed the new run directory"

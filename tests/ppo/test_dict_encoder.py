@@ -7,8 +7,8 @@ import tensorflow as tf
 
 from agents.ppo.networks import dict_encoder
 from agents.ppo.networks.mlp import make_network
-from agents.ppo.normalize import StreamingNormalize
 from agents.tools.dict_observations import PackedDict, normalized_entries, pack
+from agents.tools.normalize import StreamingNormalize
 
 SPACE = gym.spaces.Dict(
     {

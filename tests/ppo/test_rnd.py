@@ -6,7 +6,7 @@ import pytest
 import tensorflow as tf
 
 from agents.ppo.exploration.rnd import RND
-from agents.ppo.normalize import RewardScaler
+from agents.tools.normalize import RewardScaler
 from tests.floats import assert_float32_close
 
 SHAPE = (36, 36, 4)  # The smallest frames the conv stack accepts.

@@ -20,10 +20,10 @@ import sys
 import numpy as np
 import tensorflow as tf
 
-from agents.ppo.normalize import StreamingNormalize
 from agents.ppo.update import average_over_ranks
 from agents.scripts import configs, train
 from agents.tools import mpi
+from agents.tools.normalize import StreamingNormalize
 from agents.training.run import Run
 
 

@@ -13,9 +13,8 @@ import numpy as np
 import tensorflow as tf
 from mpi4py import MPI
 
-from agents.ppo.normalize import StreamingNormalize
 from agents.tools.mpi import mpi_cross_replica_sum
-from agents.tools.running_mean_std import RunningMeanStd
+from agents.tools.normalize import RunningMeanStd, StreamingNormalize
 
 SHAPE = (2, 3)
 

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from agents.ppo.normalize import StreamingNormalize
 from agents.tools import mpi
 from agents.tools.mpi import (
     World,
@@ -19,7 +18,7 @@ from agents.tools.mpi import (
     mpi_cross_replica_sum,
     unconnected_tasks,
 )
-from agents.tools.running_mean_std import RunningMeanStd
+from agents.tools.normalize import RunningMeanStd, StreamingNormalize
 
 WORKER = os.path.join(os.path.dirname(__file__), "mpi_worker_stats.py")
 MPIRUN = os.path.join(os.path.dirname(sys.executable), "mpirun")

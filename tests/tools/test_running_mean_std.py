@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from agents.tools.running_mean_std import RunningMeanStd, combine_moments
+from agents.tools.normalize import RunningMeanStd, combine_moments
 from tests import moments
 
 SHAPES = moments.SHAPES

@@ -14,7 +14,7 @@ from tensorflow.python.summary.summary_iterator import summary_iterator
 
 from agents.scripts import train
 from agents.training import curves as plot
-from agents.training import summaries
+from agents.training import tensorboard_log
 from tests.scripts.capture import run_main
 
 
@@ -41,11 +41,11 @@ def run_dir(tmp_path_factory):
 
 
 def test_tags_are_grouped():
-    assert summaries.tag("train", "policy_loss") == "loss/policy_loss"
-    assert summaries.tag("train", "intrinsic_reward") == "rnd/intrinsic_reward"
-    assert summaries.tag("eval", "mean_score") == "eval/mean_score"
-    assert summaries.tag("train", "explained_variance") == "train/explained_variance"
-    assert summaries.tag("train", "env_steps") is None  # The x axis, not a curve.
+    assert tensorboard_log.tag("train", "policy_loss") == "loss/policy_loss"
+    assert tensorboard_log.tag("train", "intrinsic_reward") == "rnd/intrinsic_reward"
+    assert tensorboard_log.tag("eval", "mean_score") == "eval/mean_score"
+    assert tensorboard_log.tag("train", "explained_variance") == "train/explained_variance"
+    assert tensorboard_log.tag("train", "env_steps") is None  # The x axis, not a curve.
 
 
 @pytest.mark.slow

@@ -14,7 +14,7 @@ from agents.ppo.networks.distributions import orthogonal
 from agents.ppo.networks.patch_conv import conv2d_layer
 from agents.ppo.networks.weights import Weights
 from agents.tools.mpi import CrossReplicaSum
-from agents.tools.running_mean_std import RunningMeanStd
+from agents.tools.normalize import RunningMeanStd
 
 TensorLike = tf.types.experimental.TensorLike
 

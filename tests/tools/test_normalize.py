@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from agents.ppo.normalize import RewardScaler, StreamingNormalize
+from agents.tools.normalize import RewardScaler, StreamingNormalize
 from tests import moments
 from tests.floats import assert_float32_close
 
