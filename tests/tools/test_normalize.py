@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from agents.tools.normalize import RewardScaler, StreamingNormalize
+from agents.tools.normalize import RewardScaler, RunningMeanStd, StreamingNormalize
 from tests import moments
 from tests.floats import assert_float32_close
 
@@ -63,11 +63,12 @@ def test_summary_reports_average_mean_and_std():
     assert summary == pytest.approx({"mean": 6.5, "std": 1.5, "count": 2.0})
 
 
-def test_checkpoint_round_trip(tmp_path):
-    normalizer = StreamingNormalize((2, 3), name="observ")
+@pytest.mark.parametrize("kind", [RunningMeanStd, StreamingNormalize])
+def test_checkpoint_round_trip(tmp_path, kind):
+    normalizer = kind((2, 3), name="observ")
     normalizer.update(np.random.default_rng(3).normal(4.0, 2.0, (9, 2, 3)))
     path = tf.train.Checkpoint(normalizer=normalizer).save(str(tmp_path / "ckpt"))
-    restored = StreamingNormalize((2, 3), name="observ")
+    restored = kind((2, 3), name="observ")
     tf.train.Checkpoint(normalizer=restored).restore(path).assert_consumed()
     for name in ("count", "mean", "var"):
         np.testing.assert_array_equal(getattr(restored, name), getattr(normalizer, name))
