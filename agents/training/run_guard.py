@@ -3,8 +3,9 @@
 The main thread may wait for a long time inside one TensorFlow call (a rollout that steps the
 environments), where Python signal handlers cannot run. So the signals are also read by a
 watchdog thread through `signal.set_wakeup_fd`: it announces the first signal, ends the process
-on the second (after any checkpoint being written), and ends it when an environment call takes
-longer than `env_timeout`. Env processes are killed before the process ends.
+on the second (after any checkpoint being written) or on a first one in the first training call,
+and ends it when an environment call takes longer than `env_timeout`. Env processes are killed
+and the exit clean-ups run (`runtime.exit_cleanup`) before the process ends.
 """
 
 from __future__ import annotations
@@ -55,11 +56,14 @@ class RunGuard(Callback):
     A consumer of the run on every rank: its `signum` answers "stop?", it watches the run's
     environments from `on_start`, and its `saving` lock is held while a checkpoint is written.
 
-    Stopping between steps keeps counters and checkpoints consistent. A second signal ends the
-    process within seconds, with exit status 128 + signal, once a checkpoint being written (under
-    `saving`) is complete; a hung environment call (see `watch`) ends it with status 1. Either way
-    the env processes are killed and `describe(reason)` tells what was kept. The previous handlers
-    return on exit of the block.
+    Stopping between steps keeps counters and checkpoints consistent. Where nothing would be
+    saved by waiting, the first signal stops at once: during the start-up (`starting`: envs, a
+    layout bank, the agent) and, in one process, during the first training call, which compiles
+    the agent (the process ends as on a second signal; a new run's directory goes). A second
+    signal ends the process within seconds, with exit status 128 + signal, once a checkpoint being
+    written (under `saving`) is complete; a hung environment call (see `watch`) ends it with
+    status 1. Either way the env processes are killed and `describe(reason)` tells what was kept.
+    The previous handlers return on exit of the block.
 
     In a host process (`host=True`: a notebook, a script calling `agents.train`), a second
     signal never ends the process: training stops after the current step as on the first one. In
