@@ -1,7 +1,7 @@
 """Exploration on native MiniGrid: RND against its control on tasks a random walk does not solve.
 
 Per task (DoorKey-16x16, KeyCorridorS3R3, MultiRoom-N4-S5-v1: v1 has four rooms, v0 six;
-the frontier of published exploration work at 20M env steps, KeyCorridorS4R3 and MultiRoom-N6;
+the frontier of published exploration work, KeyCorridorS4R3 and MultiRoom-N6, at 5M env steps;
 KeyCorridorS6R3 and ObstructedMaze-1Q at 10M; and, only where named, KeyCorridorS5R3,
 ObstructedMaze-2Dlh and ObstructedMaze-Full at 50M), arm (`<task>_rnd`; the control `<task>`:
 the same agent with `int_coef=0`; `<task>_noveld`: the same agent with NovelD's episodic bonus
