@@ -14,8 +14,7 @@ from agents.config import budget
 from agents.envs import NativeBatchEnv
 from agents.envs.gridworld import compact, layouts, live_bank
 from agents.envs.gridworld.convert import make_minigrid, state_of
-from agents.envs.gridworld.env import MiniGridEnv, compose
-from agents.envs.gridworld.growing import Growth
+from agents.envs.gridworld.env import MiniGridEnv
 from agents.scripts import configs
 
 KEYCORRIDOR = "MiniGrid-KeyCorridorS3R3-v0"
@@ -101,29 +100,11 @@ def test_a_resumed_envs_first_draw_starts_past_what_the_run_drew():
     assert not set(_keys(resumed.initial_state(8, tf.constant([2, 5])))) & set(drawn)
 
 
-def _growing(growth: Growth) -> live_bank.LiveBank:
-    """A live bank of `growth`'s layouts held as a growing bank holds them (byte rows), with
-    nothing left to build."""
-    return live_bank.LiveBank(growth._replace(rest=lambda: iter([])))
-
-
-def test_a_whole_banks_columns_hold_the_fields_of_its_rows():
-    growth = layouts.open_bank("MiniGrid-FourRooms-v0", 64, 0)
-    whole, rows = live_bank.LiveBank(growth), _growing(growth)
-    assert whole.rows is None and rows.columns is None
-    index = tf.constant([0, 5, 63, 5])
-    expected = compose(rows.base, rows.fields(index))  # Its rows hold room for more points.
-    got = compose(whole.base, whole.fields(index))
-    for field, value in got._asdict().items():
-        np.testing.assert_array_equal(value, getattr(expected, field), err_msg=field)
-
-
 def test_a_row_a_call_sees_unwritten_is_a_layout_of_the_first_chunk():
-    bank = _growing(layouts.open_bank("MiniGrid-FourRooms-v0", 64, 0))
-    bank.wait()
+    bank = live_bank.shared("MiniGrid-FourRooms-v0", 64, 0)
     written = bank.fields(tf.constant([5]))
     bank.rows[5:6].assign(np.full([1, bank.shape.width], live_bank.UNWRITTEN, np.uint8))
-    bank.first = 4  # Rows 0-3 were written before any draw.
+    bank.first, bank.growing = 4, True  # Rows 0-3 were written before any draw.
     fallback, expected = bank.fields(tf.constant([5])), bank.fields(tf.constant([1]))
     for field in expected:
         np.testing.assert_array_equal(fallback[field], expected[field], err_msg=field)

@@ -63,55 +63,28 @@ class RowShape:
         most = int((chunk["points"] >= 0).sum(axis=1).max(initial=0))
         return chunk["rects"].shape[1] <= self.rects and most <= self.points
 
-    def _spans(self) -> dict[str, slice]:
-        """Each field's bytes in a row."""
-        a, b = self.rects * 4, self.rects * 4 + self.points * 2
-        c = b + self.points * 4
-        return {
-            "rects": slice(0, a),
-            "points": slice(a, b),
-            "cells": slice(b, c),
-            "pos": slice(c, c + 2),
-            "direction": slice(c + 2, c + 3),
-            "target": slice(c + 3, c + 5),
-        }
-
-    def columns(self, rows: np.ndarray) -> dict[str, np.ndarray]:
-        """Rows [N, width] as one compact array per field, shaped as `fields` returns them:
-        uint16 points, uint8 for the rest."""
-        count, spans = len(rows), self._spans()
-        shapes = {"rects": [self.rects, 4], "cells": [self.points, 4], "pos": [2], "target": [2]}
-        columns = {
-            key: np.ascontiguousarray(rows[:, spans[key]]).reshape([count, *shape])
-            for key, shape in shapes.items()
-        }
-        columns["points"] = np.ascontiguousarray(rows[:, spans["points"]]).view("<u2")
-        columns["direction"] = rows[:, spans["direction"]].reshape(count).copy()
-        return columns
-
     def fields(self, rows: tf.Tensor) -> dict[str, tf.Tensor]:
         """Rows [B, width] as int32 fields: rects [B, R, 4], points [B, P], cells [B, P, 4],
         pos [B, 2], direction [B], target [B, 2]."""
-        rows, spans = tf.cast(rows, tf.int32), self._spans()
-        count = tf.shape(rows)[0]
-        pairs = tf.reshape(rows[:, spans["points"]], [count, self.points, 2])
+        rows = tf.cast(rows, tf.int32)
+        count, a, b = tf.shape(rows)[0], self.rects * 4, self.rects * 4 + self.points * 2
+        c = b + self.points * 4
+        pairs = tf.reshape(rows[:, a:b], [count, self.points, 2])
         return {
-            "rects": tf.reshape(rows[:, spans["rects"]], [count, self.rects, 4]),
+            "rects": tf.reshape(rows[:, :a], [count, self.rects, 4]),
             "points": pairs[..., 0] + 256 * pairs[..., 1],
-            "cells": tf.reshape(rows[:, spans["cells"]], [count, self.points, 4]),
-            "pos": rows[:, spans["pos"]],
-            "direction": rows[:, spans["direction"]][:, 0],
-            "target": rows[:, spans["target"]],
+            "cells": tf.reshape(rows[:, b:c], [count, self.points, 4]),
+            "pos": rows[:, c : c + 2],
+            "direction": rows[:, c + 2],
+            "target": rows[:, c + 3 : c + 5],
         }
 
 
 class LiveBank:
     """The layouts of a bank opened by `layouts.open_bank`, as variables a compiled call reads:
-    `ready`, the layouts written so far, and the layouts themselves. A bank whole when opened
-    (the cache's) holds one variable per field (`columns`), which steady training calls read
-    faster than byte rows; a growing bank holds `rows` [size, width], whose chunks still to come
-    a thread of this process writes as worker processes make them, and only its draws check
-    that a row is written.
+    `rows` [size, width] and `ready`, the layouts written so far. Chunks still to come are
+    written by a thread of this process as worker processes make them (`growing`); only then
+    do draws check that a row is written.
 
     Args:
         growth: The opened bank.
@@ -132,18 +105,12 @@ class LiveBank:
             rows[filled : filled + len(chunk["pos"])] = self.shape.pack(chunk, self.cells)
             filled += len(chunk["pos"])
         self.first = filled  # Written before any draw: a fallback for an unwritten row.
+        self.rows = tf.Variable(rows, trainable=False, name="layout_rows")
         self.ready = tf.Variable(filled, dtype=tf.int64, trainable=False, name="layouts_ready")
         self.thread, self.growing = None, growth.rest is not None  # Fixed when calls trace.
-        self.rows = self.columns = None
         if self.growing:
-            self.rows = tf.Variable(rows, trainable=False, name="layout_rows")
             self.thread = threading.Thread(target=self._grow, args=(growth,), daemon=True)
             self.thread.start()
-        else:
-            self.columns = {
-                key: tf.Variable(value, trainable=False, name=f"layout_{key}")
-                for key, value in self.shape.columns(rows).items()
-            }
 
     def _grow(self, growth: Growth) -> None:
         filled, env_id = self.first, "the layout bank"
@@ -186,14 +153,10 @@ class LiveBank:
     def fields(self, index: tf.Tensor) -> dict[str, tf.Tensor]:
         """The fields (`RowShape.fields`) of layouts `index` [B]; a row not yet written in this
         call's view of the variable is replaced by a layout of the first chunk."""
-        if self.columns is not None:  # A bank whole when opened needs no check.
-            return {
-                key: tf.cast(tf.gather(column, index), tf.int32)
-                for key, column in self.columns.items()
-            }
         rows = tf.gather(self.rows, index)
-        unwritten = rows[:, self.shape.width - 3] == UNWRITTEN
-        rows = tf.where(unwritten[:, None], tf.gather(self.rows, index % self.first), rows)
+        if self.growing:  # A bank whole when opened (the cache's) needs no check.
+            unwritten = rows[:, self.shape.width - 3] == UNWRITTEN
+            rows = tf.where(unwritten[:, None], tf.gather(self.rows, index % self.first), rows)
         return self.shape.fields(rows)
 
 
