@@ -1,18 +1,23 @@
-"""PPO: the algorithm protocol over a batch of environments, with an in-graph update."""
+"""PPO, read top to bottom: the agent acts and stores each transition; when the rollout is full,
+the update computes each value stream's targets (GAE), cuts the rollout into sequences and runs
+epochs of shuffled minibatches, each one gradient step on the loss (policy objective, value,
+entropy, an agent's extra losses). The math is in pure functions tested against references:
+`advantages` (GAE), `losses`, `streams`."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import tensorflow as tf
+from tensorflow.core.framework import attr_value_pb2
 
 from agents.config import budget
 from agents.config.config import Config
-from agents.config.validate import validate_config
-from agents.ppo import advantages, compilation, losses, minibatch, streams, update
+from agents.config.validate import POLICY_LOSSES, validate_config
+from agents.ppo import advantages, compilation, losses, streams
 from agents.ppo.evaluator import Evaluator  # noqa: F401 (re-exported)
 from agents.ppo.export import EXPORT_MODULE
 from agents.ppo.memory import RolloutBuffer, transition_specs
@@ -23,7 +28,7 @@ from agents.ppo.networks.sde import exploration_noise
 from agents.ppo.networks.weights import Weights
 from agents.ppo.nonfinite import FINITE, NonfiniteFlag, nonfinite_code
 from agents.ppo.optimizers import make_optimizer
-from agents.ppo.streams import ValueStream
+from agents.ppo.streams import ValueStream, extrinsic
 from agents.tools.dict_observations import normalized_entries
 from agents.tools.normalize import RewardScaler, StreamingNormalize
 from agents.tools.ranks import ONE_PROCESS, Ranks
@@ -138,6 +143,287 @@ class PPO(tf.Module):
         specs.update(self._observation_specs())
         return RolloutBuffer(specs, config.rollout_length, size)
 
+    # The algorithm protocol (`tools.simulate` calls it): act, store, update when full.
+
+    def begin_episode(self, agent_indices: tf.Tensor) -> None:
+        self._recurrent.begin_episode(agent_indices)
+
+    def perform(self, agent_indices: tf.Tensor, observ: tf.Tensor) -> tf.Tensor:
+        """Sample actions for all environments (`agent_indices` must cover the batch)."""
+        del agent_indices
+        if self.observ_normalizer is not None:
+            self.observ_normalizer.accumulate(observ)  # Shared over MPI ranks by `_train`.
+        raw, observ = observ, self.normalize(observ)
+        seed = tf.cast(self.rng.make_seeds(1)[:, 0], tf.int32)  # tfp wants int32 seeds.
+        action, fields, state = self._act(observ, seed)
+        self._buffer.write(
+            dict(
+                observ=observ,
+                action=action,
+                reset=self._recurrent.reset.read_value(),
+                state=self._recurrent.state.read_value(),
+                **fields,
+                **self._observation_fields(raw),
+            )
+        )
+        self._recurrent.advance(state)
+        return action
+
+    def _act(self, observ: tf.Tensor, seed: tf.Tensor):
+        """Sample actions; returns (action, fields to store, new recurrent state)."""
+        output = act(self.network, observ, self._recurrent.reset, self._recurrent.state)
+        if self._sde is None:
+            action = output.policy.sample(seed=seed)
+        else:
+            noise = self._sde(output.features, self._buffer.index.read_value(), self.rng)
+            action = output.policy.mean() + noise[:, None]
+        fields = {"log_prob": output.policy.log_prob(action)[:, 0]}
+        # The values of the agent's streams: a network may have more heads (the CNN+GRU's "_int").
+        fields.update({f"value{s.key}": output.values[s.key] for s in self.streams})
+        return action[:, 0], fields, output.state
+
+    def experience(self, agent_indices, observ, action, reward, terminated, truncated, next_observ):
+        """Store the transition; run the update when the rollout is full."""
+        del agent_indices, observ, action
+        full = self._store(reward, terminated, truncated, next_observ)
+        if not self._deferred:
+            rare_branch(full, lambda: no_value(self._train(next_observ)))
+
+    def _store(self, reward, terminated, truncated, next_observ) -> tf.Tensor:
+        """Write what the env returned into the rollout; returns whether the rollout is full."""
+        done = terminated | truncated
+        if self.reward_scaler is not None:
+            reward = self.reward_scaler.scale(reward, done)
+        episodic = [stream.key for stream in self.streams if stream.episodic]
+
+        def final_values():  # Truncated episodes bootstrap from their final observation's value.
+            values, mask = self._bootstrap(next_observ), tf.cast(truncated, tf.float32)
+            return {f"final_value{key}": values[key] * mask for key in episodic}
+
+        finals = tf.cond(
+            tf.reduce_any(truncated),
+            final_values,
+            lambda: {f"final_value{key}": tf.zeros([self._size]) for key in episodic},
+        )
+        self._buffer.write(
+            dict(reward=reward, terminated=terminated, truncated=truncated, **finals)
+        )
+        # Counted after the env step (nothing else orders them): a step that failed is not made.
+        with tf.control_dependencies([reward]):
+            self.env_steps.assign_add(self._size)
+        return self._buffer.advance()
+
+    def end_episode(self, agent_indices: tf.Tensor) -> None:
+        del agent_indices
+
+    @contextlib.contextmanager
+    def deferred_updates(self) -> Iterator[None]:
+        """Steps traced inside only store their transitions; the caller runs `update_if_full`.
+
+        For a rollout compiled as one loop (a native env): the update's branch in every step
+        costs XLA about 5% of the step even when not taken, so it goes after the loop.
+        """
+        self._deferred = True
+        try:
+            yield
+        finally:
+            self._deferred = False
+
+    def discard_rollout(self) -> None:
+        """Empty the rollout gathered so far, without an update (e.g. after steps timed under
+        `deferred_updates`, so that the next ones start a fresh rollout)."""
+        self._buffer.clear()
+
+    def update_if_full(self, next_observ: tf.Tensor) -> None:
+        """The update, if the rollout is full; `next_observ` follows its last step."""
+        rare_branch(self._buffer.full(), lambda: no_value(self._train(next_observ)))
+
+    def normalize(self, observ: tf.Tensor) -> tf.Tensor:
+        """Observations as the network sees them (normalized and clipped when configured)."""
+        if self.observ_normalizer is not None:
+            return self.observ_normalizer.transform(observ)
+        return observ if observ.dtype == tf.uint8 else tf.cast(observ, tf.float32)
+
+    # The update, in the order it runs: targets, sequences, epochs of minibatch steps, the loss.
+
+    def _train(self, next_observ: tf.Tensor) -> None:
+        """The update on the full rollout; its advantages are kept for the summaries."""
+        self._sync_statistics()
+        if self._gather is None:
+            self._update_rollout(next_observ, self._epoch_keys())
+            return
+        data, state = self._buffer.data(), self._recurrent.state.read_value()
+        advantage = self._replicated_update(data, next_observ, state, self._epoch_keys())
+        self._buffer.assign("advantage", advantage)
+        self._buffer.clear()
+
+    def _sync_statistics(self) -> None:
+        """Under MPI, the normalizers' statistics of this rollout's steps on all ranks.
+
+        Ranks gather them once a rollout rather than at every step (a collective per step made
+        every rank wait for the slowest one at every step); within a rollout each rank's
+        statistics follow its own envs. In a single process there is nothing to share.
+        """
+        for normalizer in (self.observ_normalizer, self.reward_scaler):
+            if normalizer is not None:
+                normalizer.sync()
+
+    def _update_rollout(self, next_observ: tf.Tensor, epoch_keys: tf.Tensor) -> None:
+        """`_update` on this process's rollout buffer, which it then empties."""
+        data, state = self._buffer.data(), self._recurrent.state
+        self._buffer.assign("advantage", self._update(data, next_observ, state, epoch_keys))
+        self._buffer.clear()
+
+    def _replicated_update(self, data: dict, next_observ, state, epoch_keys) -> tf.Tensor:
+        """The update of all ranks' rollouts (gathered), the same on every rank; returns this
+        rank's advantages. The minibatch order is rank 0's."""
+        names = sorted(data)
+        parts = self._gather([data[name] for name in names] + [next_observ, state, epoch_keys])
+        joined = {name: _join_batches(part, axis=1) for name, part in zip(names, parts)}
+        advantage = self._update_gathered(
+            joined, _join_batches(parts[-3]), _join_batches(parts[-2]), parts[-1][0]
+        )
+        rank, size = self._gather.rank, self._size
+        return advantage[:, rank * size : (rank + 1) * size]
+
+    def _epoch_keys(self) -> tf.Tensor:
+        """Random keys of each epoch's minibatch order, [update_epochs, sequences].
+
+        With a Python env they are drawn here in graph mode, before the XLA update is called:
+        drawn inside that update (a nested XLA function), Pendulum learned far worse, although the
+        update given the same order is the same to 1e-9 and the generator's draws advance and do
+        not repeat there; the cause is not found. With a native env the whole call is one XLA
+        program and they are drawn inside it, where Pendulum learns as well as with a Python env
+        (`benchmarks/native.py`).
+        """
+        batch = self._size * (self._world_size if self._gather is not None else 1)
+        count = self._config.rollout_length * batch // self._config.chunk_length
+        return tf.stack([self.rng.uniform([count]) for _ in range(self._config.update_epochs)])
+
+    def _update(self, data: dict, next_observ, state, epoch_keys) -> tf.Tensor:
+        """Targets and `update_epochs` of minibatch steps on a rollout [time, batch]; returns
+        its advantages."""
+        data, rollout_metrics = self._targets(dict(data), next_observ, state)
+        self._set_learning_rate()
+        sequences = to_sequences(data, self._config.chunk_length)
+        metrics = run_epochs(
+            sequences,
+            epoch_keys,
+            self._gradient_step,
+            self._config.num_minibatches,
+            self._config.update_epochs,
+            self._config.target_kl,
+            self.LOSS_METRICS,
+            self._update_sum,
+        )
+        metrics.update(rollout_metrics)
+        if self._config.policy_loss == "kl_penalty":
+            # As the original: beta adapts to the KL of the whole rollout after the update.
+            kl = self._rollout_kl(sequences)
+            self.kl_beta.assign(losses.adapt_kl_beta(self.kl_beta, kl, self._config.kl_target))
+        metrics["kl_beta"] = self.kl_beta.read_value()
+        metrics["learning_rate"] = tf.cast(self.optimizer.learning_rate, tf.float32)
+        for key, value in metrics.items():
+            self.metrics[key].assign(tf.cast(value, tf.float32))
+        return data["advantage"]
+
+    def _targets(self, data: dict, next_observ: tf.Tensor, state: tf.Tensor) -> tuple[dict, dict]:
+        """Adds `advantage` and each stream's return to the rollout; returns it and diagnostics."""
+        rewards, metrics = self._stream_rewards(data, next_observ)
+        advantage, returns = streams.stream_targets(
+            data,
+            rewards,
+            self._bootstrap(next_observ, state),
+            self.streams,
+            self._config.gae_lambda,
+            self._stream_coefs(),
+        )
+        data.update(returns)
+        if self._config.normalize_advantages:
+            advantage = advantages.normalize_advantages(advantage)
+        data["advantage"] = advantage
+        for key in (stream.key for stream in self.streams):
+            metrics["explained_variance" + key] = advantages.explained_variance(
+                data["value" + key], data["return" + key]
+            )
+        return data, metrics
+
+    def _bootstrap(self, observ: tf.Tensor, state: tf.Tensor | None = None) -> dict:
+        """Each stream's value of observations that follow the current step (current state)."""
+        state = self._recurrent.state if state is None else state
+        reset = tf.zeros([observ.shape[0]], tf.bool)
+        return act(self.network, self.normalize(observ), reset, state).values
+
+    def _gradient_step(self, batch: dict) -> dict:
+        variables = self._trainable_variables()
+        with tf.GradientTape() as tape:
+            loss, metrics = self._loss(batch)
+        gradients = tape.gradient(loss, variables)
+        if self._update_sum is not None:
+            gradients = average_over_ranks(gradients, self._update_sum)
+        gradients, norm = tf.clip_by_global_norm(gradients, self._config.max_grad_norm or 1e10)
+        # A non-finite loss or gradient never reaches the weights: the step is skipped and
+        # recorded, and the caller stops training (so no checkpoint holds non-finite values).
+        code = nonfinite_code(loss, norm)
+        tf.cond(
+            tf.equal(code, FINITE),
+            lambda: self._apply(gradients, variables),
+            lambda: self.nonfinite.record(code, self.env_steps),
+        )
+        return dict(metrics, grad_norm=norm)
+
+    def _apply(self, gradients, variables):
+        self.optimizer.apply_gradients(zip(gradients, variables))
+        return tf.no_op()
+
+    def _loss(self, batch: dict):
+        """Total loss and `LOSS_METRICS` (but grad_norm) of a minibatch of sequences."""
+        return minibatch_loss(
+            self.network,
+            batch,
+            self.kl_beta,
+            self._config,
+            self.streams,
+            self._extra_losses(batch),
+        )
+
+    def _rollout_kl(self, sequences: dict) -> tf.Tensor:
+        """Approximate KL of the policy before and after the update, over the whole rollout."""
+        output = self.network(sequences["observ"], sequences["reset"], sequences["state"])
+        log_prob = output.policy.log_prob(sequences["action"])
+        kl = losses.approx_kl(sequences["log_prob"], log_prob)
+        if self._update_sum is not None:
+            kl = average_over_ranks([kl], self._update_sum)[0]
+        return kl
+
+    def _set_learning_rate(self) -> None:
+        """Set the rate from the config before each update, for either schedule.
+
+        The linear schedule decays over the run's budget (`budget.train_budget`, the env steps
+        that actually run) from the env steps made before this update's rollout, as
+        Stable-Baselines3 does: the first update trains at the full rate, the last of N at 1/N of
+        it, none at zero. The optimizer checkpoints its learning rate, so a constant rate is
+        assigned too: a resumed run with `--set learning_rate=...` must use the new rate, not the
+        restored one.
+        """
+        config = self._config
+        rate = tf.constant(config.learning_rate, tf.float32)
+        if config.learning_rate_schedule == "linear":
+            rate *= self._remaining()
+        self.optimizer.learning_rate.assign(rate)
+
+    def _remaining(self) -> tf.Tensor:
+        """1 - the share of the run's budget (`budget.train_budget`) made before this update's
+        rollout, at least 0: 1 at the first update, 1/N at the last of N."""
+        config = self._config
+        before = self.env_steps - config.rollout_length * self._size
+        made = tf.cast(before * self._world_size, tf.float32)
+        return tf.maximum(1.0 - made / self.train_budget, 0.0)
+
+    def _stream_coefs(self) -> dict[str, tf.Tensor | float]:
+        """Each stream's weight in the advantage of this update (its `coef`)."""
+        return {stream.key: stream.coef for stream in self.streams}
+
     # Hooks for agents with other networks, value streams or losses (see
     # `agents.ppo.exploration.rnd_agent`).
 
@@ -187,56 +473,7 @@ class PPO(tf.Module):
             variables += list(component.trainable_variables)
         return variables
 
-    def _act(self, observ: tf.Tensor, seed: tf.Tensor):
-        """Sample actions; returns (action, fields to store, new recurrent state)."""
-        output = act(self.network, observ, self._recurrent.reset, self._recurrent.state)
-        if self._sde is None:
-            action = output.policy.sample(seed=seed)
-        else:
-            noise = self._sde(output.features, self._buffer.index.read_value(), self.rng)
-            action = output.policy.mean() + noise[:, None]
-        fields = {"log_prob": output.policy.log_prob(action)[:, 0]}
-        # The values of the agent's streams: a network may have more heads (the CNN+GRU's "_int").
-        fields.update({f"value{s.key}": output.values[s.key] for s in self.streams})
-        return action[:, 0], fields, output.state
-
-    def _bootstrap(self, observ: tf.Tensor, state: tf.Tensor | None = None) -> dict:
-        """Each stream's value of observations that follow the current step (current state)."""
-        state = self._recurrent.state if state is None else state
-        reset = tf.zeros([observ.shape[0]], tf.bool)
-        return act(self.network, self.normalize(observ), reset, state).values
-
-    def _targets(self, data: dict, next_observ: tf.Tensor, state: tf.Tensor) -> tuple[dict, dict]:
-        """Adds `advantage` and each stream's return to the rollout; returns it and diagnostics."""
-        rewards, metrics = self._stream_rewards(data, next_observ)
-        advantage, returns = streams.stream_targets(
-            data,
-            rewards,
-            self._bootstrap(next_observ, state),
-            self.streams,
-            self._config.gae_lambda,
-            self._stream_coefs(),
-        )
-        data.update(returns)
-        if self._config.normalize_advantages:
-            advantage = advantages.normalize_advantages(advantage)
-        data["advantage"] = advantage
-        for key in (stream.key for stream in self.streams):
-            metrics["explained_variance" + key] = advantages.explained_variance(
-                data["value" + key], data["return" + key]
-            )
-        return data, metrics
-
-    def _loss(self, batch: dict):
-        """Total loss and `LOSS_METRICS` (but grad_norm) of a minibatch of sequences."""
-        return minibatch.minibatch_loss(
-            self.network,
-            batch,
-            self.kl_beta,
-            self._config,
-            self.streams,
-            self._extra_losses(batch),
-        )
+    # What checkpoints, exports and summaries read.
 
     def policy_checkpointables(self) -> dict:
         """What acting needs: the network and the observation normalizer."""
@@ -267,204 +504,6 @@ class PPO(tf.Module):
             items.update({f"{name}_{key}": v for key, v in component.checkpointables().items()})
         return items
 
-    def normalize(self, observ: tf.Tensor) -> tf.Tensor:
-        """Observations as the network sees them (normalized and clipped when configured)."""
-        if self.observ_normalizer is not None:
-            return self.observ_normalizer.transform(observ)
-        return observ if observ.dtype == tf.uint8 else tf.cast(observ, tf.float32)
-
-    def begin_episode(self, agent_indices: tf.Tensor) -> None:
-        self._recurrent.begin_episode(agent_indices)
-
-    def perform(self, agent_indices: tf.Tensor, observ: tf.Tensor) -> tf.Tensor:
-        """Sample actions for all environments (`agent_indices` must cover the batch)."""
-        del agent_indices
-        if self.observ_normalizer is not None:
-            self.observ_normalizer.accumulate(observ)  # Shared over MPI ranks by `_train`.
-        raw, observ = observ, self.normalize(observ)
-        seed = tf.cast(self.rng.make_seeds(1)[:, 0], tf.int32)  # tfp wants int32 seeds.
-        action, fields, state = self._act(observ, seed)
-        self._buffer.write(
-            dict(
-                observ=observ,
-                action=action,
-                reset=self._recurrent.reset.read_value(),
-                state=self._recurrent.state.read_value(),
-                **fields,
-                **self._observation_fields(raw),
-            )
-        )
-        self._recurrent.advance(state)
-        return action
-
-    def experience(self, agent_indices, observ, action, reward, terminated, truncated, next_observ):
-        """Store the transition; run the update when the rollout is full."""
-        del agent_indices, observ, action
-        full = self._store(reward, terminated, truncated, next_observ)
-        if not self._deferred:
-            update.rare_branch(full, lambda: update.no_value(self._train(next_observ)))
-
-    @contextlib.contextmanager
-    def deferred_updates(self) -> Iterator[None]:
-        """Steps traced inside only store their transitions; the caller runs `update_if_full`.
-
-        For a rollout compiled as one loop (a native env): the update's branch in every step
-        costs XLA about 5% of the step even when not taken, so it goes after the loop.
-        """
-        self._deferred = True
-        try:
-            yield
-        finally:
-            self._deferred = False
-
-    def discard_rollout(self) -> None:
-        """Empty the rollout gathered so far, without an update (e.g. after steps timed under
-        `deferred_updates`, so that the next ones start a fresh rollout)."""
-        self._buffer.clear()
-
-    def update_if_full(self, next_observ: tf.Tensor) -> None:
-        """The update, if the rollout is full; `next_observ` follows its last step."""
-        update.rare_branch(self._buffer.full(), lambda: update.no_value(self._train(next_observ)))
-
-    def _store(self, reward, terminated, truncated, next_observ) -> tf.Tensor:
-        """Write what the env returned into the rollout; returns whether the rollout is full."""
-        done = terminated | truncated
-        if self.reward_scaler is not None:
-            reward = self.reward_scaler.scale(reward, done)
-        episodic = [stream.key for stream in self.streams if stream.episodic]
-
-        def final_values():  # Truncated episodes bootstrap from their final observation's value.
-            values, mask = self._bootstrap(next_observ), tf.cast(truncated, tf.float32)
-            return {f"final_value{key}": values[key] * mask for key in episodic}
-
-        finals = tf.cond(
-            tf.reduce_any(truncated),
-            final_values,
-            lambda: {f"final_value{key}": tf.zeros([self._size]) for key in episodic},
-        )
-        self._buffer.write(
-            dict(reward=reward, terminated=terminated, truncated=truncated, **finals)
-        )
-        # Counted after the env step (nothing else orders them): a step that failed is not made.
-        with tf.control_dependencies([reward]):
-            self.env_steps.assign_add(self._size)
-        return self._buffer.advance()
-
-    def end_episode(self, agent_indices: tf.Tensor) -> None:
-        del agent_indices
-
-    def _epoch_keys(self) -> tf.Tensor:
-        """Random keys of each epoch's minibatch order, [update_epochs, sequences].
-
-        With a Python env they are drawn here in graph mode, before the XLA update is called:
-        drawn inside that update (a nested XLA function), Pendulum learned far worse, although the
-        update given the same order is the same to 1e-9 and the generator's draws advance and do
-        not repeat there; the cause is not found. With a native env the whole call is one XLA
-        program and they are drawn inside it, where Pendulum learns as well as with a Python env
-        (`benchmarks/native.py`).
-        """
-        batch = self._size * (self._world_size if self._gather is not None else 1)
-        count = self._config.rollout_length * batch // self._config.chunk_length
-        return tf.stack([self.rng.uniform([count]) for _ in range(self._config.update_epochs)])
-
-    def _train(self, next_observ: tf.Tensor) -> None:
-        """The update on the full rollout; its advantages are kept for the summaries."""
-        self._sync_statistics()
-        if self._gather is None:
-            self._update_rollout(next_observ, self._epoch_keys())
-            return
-        data, state = self._buffer.data(), self._recurrent.state.read_value()
-        advantage = self._replicated_update(data, next_observ, state, self._epoch_keys())
-        self._buffer.assign("advantage", advantage)
-        self._buffer.clear()
-
-    def _sync_statistics(self) -> None:
-        """Under MPI, the normalizers' statistics of this rollout's steps on all ranks.
-
-        Ranks gather them once a rollout rather than at every step (a collective per step made
-        every rank wait for the slowest one at every step); within a rollout each rank's
-        statistics follow its own envs. In a single process there is nothing to share.
-        """
-        for normalizer in (self.observ_normalizer, self.reward_scaler):
-            if normalizer is not None:
-                normalizer.sync()
-
-    def _update_rollout(self, next_observ: tf.Tensor, epoch_keys: tf.Tensor) -> None:
-        """`_update` on this process's rollout buffer, which it then empties."""
-        data, state = self._buffer.data(), self._recurrent.state
-        self._buffer.assign("advantage", self._update(data, next_observ, state, epoch_keys))
-        self._buffer.clear()
-
-    def _replicated_update(self, data: dict, next_observ, state, epoch_keys) -> tf.Tensor:
-        """The update of all ranks' rollouts (gathered), the same on every rank; returns this
-        rank's advantages. The minibatch order is rank 0's."""
-        names = sorted(data)
-        parts = self._gather([data[name] for name in names] + [next_observ, state, epoch_keys])
-        joined = {name: _join_batches(part, axis=1) for name, part in zip(names, parts)}
-        advantage = self._update_gathered(
-            joined, _join_batches(parts[-3]), _join_batches(parts[-2]), parts[-1][0]
-        )
-        rank, size = self._gather.rank, self._size
-        return advantage[:, rank * size : (rank + 1) * size]
-
-    def _update(self, data: dict, next_observ, state, epoch_keys) -> tf.Tensor:
-        """Targets and `update_epochs` of minibatch steps on a rollout [time, batch]; returns
-        its advantages."""
-        data, rollout_metrics = self._targets(dict(data), next_observ, state)
-        self._set_learning_rate()
-        sequences = minibatch.to_sequences(data, self._config.chunk_length)
-        metrics = update.run_epochs(
-            sequences,
-            epoch_keys,
-            self._gradient_step,
-            self._config.num_minibatches,
-            self._config.update_epochs,
-            self._config.target_kl,
-            self.LOSS_METRICS,
-            self._update_sum,
-        )
-        metrics.update(rollout_metrics)
-        if self._config.policy_loss == "kl_penalty":
-            # As the original: beta adapts to the KL of the whole rollout after the update.
-            kl = self._rollout_kl(sequences)
-            self.kl_beta.assign(losses.adapt_kl_beta(self.kl_beta, kl, self._config.kl_target))
-        metrics["kl_beta"] = self.kl_beta.read_value()
-        metrics["learning_rate"] = tf.cast(self.optimizer.learning_rate, tf.float32)
-        for key, value in metrics.items():
-            self.metrics[key].assign(tf.cast(value, tf.float32))
-        return data["advantage"]
-
-    def _rollout_kl(self, sequences: dict) -> tf.Tensor:
-        """Approximate KL of the policy before and after the update, over the whole rollout."""
-        output = self.network(sequences["observ"], sequences["reset"], sequences["state"])
-        log_prob = output.policy.log_prob(sequences["action"])
-        kl = losses.approx_kl(sequences["log_prob"], log_prob)
-        if self._update_sum is not None:
-            kl = update.average_over_ranks([kl], self._update_sum)[0]
-        return kl
-
-    def _gradient_step(self, batch: dict) -> dict:
-        variables = self._trainable_variables()
-        with tf.GradientTape() as tape:
-            loss, metrics = self._loss(batch)
-        gradients = tape.gradient(loss, variables)
-        if self._update_sum is not None:
-            gradients = update.average_over_ranks(gradients, self._update_sum)
-        gradients, norm = tf.clip_by_global_norm(gradients, self._config.max_grad_norm or 1e10)
-        # A non-finite loss or gradient never reaches the weights: the step is skipped and
-        # recorded, and the caller stops training (so no checkpoint holds non-finite values).
-        code = nonfinite_code(loss, norm)
-        tf.cond(
-            tf.equal(code, FINITE),
-            lambda: self._apply(gradients, variables),
-            lambda: self.nonfinite.record(code, self.env_steps),
-        )
-        return dict(metrics, grad_norm=norm)
-
-    def _apply(self, gradients, variables):
-        self.optimizer.apply_gradients(zip(gradients, variables))
-        return tf.no_op()
-
     def last_rollout(self, keys) -> dict[str, np.ndarray]:
         """Fields of the latest complete rollout, [time, batch, ...] (after its update, also
         `advantage`, as the policy was trained on it); keys the agent does not store are left out.
@@ -476,33 +515,191 @@ class PPO(tf.Module):
         """Raise FloatingPointError if an update met a non-finite loss or gradient."""
         self.nonfinite.raise_if_set("the PPO update")
 
-    def _set_learning_rate(self) -> None:
-        """Set the rate from the config before each update, for either schedule.
 
-        The linear schedule decays over the run's budget (`budget.train_budget`, the env steps
-        that actually run) from the env steps made before this update's rollout, as
-        Stable-Baselines3 does: the first update trains at the full rate, the last of N at 1/N of
-        it, none at zero. The optimizer checkpoints its learning rate, so a constant rate is
-        assigned too: a resumed run with `--set learning_rate=...` must use the new rate, not the
-        restored one.
-        """
-        config = self._config
-        rate = tf.constant(config.learning_rate, tf.float32)
-        if config.learning_rate_schedule == "linear":
-            rate *= self._remaining()
-        self.optimizer.learning_rate.assign(rate)
+def to_sequences(data: dict, chunk_length: int) -> dict:
+    """Cut [T, B, ...] fields into [B * T / chunk_length, chunk_length, ...] sequences."""
 
-    def _remaining(self) -> tf.Tensor:
-        """1 - the share of the run's budget (`budget.train_budget`) made before this update's
-        rollout, at least 0: 1 at the first update, 1/N at the last of N."""
-        config = self._config
-        before = self.env_steps - config.rollout_length * self._size
-        made = tf.cast(before * self._world_size, tf.float32)
-        return tf.maximum(1.0 - made / self.train_budget, 0.0)
+    def cut(value):
+        length, batch = value.shape[0], value.shape[1]
+        chunks = length // chunk_length
+        value = tf.reshape(value, [chunks, chunk_length, batch] + value.shape[2:].as_list())
+        perm = [0, 2, 1] + list(range(3, len(value.shape)))
+        return tf.reshape(
+            tf.transpose(value, perm), [chunks * batch, chunk_length] + value.shape[3:]
+        )
 
-    def _stream_coefs(self) -> dict[str, tf.Tensor | float]:
-        """Each stream's weight in the advantage of this update (its `coef`)."""
-        return {stream.key: stream.coef for stream in self.streams}
+    sequences = {key: cut(value) for key, value in data.items() if key != "state"}
+    # Recurrent networks start each sequence from the state stored at its first step.
+    sequences["state"] = cut(data["state"])[:, 0]
+    return sequences
+
+
+def run_epochs(
+    sequences: dict[str, tf.Tensor],
+    epoch_keys: tf.Tensor,
+    gradient_step: Callable[[dict], dict],
+    minibatches: int,
+    epochs: int,
+    target_kl: float | None,
+    metric_keys: Sequence[str],
+    cross_replica_sum=None,
+) -> dict[str, tf.Tensor]:
+    """`epochs` passes of shuffled minibatches over `sequences`; the last epoch's mean metrics.
+
+    Written as `tf.while_loop`s (no AutoGraph); minibatches are rows of a reshaped permutation,
+    so every shape is static, which XLA needs to compile the loop well.
+
+    Args:
+        sequences: Fields [count, chunk, ...] of the rollout's sequences.
+        epoch_keys: [epochs, count] random keys; epoch e visits the sequences in the order that
+            sorts `epoch_keys[e]` (a remainder of count // minibatches is left out).
+        gradient_step: Takes a minibatch, applies one step, returns its metrics.
+        minibatches: Minibatches per epoch.
+        epochs: The most epochs.
+        target_kl: Stop after an epoch whose mean approx_kl exceeds 1.5 x target_kl (None: never).
+        metric_keys: The keys of `gradient_step`'s metrics to average.
+        cross_replica_sum: Under MPI, the epoch means are averaged over ranks (they must agree
+            on the early stop, or they hang).
+
+    Returns:
+        Mean metrics of the last epoch, and `epochs`, how many ran (float32).
+    """
+    count = sequences["reward"].shape[0]
+    size = count // minibatches
+    zeros = {key: tf.constant(0.0) for key in metric_keys}
+
+    def epoch(done, _, stop):
+        del stop
+        order = tf.reshape(tf.argsort(epoch_keys[done])[: minibatches * size], [minibatches, size])
+
+        def step(index, totals):
+            batch = {key: tf.gather(value, order[index]) for key, value in sequences.items()}
+            metrics = gradient_step(batch)
+            return index + 1, {key: totals[key] + metrics[key] for key in totals}
+
+        _, totals = tf.while_loop(lambda index, _: index < minibatches, step, (0, zeros))
+        means = {key: value / minibatches for key, value in totals.items()}
+        if cross_replica_sum is not None:
+            keys = sorted(means)
+            averaged = average_over_ranks([means[key] for key in keys], cross_replica_sum)
+            means = dict(zip(keys, averaged))
+        stop = tf.constant(False)
+        if target_kl:
+            stop = means["approx_kl"] > 1.5 * target_kl
+        return done + 1, means, stop
+
+    done, metrics, _ = tf.while_loop(
+        lambda done, _, stop: (done < epochs) & tf.logical_not(stop),
+        epoch,
+        (tf.constant(0), zeros, tf.constant(False)),
+    )
+    metrics["epochs"] = tf.cast(done, tf.float32)
+    return metrics
+
+
+def minibatch_loss(
+    network,
+    batch: dict,
+    kl_beta: tf.Tensor,
+    config: Any,
+    streams: Sequence[ValueStream] | None = None,
+    extra_losses: Mapping[str, tf.Tensor] | None = None,
+):
+    """Total loss and diagnostics of one minibatch of sequences.
+
+    The losses are a dict, weighted in one place: `policy` (1), `value` (`value_coef`; the sum of
+    every stream's value loss, each clipped by `value_clip` when set), `entropy` (`entropy_coef`,
+    of the negated entropy) and any `extra_losses` (1 each, e.g. RND's predictor).
+
+    Args:
+        network: Maps (observ, reset, state) to a `NetworkOutput` (a policy, values by stream).
+        batch: The minibatch: `observ`, `reset`, `state`, `action`, `log_prob`, `advantage`, and
+            `value{key}` and `return{key}` per stream.
+        kl_beta: The KL penalty coefficient (for `policy_loss: kl_penalty`).
+        config: `policy_loss`, `clip_ratio`, `value_clip`, `value_coef`, `entropy_coef`, ...
+        streams: The value streams (default: one extrinsic stream).
+        extra_losses: Further named losses of the agent, added with weight 1.
+
+    Returns:
+        Tuple (loss, metrics) with scalar tensors; metrics are `<name>_loss` for the policy,
+        value and extra losses, `entropy`, `approx_kl` and `clipfrac`.
+    """
+    streams = streams or (extrinsic(config.discount),)
+    output = network(batch["observ"], batch["reset"], batch["state"])
+    values = output.values
+    log_prob = output.policy.log_prob(batch["action"])
+    policy_loss, clipfrac, kl = policy_objective(log_prob, batch, kl_beta, config)
+    value_loss = sum(
+        losses.value_loss(
+            values[s.key], batch["value" + s.key], batch["return" + s.key], config.value_clip
+        )
+        for s in streams
+    )
+    entropy = tf.reduce_mean(output.policy.entropy())
+    terms = {"policy": policy_loss, "value": value_loss, "entropy": -entropy}
+    terms.update(extra_losses or {})
+    scales = {"value": config.value_coef, "entropy": config.entropy_coef}
+    loss = sum(scales.get(name, 1.0) * term for name, term in terms.items())
+    metrics = {f"{name}_loss": term for name, term in terms.items() if name != "entropy"}
+    metrics.update(entropy=entropy, approx_kl=kl, clipfrac=clipfrac)
+    return loss, metrics
+
+
+def policy_objective(log_prob, batch: dict, kl_beta: tf.Tensor, config: Any):
+    """The configured policy loss of a minibatch; returns (loss, clipfrac, approx_kl)."""
+    old_log_prob = batch["log_prob"]
+    advantage = batch["advantage"]
+    kl = losses.approx_kl(old_log_prob, log_prob)
+    clip_ratio = config.clip_ratio
+    if config.policy_loss == "clip":
+        loss, clipfrac = losses.clip_policy_loss(log_prob, old_log_prob, advantage, clip_ratio)
+    elif config.policy_loss == "dual_clip":
+        loss, clipfrac = losses.dual_clip_policy_loss(
+            log_prob, old_log_prob, advantage, clip_ratio, config.dual_clip
+        )
+    elif config.policy_loss == "kl_penalty":
+        loss = losses.kl_penalty_policy_loss(
+            log_prob,
+            old_log_prob,
+            advantage,
+            kl,
+            kl_beta,
+            config.kl_target,
+            config.kl_cutoff_factor,
+        )
+        _, clipfrac = losses.clip_policy_loss(log_prob, old_log_prob, advantage, clip_ratio)
+    else:
+        raise ValueError(
+            f"Unknown policy_loss {config.policy_loss!r}; accepted: {', '.join(POLICY_LOSSES)}."
+        )
+    return loss, clipfrac, kl
+
+
+def average_over_ranks(gradients: list, cross_replica_sum) -> list:
+    """Mean of each gradient over MPI ranks, with one collective for all of them."""
+    flat = tf.concat([tf.reshape(g, [-1]) for g in gradients], 0)
+    count = cross_replica_sum(tf.ones([1], tf.float64))[0]
+    flat = tf.cast(cross_replica_sum(tf.cast(flat, tf.float64)) / count, tf.float32)
+    sizes = [int(np.prod(g.shape)) for g in gradients]
+    return [tf.reshape(part, g.shape) for part, g in zip(tf.split(flat, sizes), gradients)]
+
+
+def rare_branch(pred: tf.Tensor, true_fn) -> None:
+    """`tf.cond(pred, true_fn, tf.no_op)` for a branch that is rarely taken, such as the update.
+
+    In a `tf.function`, TF lowers a cond into Switch/Merge nodes that the executor visits on
+    every call, taken or not: for the update inside the rollout loop that cost about 0.1 ms per
+    simulation step (15% of it). Unlowered, the If op calls the branch only when it is taken.
+    """
+    result = tf.cond(pred, true_fn, tf.no_op)
+    if_op = result.op.inputs[0].op if isinstance(result, tf.Tensor) else None
+    if if_op is not None and if_op.type == "If":  # Else an eager call or a changed TF: as is.
+        if_op._set_attr("_lower_using_switch_merge", attr_value_pb2.AttrValue(b=False))
+
+
+def no_value(_) -> tf.Operation:
+    """A no-op, for `tf.cond` branches that call a function returning nothing."""
+    return tf.no_op()
 
 
 def _join_batches(gathered: tf.Tensor, axis: int = 0) -> tf.Tensor:

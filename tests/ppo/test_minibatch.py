@@ -10,7 +10,7 @@ import tensorflow as tf
 import tensorflow_probability as tfp
 
 from agents import tools
-from agents.ppo import losses, minibatch
+from agents.ppo import algorithm, losses
 from agents.ppo.algorithm import PPO
 from agents.ppo.networks.contract import NetworkOutput
 from agents.scripts import configs
@@ -43,7 +43,7 @@ def _close(actual, expected):
 @pytest.mark.parametrize("loss", ["clip", "dual_clip"])
 def test_policy_objective_runs_the_configured_clipped_loss(loss):
     config = _config(policy_loss=loss)
-    actual, clipfrac, kl = minibatch.policy_objective(LOG_PROB, _policy_batch(), 1.0, config)
+    actual, clipfrac, kl = algorithm.policy_objective(LOG_PROB, _policy_batch(), 1.0, config)
     if loss == "clip":
         expected = losses.clip_policy_loss(LOG_PROB, OLD_LOG_PROB, ADVANTAGE, 0.2)
     else:
@@ -55,8 +55,8 @@ def test_policy_objective_runs_the_configured_clipped_loss(loss):
 
 def test_dual_clip_and_clip_differ_on_this_batch():
     # Otherwise the test above could not tell them apart.
-    clip, _, _ = minibatch.policy_objective(LOG_PROB, _policy_batch(), 1.0, _config())
-    dual, _, _ = minibatch.policy_objective(
+    clip, _, _ = algorithm.policy_objective(LOG_PROB, _policy_batch(), 1.0, _config())
+    dual, _, _ = algorithm.policy_objective(
         LOG_PROB, _policy_batch(), 1.0, _config(policy_loss="dual_clip")
     )
     assert float(dual) < float(clip)
@@ -66,7 +66,7 @@ def test_dual_clip_and_clip_differ_on_this_batch():
 def test_policy_objective_kl_penalty_uses_beta_target_and_cutoff(cutoff):
     config = _config(policy_loss="kl_penalty", kl_cutoff_factor=cutoff)
     beta = tf.constant(0.7)
-    actual, clipfrac, kl = minibatch.policy_objective(LOG_PROB, _policy_batch(), beta, config)
+    actual, clipfrac, kl = algorithm.policy_objective(LOG_PROB, _policy_batch(), beta, config)
     expected_kl = losses.approx_kl(OLD_LOG_PROB, LOG_PROB)
     expected = losses.kl_penalty_policy_loss(
         LOG_PROB, OLD_LOG_PROB, ADVANTAGE, expected_kl, 0.7, 0.01, cutoff
@@ -115,11 +115,11 @@ def _minibatch():
 def test_minibatch_loss_combines_the_configured_losses(policy_loss, value_clip, entropy_coef):
     config = _config(policy_loss=policy_loss, value_clip=value_clip, entropy_coef=entropy_coef)
     network, batch, beta = _FixedNetwork(), _minibatch(), tf.constant(1.0)
-    loss, metrics = minibatch.minibatch_loss(network, batch, beta, config)
+    loss, metrics = algorithm.minibatch_loss(network, batch, beta, config)
 
     policy = tfd.Normal(network.loc, network.scale)
     log_prob = policy.log_prob(batch["action"])
-    policy_loss_value, clipfrac, kl = minibatch.policy_objective(log_prob, batch, beta, config)
+    policy_loss_value, clipfrac, kl = algorithm.policy_objective(log_prob, batch, beta, config)
     value_loss = losses.value_loss(network.value, batch["value"], batch["return"], value_clip)
     entropy = tf.reduce_mean(policy.entropy())
     _close(loss, policy_loss_value + 0.5 * value_loss - entropy_coef * entropy)
@@ -132,8 +132,8 @@ def test_minibatch_loss_combines_the_configured_losses(policy_loss, value_clip, 
 
 def test_value_clip_changes_the_value_loss_on_this_batch():
     network, batch, beta = _FixedNetwork(), _minibatch(), tf.constant(1.0)
-    _, unclipped = minibatch.minibatch_loss(network, batch, beta, _config())
-    _, clipped = minibatch.minibatch_loss(network, batch, beta, _config(value_clip=0.2))
+    _, unclipped = algorithm.minibatch_loss(network, batch, beta, _config())
+    _, clipped = algorithm.minibatch_loss(network, batch, beta, _config(value_clip=0.2))
     assert float(clipped["value_loss"]) > float(unclipped["value_loss"])
 
 

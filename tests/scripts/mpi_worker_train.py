@@ -20,7 +20,7 @@ import sys
 import numpy as np
 import tensorflow as tf
 
-from agents.ppo.update import average_over_ranks
+from agents.ppo.algorithm import average_over_ranks
 from agents.scripts import configs, train
 from agents.tools import mpi
 from agents.tools.normalize import StreamingNormalize
