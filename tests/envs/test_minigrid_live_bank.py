@@ -62,6 +62,37 @@ def test_draws_of_a_block_take_each_layout_once_in_an_order_the_seed_permutes(se
     np.testing.assert_array_equal(later, drawn[5:8])  # Past the bank: it starts over.
 
 
+def test_a_seeds_walk_through_a_whole_bank_starts_at_a_block_its_hash_picks():
+    """A whole bank of 8 blocks: each seed's walk takes its blocks whole, in turn, every
+    layout once, from the block `_mix(seed)` picks; a growing bank's walks all begin at its
+    first block, which is built first."""
+    size = 8 * live_bank.BLOCK
+    layouts.bank("MiniGrid-Empty-5x5-v0", size)  # Built whole before it is opened.
+    bank = live_bank.shared("MiniGrid-Empty-5x5-v0", size, 0)
+    assert not bank.growing
+    for seed in (0, 10_000, 100_000):
+        seed = tf.constant(seed, tf.int64)
+        drawn = bank.draw(tf.constant(0, tf.int64), size, seed).numpy()
+        assert sorted(drawn) == list(range(size))
+        blocks = drawn.reshape(8, live_bank.BLOCK) // live_bank.BLOCK
+        assert (blocks == blocks[:, :1]).all()  # Each block whole, in turn.
+        np.testing.assert_array_equal(np.diff(blocks[:, 0]) % 8, 1)
+        assert blocks[0, 0] == int(live_bank._mix(seed)) % 8
+    bank.growing = True  # As a growing bank draws.
+    assert bank.draw(tf.constant(0, tf.int64), 1, tf.constant(10_000, tf.int64)).numpy() < 4096
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_runs_training_and_evaluation_envs_on_two_ranks_start_at_blocks_apart(seed):
+    """The seeds of a run's training and evaluation envs on ranks 0 and 1 (`training.run`:
+    + 10,000 for evaluation, + 100,000 a rank) pick four different blocks of a bank of 2**20
+    layouts (256 blocks), so at a run's start they draw no layout twice."""
+    blocks = (2**20) // live_bank.BLOCK
+    offsets = (0, 10_000, 100_000, 110_000)
+    firsts = {int(live_bank._mix(tf.constant(seed + o, tf.int64))) % blocks for o in offsets}
+    assert len(firsts) == 4
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("drawn", [0, 3000])
 def test_2000_resets_early_and_late_in_a_run_are_as_distinct_as_minigrids_own(drawn):

@@ -140,14 +140,24 @@ class LiveBank:
     def draw(self, start: tf.Tensor, count: int, seed: tf.Tensor) -> tf.Tensor:
         """Bank indices of the `count` layouts drawn after `start` others: the next ones of the
         written layouts (all are drawn once before any is drawn again), in an order within each
-        `BLOCK` that `seed` (an int64 scalar) permutes."""
+        `BLOCK` that `seed` (an int64 scalar) permutes.
+
+        In a bank whole when opened, each seed's walk also starts at a block of its own, so
+        that batches of other seeds (the evaluation envs, other MPI ranks) do not draw the
+        layouts this one draws at the same time; a growing bank's walks all start at its
+        first layout, which is built first.
+        """
         ready = self.ready.read_value()
         k = (start + tf.range(count, dtype=tf.int64)) % ready
         mixed = seed * 2654435761  # Knuth's multiplicative hash; wraps, as wanted.
         scale = tf.bitwise.bitwise_and(mixed, BLOCK - 1) * 2 + 1  # Odd: a bijection.
         offset = tf.bitwise.bitwise_and(tf.bitwise.right_shift(mixed, 20), BLOCK - 1)
+        blocks = ready // BLOCK
+        if not self.growing:  # A rotation by whole blocks: each layout still drawn once.
+            first = tf.math.floormod(_mix(seed), tf.maximum(blocks, 1))
+            k = tf.where(k < blocks * BLOCK, (k + first * BLOCK) % tf.maximum(blocks * BLOCK, 1), k)
         permuted = k // BLOCK * BLOCK + (k % BLOCK * scale + offset) % BLOCK
-        whole = k < ready // BLOCK * BLOCK  # The last block of an odd size keeps its order.
+        whole = k < blocks * BLOCK  # The last block of an odd size keeps its order.
         return tf.where(whole, permuted, k)
 
     def fields(self, index: tf.Tensor) -> dict[str, tf.Tensor]:
@@ -158,6 +168,14 @@ class LiveBank:
             unwritten = rows[:, self.shape.width - 3] == UNWRITTEN
             rows = tf.where(unwritten[:, None], tf.gather(self.rows, index % self.first), rows)
         return self.shape.fields(rows)
+
+
+def _mix(seed: tf.Tensor) -> tf.Tensor:
+    """An int64 hash of `seed` whose every bit depends on all of the seed's (splitmix64's
+    finalizer; its constants as signed int64): seeds 0, 1, 2 land far apart."""
+    z = seed * -7046029254386353131  # 0x9E3779B97F4A7C15
+    z = tf.bitwise.bitwise_xor(z, tf.bitwise.right_shift(z, 30)) * -4658895280553007687
+    return tf.bitwise.bitwise_xor(z, tf.bitwise.right_shift(z, 31))
 
 
 def shared(env_id: str, size: int, seed: int) -> LiveBank:
