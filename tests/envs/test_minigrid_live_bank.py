@@ -193,6 +193,8 @@ def test_a_smaller_cached_bank_begins_a_larger_one_and_a_larger_serves_a_smaller
     opened = layouts.open_bank(env_id, 3072, 0)
     assert [len(chunk["pos"]) for chunk in opened.ready] == [1024] and opened.rest is not None
     assert len(list(opened.rest())) == 2  # Only layouts 1,024-3,071 are built.
+    kept = [path.name for path in (cache / "minigrid_layouts").iterdir()]
+    assert len(kept) == 1 and "-n3072-" in kept[0], kept  # It holds the 1,024 it began with.
     whole = layouts.generate(env_id, 3072, 0)
     for field in compact.FIELDS:
         np.testing.assert_array_equal(layouts.bank(env_id, 3072)[field], whole[field])
@@ -204,6 +206,20 @@ def test_a_smaller_cached_bank_begins_a_larger_one_and_a_larger_serves_a_smaller
     smaller = live_bank.LiveBank(layouts.open_bank(env_id, 2048, 0))
     assert smaller.thread is None and int(smaller.ready.numpy()) == 2048
     _assert_rows_are_the_banks(smaller, whole, [0, 1500, 2047])
+
+
+def test_a_cached_bank_replaces_the_smaller_ones_it_holds(cache):
+    """Banks of 1,024 and 2,048 layouts are the first layouts of one of 4,096: caching it
+    removes them; a bank below `compact.BASE_SAMPLE` (a base of its own) and another seed's
+    stay."""
+    env_id = "MiniGrid-Empty-5x5-v0"
+    for size, seed in ((512, 0), (1024, 0), (2048, 0), (1024, 1)):
+        layouts.bank(env_id, size, seed)
+    layouts.bank(env_id, 4096)
+    kept = sorted(
+        path.name.split("-minigrid")[0] for path in (cache / "minigrid_layouts").iterdir()
+    )
+    assert kept == [f"{env_id}-n{size}-s{seed}" for size, seed in ((1024, 1), (4096, 0), (512, 0))]
 
 
 def test_a_process_that_ends_mid_build_caches_what_was_built(cache):

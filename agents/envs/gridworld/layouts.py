@@ -209,14 +209,14 @@ def bank(env_id: str, size: int, seed: int = 0) -> dict[str, np.ndarray]:
             f"Layout bank {path} cannot be written ({error.strerror or error}); set AGENTS_CACHE "
             "to a writable folder and run again to rebuild it."
         ) from None
+    _remove_held(env_id, size, seed)
     return layouts
 
 
-def _largest_cached(env_id: str, size: int, seed: int) -> tuple[int, pathlib.Path] | None:
-    """The cached bank of `env_id` from `seed`, other than one of `size` layouts, that holds
-    the most of the first `size` layouts (the fewest layouts when several hold them all), as
-    (layouts, path); None for none. Banks below `compact.BASE_SAMPLE` layouts have a base of
-    their own and are not shared."""
+def _cached(env_id: str, size: int, seed: int) -> list[tuple[int, pathlib.Path]]:
+    """The cached banks of `env_id` from `seed` other than one of `size` layouts, as (layouts,
+    path); banks below `compact.BASE_SAMPLE` layouts have a base of their own and are left
+    out (the others are each the first layouts of every larger one)."""
     name = path_of(env_id, size, seed).name
     pattern = name.replace(f"-n{size}-", "-n*-", 1)
     found = []
@@ -228,10 +228,29 @@ def _largest_cached(env_id: str, size: int, seed: int) -> tuple[int, pathlib.Pat
             and path.name == path_of(env_id, int(count), seed).name
         ):
             found.append((int(count), path))
+    return found
+
+
+def _largest_cached(env_id: str, size: int, seed: int) -> tuple[int, pathlib.Path] | None:
+    """The cached bank (`_cached`) that holds the most of the first `size` layouts (the fewest
+    layouts when several hold them all), as (layouts, path); None for none."""
+    found = _cached(env_id, size, seed)
     if not found:
         return None
     holding = [entry for entry in found if entry[0] >= size]
     return min(holding) if holding else max(found)
+
+
+def _remove_held(env_id: str, size: int, seed: int) -> None:
+    """Delete the cached banks (`_cached`) smaller than the bank of `size` layouts just cached:
+    they are its first layouts, and it serves their runs (a run that ended mid-build leaves
+    one)."""
+    if size < compact.BASE_SAMPLE:
+        return
+    for count, path in _cached(env_id, size, seed):
+        if count < size:
+            with contextlib.suppress(OSError):  # Another process removed it first.
+                path.unlink()
 
 
 def open_bank(env_id: str, size: int, seed: int = 0) -> growing.Growth:
@@ -285,6 +304,8 @@ def open_bank(env_id: str, size: int, seed: int = 0) -> growing.Growth:
             _write(path, built, _identity(env_id, count, seed))
         except OSError as error:
             print(f"Layout bank {path} cannot be written ({error}).", file=sys.stderr)
+            return
+        _remove_held(env_id, count, seed)
 
     growth = growing.Growth(base, ready, size, None)
     return growth._replace(rest=lambda: growing.build_rest(env_id, seed, growth, start, cache))
