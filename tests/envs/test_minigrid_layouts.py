@@ -15,7 +15,7 @@ import pytest
 import tensorflow as tf
 
 from agents.envs import NativeBatchEnv, make_native
-from agents.envs.gridworld import build_progress, compact, layouts
+from agents.envs.gridworld import build_progress, building, compact, layouts
 from agents.envs.gridworld.convert import make_minigrid, state_of
 from agents.envs.gridworld.env import IDS, MiniGridEnv, render
 
@@ -102,7 +102,7 @@ def test_a_layout_is_its_rooms_walls_and_the_cells_that_differ():
 def test_a_large_bank_is_built_by_worker_processes_as_one_process_builds_it(monkeypatch, capsys):
     env_id = "MiniGrid-MultiRoom-N4-S5-v1"
     serial = layouts.generate(env_id, 40, 7)
-    monkeypatch.setattr(compact, "PARALLEL_FROM", 10)
+    monkeypatch.setattr(building, "PARALLEL_FROM", 10)
     monkeypatch.setattr(compact, "CHUNK", 16)
     capsys.readouterr()
     _assert_banks_equal(layouts.generate(env_id, 40, 7), serial)
@@ -138,8 +138,8 @@ def test_a_build_stopped_by_an_exception_kills_its_workers_and_leaves_no_files(
     wait) kills and reaps the workers, removes their folder and writes no bank."""
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    monkeypatch.setattr(compact.tempfile, "tempdir", str(scratch))
-    monkeypatch.setattr(compact, "PARALLEL_FROM", 10)
+    monkeypatch.setattr(building.tempfile, "tempdir", str(scratch))
+    monkeypatch.setattr(building, "PARALLEL_FROM", 10)
     monkeypatch.setattr(compact, "CHUNK", 10**6)  # Each worker's one chunk takes minutes.
     seen = []
 
@@ -147,7 +147,7 @@ def test_a_build_stopped_by_an_exception_kills_its_workers_and_leaves_no_files(
         seen.append(_processes_naming(str(scratch)))
         raise _Stop
 
-    monkeypatch.setattr(compact.BuildProgress, "update", stop)
+    monkeypatch.setattr(building.BuildProgress, "update", stop)
     with pytest.raises(_Stop):
         layouts.bank("MiniGrid-FourRooms-v0", 2 * 10**6)
     assert seen and seen[0], "no worker ran"
@@ -166,7 +166,7 @@ def test_a_worker_whose_builder_is_gone_removes_its_folder_and_exits(tmp_path):
         [
             sys.executable,
             "-m",
-            compact.__name__,
+            building.__name__,
             "MiniGrid-FourRooms-v0",
             str(folder),
             "0:10000000",
@@ -206,8 +206,8 @@ def test_a_failing_layout_worker_ends_the_build_with_its_last_line(monkeypatch, 
         "#!/bin/sh\necho 'Traceback (most recent call last):' >&2\necho MemoryError >&2\nexit 1\n"
     )
     interpreter.chmod(0o755)
-    monkeypatch.setattr(compact, "PARALLEL_FROM", 10)
-    monkeypatch.setattr(compact.sys, "executable", str(interpreter))
+    monkeypatch.setattr(building, "PARALLEL_FROM", 10)
+    monkeypatch.setattr(building.sys, "executable", str(interpreter))
     failed = (
         r"^The layout bank of MiniGrid-Empty-5x5-v0 could not be built: a worker failed with "
         r"'MemoryError'; run again to rebuild it, or set layout_bank lower\.$"

@@ -92,7 +92,7 @@ def processes(size: int, parallel_from: int, chunk: int) -> int:
 
 def cost(rate: float, size: int, base_sample: int, parallel_from: int, chunk: int) -> Cost:
     """The expected time to build a bank at `rate` layouts per second of one process (as
-    `compact.measure_rate` finds it here): its base sample in this process, then its layouts
+    `building.measure_rate` finds it here): its base sample in this process, then its layouts
     shared by its processes."""
     count = processes(size, parallel_from, chunk)
     return Cost(min(size, base_sample) / rate + size / (rate * count), rate, count)

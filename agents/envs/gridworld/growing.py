@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from agents.envs.gridworld import compact
+from agents.envs.gridworld import building, compact
 from agents.envs.gridworld.build_progress import BuildProgress
 from agents.runtime import exit_cleanup
 
@@ -64,7 +64,7 @@ def build_rest(
     layouts built so far should the process exit first (a later run goes on from them).
 
     Workers and their folder go when the iterator ends, is closed, or the process exits (an
-    exit handler; a worker whose builder is killed exits by itself, `compact._work`).
+    exit handler; a worker whose builder is killed exits by itself, `building._work`).
     """
     tasks = [
         range(seed + a, seed + min(a + compact.CHUNK, growth.size))
@@ -75,7 +75,7 @@ def build_rest(
 
     def end(at_exit: bool = False) -> None:
         with lock:
-            compact.end_workers(processes)
+            building.end_workers(processes)
             shutil.rmtree(folder, ignore_errors=True)
             if at_exit and len(chunks) > len(growth.ready):
                 cache(compact.assemble(growth.base, chunks))
@@ -85,14 +85,14 @@ def build_rest(
     exit_cleanup.register(at_exit)
     try:
         np.save(os.path.join(folder, "base.npy"), growth.base)
-        processes += compact.start_workers(env_id, folder, tasks)
+        processes += building.start_workers(env_id, folder, tasks)
         progress = BuildProgress(env_id, growth.size)
         progress.start(len(processes), first=start)
         for seeds in tasks:
             path = os.path.join(folder, f"{seeds.start}.npz")
             while not os.path.exists(path):
                 if all(process.poll() is not None for process in processes):
-                    compact.check_workers(env_id, processes)
+                    building.check_workers(env_id, processes)
                     raise ValueError(f"The layout bank of {env_id} lost chunk {seeds.start}.")
                 progress.update(seeds.start - seed)
                 time.sleep(0.5)

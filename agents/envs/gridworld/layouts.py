@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from agents.envs.gridworld import build_progress, compact, growing
+from agents.envs.gridworld import build_progress, building, compact, growing
 from agents.envs.gridworld.compact import FIELDS
 
 # Which bank a file holds, stored in it beside the layouts.
@@ -69,7 +69,7 @@ def cache_dir() -> pathlib.Path:
 
 def generate(env_id: str, size: int, seed: int) -> dict[str, np.ndarray]:
     """`size` layouts: minigrid's `reset(seed=seed + k)` for k in range(size), encoded."""
-    return compact.generate(env_id, size, seed)
+    return building.generate(env_id, size, seed)
 
 
 def describe(env_id: str, size: int, seed: int) -> str:
@@ -89,7 +89,7 @@ def describe(env_id: str, size: int, seed: int) -> str:
     prefix = _largest_cached(env_id, size, seed)
     if prefix and prefix[0] >= size:
         return f"{what}; its layouts are the first of the bank cached in {prefix[1]}."
-    rate = compact.measure_rate(env_id)
+    rate = building.measure_rate(env_id)
     ready = prefix[0] if prefix else min(size, compact.CHUNK)
     first = min(size, compact.BASE_SAMPLE) / rate + (0 if prefix else ready / rate)
     how = f"{rate:,.0f} layouts/s measured here in one process"
