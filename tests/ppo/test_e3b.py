@@ -132,6 +132,31 @@ def test_the_agent_with_e3b_trains_its_embedding_and_builds_no_rnd():
     assert float(agent.metrics["intrinsic_reward"]) > 0.0
 
 
+def test_a_step_that_ends_an_episode_earns_no_e3b_bonus():
+    """Its next observation is the next episode's first, whose bonus under a fresh inverse
+    (|phi|^2 / ridge) would dwarf the others; the inverse still starts from it."""
+    _, agent = _agent(gym.spaces.Discrete(3))
+    random = np.random.default_rng(0)
+    observ = random.integers(0, 6, [8, 2, 7, 7, 3]).astype(np.float32)
+    ends = np.zeros([8, 2], bool)
+    ends[2, 0] = ends[5, 1] = True
+    data = {
+        "observ": tf.constant(observ),
+        "terminated": tf.constant(ends),
+        "truncated": tf.zeros([8, 2], tf.bool),
+        "reward": tf.zeros([8, 2]),
+        "value": tf.zeros([8, 2]),
+        "value_int": tf.zeros([8, 2]),
+    }
+    next_observ = tf.constant(random.integers(0, 6, [2, 7, 7, 3]).astype(np.float32))
+    rewards, _ = agent._stream_rewards(data, next_observ)
+    intrinsic = rewards["_int"].numpy()
+    assert (intrinsic[ends] == 0).all() and (intrinsic[~ends] > 0).all()
+    # The inverse took the new episode's first observation: it is no longer I / ridge.
+    fresh = np.eye(4) / agent.components["e3b"].ridge
+    assert not np.allclose(agent.components["e3b"].inverse.numpy()[0], fresh)
+
+
 def test_e3b_on_continuous_actions_is_one_line_naming_the_other_bonuses():
     with pytest.raises(ValueError, match=r"^bonus=e3b needs a discrete action space .*count\.$"):
         _agent(gym.spaces.Box(-1.0, 1.0, (2,)))

@@ -38,7 +38,8 @@ class RNDPPO(PPO):
     bucket of `s'` so far in its episode; no RND is built or trained.
 
     With `bonus: e3b` it is E3B's elliptical episodic bonus (Henaff et al., 2022; `E3B`): the
-    norm of `s'`'s learned embedding under the inverse of the episode's embeddings so far; the
+    norm of `s'`'s learned embedding under the inverse of the episode's embeddings so far (none
+    for a step that ends an episode, whose `s'` is the next episode's first observation); the
     embedding trains by inverse dynamics (a loss beside PPO's); discrete actions only.
 
     Args: as `PPO`; the config also needs `policy_size`, `hidsize`, `memsize`, `extrahid`,
@@ -211,7 +212,11 @@ class RNDPPO(PPO):
         next_frames = tf.concat([data["observ"][1:], self.normalize(next_observ)[None]], 0)
         next_frames = self._rnd_view(next_frames)
         starts = data["terminated"] | data["truncated"]
-        reward_int = self.components["e3b"].bonus(next_frames, starts)
+        bonus = self.components["e3b"].bonus(next_frames, starts)
+        # A step that ends an episode is followed by the next one's first observation, whose
+        # bonus under a fresh inverse is |phi|^2 / ridge, orders above the others: paid there,
+        # it set the intrinsic returns' std and drowned every bonus within episodes.
+        reward_int = tf.where(starts, 0.0, bonus)
         data["next_observ"] = next_frames  # The inverse dynamics train on them.
         metrics = {
             "intrinsic_reward": tf.reduce_mean(reward_int),
