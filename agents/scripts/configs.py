@@ -506,7 +506,6 @@ def multiroom_noveld() -> dict[str, Any]:
 # (0.85 at the end), with 8 from 2.0-2.2M.
 _FIVE_MILLION = dict(
     train_steps=4_915_200,  # 5 phases of 15 calls of 4 x 128 x 128 steps, within 5M.
-    train_every=983_040,
     num_minibatches=32,
 )
 
@@ -515,7 +514,7 @@ _FIVE_MILLION = dict(
 def keycorridor_s4_rnd() -> dict[str, Any]:
     """MiniGrid-KeyCorridorS4R3 with RND: `keycorridor_rnd` in rooms of size 4 (a 10x10 grid),
     5M env steps at four times the updates per sample."""
-    return dict(_FIVE_MILLION, env="MiniGrid-KeyCorridorS4R3-v0")
+    return dict(_FIVE_MILLION, env="MiniGrid-KeyCorridorS4R3-v0", train_every=983_040)
 
 
 @_task(keycorridor_s4_rnd)
