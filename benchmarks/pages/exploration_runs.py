@@ -26,7 +26,13 @@ DEFAULT_TASKS = tuple(task for task in TASKS if task not in LONG_TASKS)
 # are arms of the tasks they are named for (`<task>_count`, `<task>_e3b`).
 CORE_ARMS = ("rnd", "control", "noveld")
 ARMS = (*CORE_ARMS, "count", "e3b")
-ARM_NAMES = {"rnd": "RND", "control": "control", "noveld": "NovelD", "count": "count", "e3b": "E3B"}
+ARM_NAMES = {
+    "rnd": "RND",
+    "control": "control",
+    "noveld": "NovelD",
+    "count": "count",
+    "e3b": "E3B",
+}
 
 # Which runs of a group its aggregates count, fixed before any run: every run on the record. A
 # seed run twice (on another machine, or again after a fix of the harness) counts twice, so

@@ -210,7 +210,7 @@ def exploration() -> str:
         first = next(r for r in runs if r["task"] == task)
         env_id = first["env_id"].removeprefix("MiniGrid-").removesuffix("-v0")
         counts = []
-        for arm, name in (("rnd", "RND"), ("control", "control"), ("noveld", "NovelD")):
+        for arm, name in exploration_runs.ARM_NAMES.items():
             mode, total = exploration_runs.solved(runs, task, arm, policy="mode")
             sampled, _ = exploration_runs.solved(runs, task, arm, policy="sampled")
             if total:
@@ -230,9 +230,9 @@ def exploration() -> str:
         f"- **Exploration on native MiniGrid** ({where(*runs)}): runs whose deterministic "
         "policy (the mode, which runs evaluate by default) succeeds in at least 90% of "
         "minigrid's own episodes, [the sampled policy's count in brackets], RND against its "
-        "control (the same agent without the bonus) and, where run, NovelD (the same agent "
-        f"with an episodic bonus), counting {exploration_runs.COUNTED} (a seed run twice "
-        f"counts twice); {_seeds(totals)}: "
+        "control (the same agent without the bonus) and, where run, NovelD, the episodic "
+        "count bonus and E3B (the same agent with an episodic bonus), counting "
+        f"{exploration_runs.COUNTED} (a seed run twice counts twice); {_seeds(totals)}: "
         f"{'; '.join(tasks)} ([exploration](docs/results/exploration.md))."
     )
 
