@@ -213,9 +213,9 @@ class RNDPPO(PPO):
         next_frames = self._rnd_view(next_frames)
         starts = data["terminated"] | data["truncated"]
         bonus = self.components["e3b"].bonus(next_frames, starts)
-        # A step that ends an episode is followed by the next one's first observation, whose
-        # bonus under a fresh inverse is |phi|^2 / ridge, orders above the others: paid there,
-        # it set the intrinsic returns' std and drowned every bonus within episodes.
+        # A step that ends an episode is followed by the next one's first observation: not the
+        # step's doing, and under a fresh inverse its bonus is |phi|^2 / ridge, orders above
+        # the bonuses within an episode, which the intrinsic returns' std would then scale.
         reward_int = tf.where(starts, 0.0, bonus)
         data["next_observ"] = next_frames  # The inverse dynamics train on them.
         metrics = {
