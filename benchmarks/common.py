@@ -331,6 +331,7 @@ def train_and_evaluate(config: dict, budget: int, seed: int, run_dir: str) -> di
     from agents.runtime import tf_loading
 
     tf_loading.import_tensorflow()  # As train does: its TF settings (oneDNN off, XLA's cache).
+    from agents.training.loop import phases
     from agents.training.run import Run
     from agents.training.tensorboard_log import TensorBoardLog
 
@@ -340,7 +341,7 @@ def train_and_evaluate(config: dict, budget: int, seed: int, run_dir: str) -> di
     try:
         start = time.perf_counter()
         reports = []
-        for report in run.loop(should_stop=lambda: run.env_steps + train_call > budget):
+        for report in phases(run, should_stop=lambda: run.env_steps + train_call > budget):
             log.write(report, run.env_steps)
             reports.append(report)
         seconds = time.perf_counter() - start

@@ -35,7 +35,7 @@ PARTS = (
     ("import TensorFlow (train's)", "agents/runtime/tf_loading.py", "import_tensorflow"),
     ("build the run", "agents/training/run.py", "Run.__init__"),
     ("training calls", "agents/training/run.py", "Run.train_call"),
-    ("evaluations", "agents/training/run.py", "Run._eval_step"),
+    ("evaluations", "agents/training/run.py", "Run.eval_phase"),
     ("checkpoints", "agents/training/run.py", "Run.save"),
     ("learning curve", "agents/training/curves.py", "plot_run"),
     ("policy export", "agents/ppo/export.py", "export_policy"),

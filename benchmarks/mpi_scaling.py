@@ -73,6 +73,7 @@ def worker(steps: int, cost_us: float, seed: int, mpi_batch: str) -> None:
     """One rank of a run; rank 0 prints the measurements as a JSON line."""
     from agents.scripts import configs
     from agents.tools import mpi
+    from agents.training.loop import phases
     from agents.training.run import Run
 
     world = mpi.init_world()
@@ -91,7 +92,7 @@ def worker(steps: int, cost_us: float, seed: int, mpi_batch: str) -> None:
     run = Run(config, run_dir, seed, world)
     try:
         marks = [(time.perf_counter(), "start", 0)]
-        for report in run.loop():
+        for report in phases(run):
             marks.append((time.perf_counter(), report.phase, report.metrics["env_steps"]))
         scores = run.evaluate(EVAL_EPISODES)
     finally:

@@ -51,6 +51,7 @@ def child(name: str, seed: int, steps: int, overrides: str, run_dir: str) -> dic
     from agents.scripts import configs
 
     tf_loading.import_tensorflow()  # As train does: its TF settings (oneDNN off, XLA's cache).
+    from agents.training.loop import phases
     from agents.training.run import Run
 
     config = apply_overrides(getattr(configs, name)(), overrides.split())
@@ -63,7 +64,7 @@ def child(name: str, seed: int, steps: int, overrides: str, run_dir: str) -> dic
     curve, success, metrics = [], math.nan, {}
     try:
         start = time.perf_counter()
-        for report in run.loop():
+        for report in phases(run):
             if report.phase == "train":
                 metrics = report.metrics
                 cells = metrics.get("visited_cells", math.nan)

@@ -13,25 +13,12 @@ from tensorboard.plugins.histogram import summary_v2 as histogram_summary
 from tensorboard.plugins.scalar import summary_v2 as scalar_summary
 
 from agents.tools import checkpoints
+from agents.tools.reports import Report, make_report, to_python
 from agents.tools.success import success_rate
 
 
 class SummaryError(Exception):
     """TensorBoard summaries could not be written (e.g. a full disk); the message names them."""
-
-
-class Report(NamedTuple):
-    """What `Loop.run` yields at each report."""
-
-    phase: str
-    step: int  # Global step after the call that triggered the report.
-    score: float  # Mean score of the episodes finished since the last report (nan if none).
-    episodes: int  # Number of those episodes.
-    metrics: dict[str, float]  # Latest metrics returned by the phase's step function.
-    length: float = float("nan")  # Mean length of those episodes (nan if none or not given).
-    # The share of those episodes whose score exceeds the loop's `success_score` (nan if none
-    # finished or no success score is set).
-    success_rate: float = float("nan")
 
 
 class _Phase(NamedTuple):
@@ -287,15 +274,7 @@ class Loop:
 
     def _report(self, name: str, scores: list, lengths: list, metrics: dict) -> Report:
         """The phase's report of the episodes finished since its last one (then forgotten)."""
-        report = Report(
-            name,
-            self.step,
-            float(np.mean(scores)) if scores else float("nan"),
-            len(scores),
-            {key: _to_python(value) for key, value in metrics.items()},
-            float(np.mean(lengths)) if lengths else float("nan"),
-            success_rate(scores, self._success_score),
-        )
+        report = make_report(name, self.step, scores, lengths, metrics, self._success_score)
         scores.clear()
         lengths.clear()
         return report
@@ -319,7 +298,7 @@ class Loop:
         success = success_rate(episodes[0], self._success_score)
         if not np.isnan(success):
             values.append((self._tag(phase.name, "success_rate"), success))
-        values += [(self._tag(phase.name, key), _to_python(v)) for key, v in metrics.items()]
+        values += [(self._tag(phase.name, key), to_python(v)) for key, v in metrics.items()]
         write_values(phase.writer, values, step, self._summary_dir(phase.name))
         for scores in episodes:
             scores.clear()
@@ -384,10 +363,3 @@ def _is_every(phase_step: int, made: int, every: int | None) -> bool:
     if not every:
         return False
     return (phase_step + made) // every > phase_step // every
-
-
-def _to_python(value: Any) -> Any:
-    array = np.asarray(value)
-    if array.ndim == 0 and array.dtype.kind in "fiub":
-        return float(array)
-    return value

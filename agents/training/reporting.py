@@ -1,117 +1,14 @@
-"""The training loop as a Trainer runs it, fanning each report out to its consumers, and the
-console's lines (`ConsoleLog`): a report, a long evaluation's progress, the summary."""
+"""The console's lines (`ConsoleLog`): each report's, a long evaluation's progress, and the
+summary at the end."""
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import math
-import os
-import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
-from agents.runtime import compile_cache
-from agents.tools import mpi
-from agents.training.callbacks import Callback, CallbackList, RunHandle
+from agents.training.callbacks import Callback, RunHandle
 from agents.training.progress import write
-from agents.training.train_result import TrainingError
-
-
-@dataclasses.dataclass
-class LoopOutcome:
-    """How the loop ended.
-
-    Attributes:
-        signum: The guard's signal that stopped it, or None.
-        write_error: A line naming the summaries that could not be written, or None.
-        eval_score: Mean score of the last evaluation phase (nan if no episode finished).
-        eval_success_rate: Share of that phase's episodes that succeeded (nan if none
-            finished or the config sets no `success_score`).
-        best: The best mean score of the evaluation phases (nan if none had an episode).
-        best_step: The env step of that best evaluation (None if none).
-        vanished: The run directory was moved or deleted while the loop ran (rank 0 sees it).
-        started: `time.monotonic()` when the loop started.
-        start_steps: The env steps made before it started (a resumed run's).
-    """
-
-    signum: int | None = None
-    write_error: str | None = None
-    eval_score: float = math.nan
-    eval_success_rate: float = math.nan
-    best: float = math.nan
-    best_step: int | None = None
-    vanished: bool = False
-    started: float = dataclasses.field(default_factory=time.monotonic)
-    start_steps: int = 0
-
-
-def run_loop(run, world: mpi.World, calls: CallbackList, outcome: LoopOutcome) -> Iterator:
-    """Train until the end, a stop request of a consumer (the guard's signal, a callback's
-    stop, a failed write of a run file) or the run directory's disappearance; yields each
-    report after every consumer in `calls` has taken it.
-
-    A failing environment or a non-finite value ends training before the loop saves another
-    checkpoint, so the latest checkpoint on disk is the last good one.
-
-    Args:
-        run: The `Run`.
-        world: The MPI ranks; rank 0's consumers take the reports, and it yields them.
-        calls: The run's consumers (`on_step` before each call, `on_report` for each report).
-        outcome: Filled in as the loop goes (how it ended, the eval scores).
-
-    Raises:
-        TrainingError: An environment failed, a value was non-finite, a checkpoint could not be
-            written, or (under MPI) the summaries could not be written.
-    """
-    place = _identity(run.run_dir) if world.is_root else None
-
-    def should_stop() -> bool:  # Called between the loop's calls.
-        calls.call("on_step")
-        if place is not None and _identity(run.run_dir) != place:
-            outcome.vanished = True  # A checkpoint now would start a second run there.
-        return calls.stop_requested or outcome.vanished
-
-    outcome.started, outcome.start_steps = time.monotonic(), run.env_steps
-    with _named_errors(run, world, outcome):
-        for report in run.loop(should_stop=should_stop):
-            _add_rates(report.metrics, outcome, run.env_steps)
-            if report.phase == "eval" and _count_eval(outcome, report):
-                outcome.best_step = run.env_steps
-            if world.is_root:
-                calls.call("on_report", report)
-                if calls.error is None:
-                    yield report
-    outcome.signum = calls.signum
-
-
-@contextlib.contextmanager
-def _named_errors(run, world: mpi.World, outcome: LoopOutcome) -> Iterator[None]:
-    """The loop's errors as one line each: a `TrainingError`, or (a summary the loop could not
-    write, in one process) `outcome.write_error`, which stops the loop."""
-    from agents.tools.batch_env import BatchEnvError
-    from agents.tools.checkpoints import CheckpointError
-    from agents.tools.loop import SummaryError
-
-    try:
-        yield
-    except SummaryError as error:  # As a metrics file that cannot be written.
-        failure = f"{error}; stopped at env step {run.env_steps}"
-        if world.size > 1:
-            raise TrainingError(f"{failure}.") from None
-        outcome.write_error = failure
-    except (BatchEnvError, FloatingPointError, CheckpointError) as error:
-        raise TrainingError(f"Stopped at env step {run.env_steps}: {error}") from error
-    except Exception as error:
-        cache = compile_cache.failure(error)
-        if cache is not None:
-            raise TrainingError(
-                f"Stopped at env step {run.env_steps}: {cache}.", "resume"
-            ) from error
-        uncompiled = _uncompilable(error, run.config)
-        if uncompiled is None:
-            raise
-        raise TrainingError(f"Stopped at env step {run.env_steps}: {uncompiled}") from error
 
 
 class ConsoleLog(Callback):
@@ -158,49 +55,6 @@ class ConsoleLog(Callback):
             f" eval  env step {run.env_steps:>9}  playing: {finished} of {share} "
             f"episodes finished{whose}  {clock(now - self._started)}"
         )
-
-
-def _uncompilable(error: BaseException, config) -> str | None:
-    """A line for XLA's refusal of ops in a native run's compiled call, which are the env's
-    (the agent's ops all compile); None for another error."""
-    message = str(error)
-    refused = "Detected unsupported operations when trying to compile" in message
-    if not config.native_env or not refused:
-        return None
-    ops = sorted(set(re.findall(r"(\w+) \(No registered '", message)))
-    named = f" ({', '.join(ops)})" if ops else ""
-    return (
-        f"Native env {config.env} does not compile with XLA: ops{named} have no XLA kernel "
-        "(tf.py_function, tf.print and string ops have none); write its step and observe in "
-        "ops XLA compiles."
-    )
-
-
-def _identity(path: str) -> tuple[int, int] | None:
-    """The device and inode of `path`, or None where it is gone."""
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return None
-    return stat.st_dev, stat.st_ino
-
-
-def _count_eval(outcome: LoopOutcome, report) -> bool:
-    """Record an evaluation report's mean score and success rate; returns whether the score
-    is a new best."""
-    outcome.eval_score = score = float(report.score)
-    outcome.eval_success_rate = float(report.success_rate)
-    if math.isnan(score) or score <= outcome.best:
-        return False
-    outcome.best = score  # nan compares False above, so the first score is a best.
-    return True
-
-
-def _add_rates(metrics: dict, outcome: LoopOutcome, env_steps: int) -> None:
-    """The report's wall time and end-to-end rate (evaluation and compiling included)."""
-    metrics["wall_time"] = elapsed = time.monotonic() - outcome.started
-    if "env_steps_per_second" in metrics and elapsed > 0:
-        metrics["end_to_end_steps_per_second"] = (env_steps - outcome.start_steps) / elapsed
 
 
 # The update's figures on a train line: (metric, label, format).
@@ -255,8 +109,9 @@ def report_line(report, new_best: bool = False, eval_policy: str | None = None) 
     return line
 
 
-def summary_line(outcome: LoopOutcome, env_steps: int) -> str:
-    """The line after the last report: final and best evaluation, env steps, wall time."""
+def summary_line(outcome, env_steps: int) -> str:
+    """The line after the last report: final and best evaluation, env steps, wall time (of a
+    `loop.LoopOutcome`)."""
     elapsed = time.monotonic() - outcome.started
     made = env_steps - outcome.start_steps
     rate = f", {made / elapsed:.0f} env steps/s" if elapsed > 0 and made else ""

@@ -5,8 +5,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import keras
 import numpy as np
@@ -24,6 +25,7 @@ from agents.ppo.algorithm import Evaluator
 from agents.ppo.factory import make_agent
 from agents.ppo.rollouts import rollouts_then_updates
 from agents.runtime import tf_loading, xla_scratch
+from agents.tools import checkpoints
 from agents.tools.mpi import World
 from agents.tools.ranks import ranks_of
 from agents.training import agent_pool, tensorboard_log
@@ -64,7 +66,7 @@ class Run:
         # Called after each compiled call of an evaluation with this rank's finished episodes
         # and its share, e.g. to show a long evaluation's progress.
         self.on_eval_call: Callable[[int, int], None] | None = None
-        self._stop_requested: Callable[[], bool] | None = None  # `loop`'s, during evaluations.
+        self.save_lock: contextlib.AbstractContextManager = contextlib.nullcontext()
         # Envs and action sampling differ per rank; rank 0 draws as a single process would.
         self._rank_seed = seed + RANK_SEED_STRIDE * self.world.rank
         error = None
@@ -122,25 +124,26 @@ class Run:
         envs = budget.rank_envs(config, world.size)  # Before any env is built.
         self._whole = compilation.whole_call(config, world.size)
         self._build_pooled(envs)
+        # Env steps trained plus episodes evaluated: where the run is in its cycle of phases
+        # (see `agents.training.loop`).
         self.step = tf.Variable(0, dtype=tf.int64, trainable=False)
         items = dict(self.agent.checkpointables(), **self.train_env.checkpointables())
-        self._checkpoint = tf.train.Checkpoint(step=self.step, **items)
+        checkpoint = tf.train.Checkpoint(step=self.step, **items)
+        self._checkpoints = None  # Rank 0's CheckpointManager.
+        if not world.is_root:
+            return
+        directory = os.path.join(self.run_dir, "checkpoints")
         try:
-            logdir = self.run_dir if world.is_root else None
-            self._loop = tools.Loop(
-                logdir,
-                self.step,
-                self._checkpoint,
-                count_phase="train",
-                tag=tensorboard_log.tag,
-                counter=lambda: self.env_steps,
-                phase_dirs=False,  # One TensorBoard entry per run, beside its hparams.
-                success_score=config.success_score,
+            checkpoints.restore_latest(
+                directory,
+                lambda path: checkpoint.restore(path).assert_existing_objects_matched(),
+                set_aside=True,
             )
         except ValueError as error:  # E.g. resuming with other layer sizes.
             raise UsageError(
                 f"Cannot restore the checkpoint of {self.run_dir!r}: {error}"
             ) from None
+        self._checkpoints = tf.train.CheckpointManager(checkpoint, directory, max_to_keep=3)
 
     def _build_envs(self, envs: int) -> None:
         """The eval and training envs of this rank."""
@@ -233,7 +236,7 @@ class Run:
                 self.agent.warm_up(frames)
             return
         batch_env = self._train_batch  # The training envs, as Python objects.
-        with self._python_errors():
+        with self.python_errors():
             for frames in exploration.random_frames(batch_env, steps, self._rank_seed):
                 self.agent.warm_up(frames)
 
@@ -246,42 +249,6 @@ class Run:
     def env_steps(self) -> int:
         """Training env steps so far, over all ranks."""
         return int(self.agent.env_steps.numpy()) * self.world.size
-
-    def loop(self, should_stop: Callable[[], bool] | None = None) -> Iterator[tools.loop.Report]:
-        """Alternate training and evaluation until the budget; yields reports.
-
-        The budget is `train_steps` in whole training calls (`budget.train_budget`); the train
-        phase that reaches it ends there, and an evaluation follows. Under MPI every rank runs
-        this loop in lockstep: the train phases count the env steps of all ranks, each training
-        call gathers the finished episodes of all ranks, and the ranks split each evaluation's
-        episodes.
-
-        Args:
-            should_stop: Checked between steps (see `tools.Loop.run`); True ends the loop early.
-                Under MPI, True on any rank stops every rank at the same step.
-        """
-        config, world = self.config, self.world
-        train_call = budget.call_steps(config, world.size)
-        train_phase = budget.round_up(config.train_every, train_call)
-        # Reports at their own cadence: more lines cost no more evaluations.
-        report_every = budget.report_steps(config, world.size)
-        self._loop.add_phase(
-            "train",
-            self._train_step,
-            train_phase,
-            report_every=report_every,
-            checkpoint_every=budget.round_up(config.checkpoint_every, train_call),
-        )
-        # An evaluation is one call of the phase, counted in episodes (see `_eval_step`).
-        episodes = config.eval_episodes
-        self._loop.add_phase("eval", self._eval_step, episodes)
-        self._stop_requested = should_stop  # This rank's: an evaluation ends early on it.
-        if should_stop is not None and world.size > 1:
-            local_stop = should_stop
-            should_stop = lambda: world.any(local_stop())  # noqa: E731
-        with self._python_errors():
-            limit = budget.train_budget(config, world.size)
-            yield from self._loop.run(None, should_stop, count_limit=limit)
 
     def train_call(self):
         """One compiled training call: `rollouts_per_call` rollouts of `rollout_length` steps of
@@ -328,7 +295,7 @@ class Run:
         # Every env ends its quota of episodes within quota * limit steps of the restart.
         calls = math.ceil(max(quota) * self._eval_limit / EVAL_CALL_STEPS) + 1 if share else 0
         reset = True
-        with self._python_errors():
+        with self.python_errors():
             for _ in range(calls):
                 if all(len(done) >= want for done, want in zip(played, quota)):
                     break  # Complete: a stop asked now keeps this evaluation.
@@ -346,17 +313,34 @@ class Run:
         return [score for score, _ in every], [length for _, length in every]
 
     def save(self) -> str | None:
-        """Save a checkpoint now; returns its path."""
-        return self._loop.save()
+        """Save a checkpoint numbered by the env steps (rank 0; other ranks save nothing);
+        returns its path.
+
+        Raises:
+            CheckpointError: The write failed (e.g. a full disk); the checkpoints written
+                before stay as they were.
+        """
+        if self._checkpoints is None:
+            return None
+        with self.save_lock:
+            number = self.env_steps
+            try:
+                return self._checkpoints.save(checkpoint_number=number)
+            except (OSError, tf.errors.OpError) as error:
+                path = os.path.join(self._checkpoints.directory, f"ckpt-{number}")
+                lines = str(error).strip().splitlines() or [type(error).__name__]
+                reason = getattr(error, "strerror", None) or lines[0]
+                raise checkpoints.CheckpointError(
+                    f"Cannot write checkpoint {path}: {reason}"
+                ) from None
 
     def latest_checkpoint(self) -> str | None:
         """The path of the checkpoint saved last (rank 0's), or None."""
-        manager = self._loop.checkpoint_manager
-        return manager.latest_checkpoint if manager is not None else None
+        return self._checkpoints.latest_checkpoint if self._checkpoints is not None else None
 
     def guard_saves(self, lock) -> None:
         """Hold `lock` (a context manager) while each checkpoint is written."""
-        self._loop.save_lock = lock
+        self.save_lock = lock
 
     @property
     def batch_envs(self) -> list[tools.BatchEnv]:
@@ -377,8 +361,10 @@ class Run:
             self.train_env.hold(None)
         agent_pool.release(pooled[0], (parts, self._calls), pooled[1])
 
-    def _train_step(self, reset: bool):
-        del reset  # Training rollouts continue across phases.
+    def train_call_metrics(self) -> tuple[np.ndarray, np.ndarray, dict]:
+        """One training call, checked (a failed env, a non-finite value), as the loop takes it:
+        `done` and `score` of all ranks' steps [steps, envs], and the metrics of its report
+        (the update's, rates, histograms, the episodes' `length`)."""
         start = time.perf_counter()
         done, score, length = self._gather(*self.train_call())
         if self.on_train_episodes is not None:
@@ -406,20 +392,20 @@ class Run:
         found = [v for v in self.agent.network.variables if "log_std" in v.name]
         return found[0].numpy() if found else None
 
-    def _eval_step(self, reset: bool):
-        """One evaluation, as one call of the loop's eval phase: an item per episode.
+    def eval_phase(self, should_stop: Callable[[], bool] | None = None):
+        """One evaluation of `eval_episodes` episodes, as the loop takes it: `done` and `score`
+        an item per episode, and the metrics of its report (with the episodes' `length`).
 
-        A stop request (a signal) during the evaluation ends it after the current compiled
-        call, and it scores nothing (`interrupted` 1.0): a few episodes are not the score of
-        `eval_episodes`, and a long evaluation (Atari's, up to 27,000 steps) must not hold a
-        stopping run.
+        `should_stop` (a signal, in the Trainer) is asked after each compiled call: True ends
+        the evaluation there, and it scores nothing (`interrupted` 1.0): a few episodes are not
+        the score of `eval_episodes`, and a long evaluation (Atari's, up to 27,000 steps) must
+        not hold a stopping run.
         """
-        del reset  # Every evaluation restarts the eval envs.
-        asked, stopped = self._stop_requested, False
+        stopped = False
 
         def stop() -> bool:
             nonlocal stopped
-            stopped = asked is not None and bool(asked())
+            stopped = should_stop is not None and bool(should_stop())
             return stopped
 
         scores, lengths = self.play_episodes(self.config.eval_episodes, stop)
@@ -487,6 +473,7 @@ class Run:
             raise UsageError(str(error)) from None
 
     @contextlib.contextmanager
-    def _python_errors(self):
+    def python_errors(self):
+        """Python envs' errors raised inside a compiled call, as the envs' own errors."""
         with self.train_env.python_errors(), self.eval_env.python_errors():
             yield

@@ -10,7 +10,7 @@ every report of a train or eval phase is written as it is printed (floats as sca
 histograms, under the tags of `tag`); the first evaluation also names the policy it scores
 (`eval/policy` in the Text tab: the mode, or samples). TensorFlow's event writer drops a write
 that the disk refuses without raising, so after each flush the events file must have grown; if
-not, the write failed, as a metrics.jsonl write that fails (see `reporting.run_loop`).
+not, the write failed, as a metrics.jsonl write that fails (see `loop.train`).
 """
 
 from __future__ import annotations

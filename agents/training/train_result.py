@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
+import re
+from collections.abc import Iterator
 
 from agents.config.errors import UsageError
+from agents.runtime import compile_cache
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,3 +93,49 @@ class FinishedRunError(UsageError):
             f"Run {self.run_dir!r} is finished: it trained {self.env_steps} env steps of "
             f"train_steps={self.train_steps}. Continue it with {how} (N > {self.env_steps})."
         )
+
+
+@contextlib.contextmanager
+def named_errors(run, outcome) -> Iterator[None]:
+    """The training loop's errors as one line each: a `TrainingError`, or (a summary the loop
+    could not write, in one process) `outcome.write_error` (a `loop.LoopOutcome`), which stops
+    the loop."""
+    from agents.tools.batch_env import BatchEnvError
+    from agents.tools.checkpoints import CheckpointError
+    from agents.tools.loop import SummaryError
+
+    try:
+        yield
+    except SummaryError as error:  # As a metrics file that cannot be written.
+        failure = f"{error}; stopped at env step {run.env_steps}"
+        if run.world.size > 1:
+            raise TrainingError(f"{failure}.") from None
+        outcome.write_error = failure
+    except (BatchEnvError, FloatingPointError, CheckpointError) as error:
+        raise TrainingError(f"Stopped at env step {run.env_steps}: {error}") from error
+    except Exception as error:
+        cache = compile_cache.failure(error)
+        if cache is not None:
+            raise TrainingError(
+                f"Stopped at env step {run.env_steps}: {cache}.", "resume"
+            ) from error
+        uncompiled = _uncompilable(error, run.config)
+        if uncompiled is None:
+            raise
+        raise TrainingError(f"Stopped at env step {run.env_steps}: {uncompiled}") from error
+
+
+def _uncompilable(error: BaseException, config) -> str | None:
+    """A line for XLA's refusal of ops in a native run's compiled call, which are the env's
+    (the agent's ops all compile); None for another error."""
+    message = str(error)
+    refused = "Detected unsupported operations when trying to compile" in message
+    if not config.native_env or not refused:
+        return None
+    ops = sorted(set(re.findall(r"(\w+) \(No registered '", message)))
+    named = f" ({', '.join(ops)})" if ops else ""
+    return (
+        f"Native env {config.env} does not compile with XLA: ops{named} have no XLA kernel "
+        "(tf.py_function, tf.print and string ops have none); write its step and observe in "
+        "ops XLA compiles."
+    )

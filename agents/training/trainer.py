@@ -20,15 +20,13 @@ from agents.config import budget, files, named
 from agents.config.errors import UsageError
 from agents.ppo import compilation
 from agents.tools import mpi
+from agents.tools.reports import Report
 from agents.training import callbacks as callbacks_module
-from agents.training import reporting, run_setup
+from agents.training import loop, reporting, run_setup
 from agents.training.callbacks import Callback
 from agents.training.progress import warn
-from agents.training.reporting import LoopOutcome, run_loop
 from agents.training.run_guard import StartUpStopped
 from agents.training.train_result import FinishedRunError, TrainingError, TrainResult
-
-Report = Any  # agents.tools.loop.Report (TensorFlow is not imported before a run starts).
 
 
 class Trainer:
@@ -185,7 +183,7 @@ class Trainer:
         if self.resumed and run.env_steps >= self.budget:
             return self._finished_already(run, calls.say)
         self.env_steps, self.started = run.env_steps, True
-        outcome = LoopOutcome()
+        outcome = loop.LoopOutcome()
         try:
             self._listen(run, calls)
             if world.is_root:
@@ -193,7 +191,7 @@ class Trainer:
                 self._say_start(run, calls.say)
             calls.call("on_start")
             try:
-                yield from run_loop(run, world, calls, outcome)
+                yield from loop.train(run, calls, outcome)
             except GeneratorExit:  # The caller left `reports()`: a stop, as a callback's.
                 calls.handle.stop("the caller stopped iterating over the reports")
             result = self._finish(run, calls, outcome)
@@ -254,7 +252,7 @@ class Trainer:
         for note in self._notes:
             say(note)
 
-    def _finish(self, run, calls: callbacks_module.CallbackList, outcome: LoopOutcome):
+    def _finish(self, run, calls: callbacks_module.CallbackList, outcome: loop.LoopOutcome):
         """After the loop: save, summarise, write the results; the `TrainResult`."""
         world = self.world
         if world.bcast(outcome.vanished):

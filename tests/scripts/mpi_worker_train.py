@@ -24,6 +24,7 @@ from agents.ppo.algorithm import average_over_ranks
 from agents.scripts import configs, train
 from agents.tools import mpi
 from agents.tools.normalize import StreamingNormalize
+from agents.training.loop import phases
 from agents.training.run import Run
 
 
@@ -49,7 +50,7 @@ def check_session(world, logdir):
     run_dir = world.bcast(os.path.join(logdir, "session"))
     run = Run(config, run_dir, seed=3, world=world)
     try:
-        list(run.loop())
+        list(phases(run))
         agent = run.agent
         updates = int(agent.optimizer.iterations.numpy())
         # 256 env steps / (16 steps x 2 envs x 2 ranks) = 4 updates of 1 epoch x 2 minibatches.
@@ -75,7 +76,7 @@ def check_global_batch(world, logdir):
     config = dict(configs.debug(), target_kl=1e-9, mpi_batch="global")
     run = Run(config, world.bcast(os.path.join(logdir, "global")), seed=3, world=world)
     try:
-        list(run.loop())
+        list(phases(run))
         updates = int(run.agent.optimizer.iterations.numpy())
         # 256 env steps / (16 steps x 2 envs) = 8 updates of 1 epoch x 2 minibatches, as one
         # process makes them; the 2 envs are one per rank.
@@ -91,7 +92,7 @@ def check_rnd(world, logdir):
     config.update(train_steps=256, train_every=128, rnd_init_steps=8)
     run = Run(config, world.bcast(os.path.join(logdir, "rnd")), seed=5, world=world)
     try:
-        reports = [report for report in run.loop() if report.phase == "train"]
+        reports = [report for report in phases(run) if report.phase == "train"]
         agent = run.agent
         variables = list(agent.network.trainable_variables) + list(agent.rnd.trainable_variables)
         check(world, all_equal(world, variables), "rnd parameters identical after updates")
@@ -114,7 +115,7 @@ def check_native(world, logdir):
     )
     run = Run(config, world.bcast(os.path.join(logdir, "native")), seed=7, world=world)
     try:
-        list(run.loop())
+        list(phases(run))
         agent = run.agent
         variables = agent.network.trainable_variables + agent.optimizer.variables
         check(world, run.env_steps == 1024, "native env steps", run.env_steps)
@@ -195,20 +196,20 @@ def fail(world, logdir, mode):
     """Rank 1 raises in its second training call, or dies in its fifth (killed, or exiting
     without Python's clean-up), while rank 0 trains on."""
     if world.rank == 1:
-        train_step = Run._train_step
+        train_step = Run.train_call_metrics
         calls = []
 
-        def failing_step(self, reset):
-            calls.append(reset)
+        def failing_step(self):
+            calls.append(self.env_steps)
             if mode == "fail" and len(calls) == 2:
                 raise RuntimeError("injected failure")
             if mode == "kill" and len(calls) == 5:
                 os.kill(os.getpid(), signal.SIGKILL)
             if mode == "exit" and len(calls) == 5:
                 os._exit(3)
-            return train_step(self, reset)
+            return train_step(self)
 
-        Run._train_step = failing_step
+        Run.train_call_metrics = failing_step
     argv = ["--config=debug", f"--logdir={logdir}", "--set", "train_steps=1000000"]
     sys.exit(train.main(argv))
 

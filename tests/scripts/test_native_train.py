@@ -13,6 +13,7 @@ from agents.envs import NativeBatchEnv
 from agents.ppo import compilation
 from agents.scripts import configs, train, visualize
 from agents.training import agent_pool
+from agents.training.loop import phases
 from agents.training.run import Run
 from tests.scripts.capture import run_main
 
@@ -166,7 +167,7 @@ def test_a_resumed_native_run_draws_fresh_initial_states(tmp_path):
     config = small_native()
     run = Run(config, str(tmp_path), seed=0)
     try:
-        list(run.loop())
+        list(phases(run))
         run.save()
         draws = int(run.train_env.draws.numpy())
     finally:
@@ -239,7 +240,7 @@ def test_a_non_finite_value_from_a_native_eval_env_stops_the_evaluation(tmp_path
     try:
         run.eval_env.nonfinite_step.assign(3)  # As a NaN at the eval envs' batch step 3 would.
         with pytest.raises(FloatingPointError, match="returned a non-finite .* batch step 3"):
-            for report in run.loop():
+            for report in phases(run):
                 assert report.phase == "train"  # The first evaluation raises.
     finally:
         run.close()

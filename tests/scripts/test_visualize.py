@@ -7,6 +7,7 @@ import pytest
 
 from agents.config import files
 from agents.scripts import configs, visualize
+from agents.training.loop import phases
 from agents.training.run import Run
 
 
@@ -17,7 +18,7 @@ def trained_run(tmp_path_factory):
     files.save_config(config, run_dir, "debug")
     session = Run(config, run_dir)
     try:
-        list(session.loop())
+        list(phases(session))
     finally:
         session.close()
     return run_dir

@@ -11,6 +11,7 @@ import pytest
 from agents.ppo.exploration.rnd_agent import RNDPPO
 from agents.scripts import configs
 from agents.training import curves as plot
+from agents.training.loop import phases
 from agents.training.run import Run
 from agents.training.tensorboard_log import TensorBoardLog
 
@@ -28,7 +29,7 @@ def minigrid_run(tmp_path_factory):
         warm_count = float(run.agent.rnd.observation_stats.count.numpy())
         tensorboard = TensorBoardLog(run_dir)  # As a Trainer's loop writes every report.
         reports = []
-        for report in run.loop():
+        for report in phases(run):
             tensorboard.write(report, run.env_steps)
             reports.append(report)
         tensorboard.close()
@@ -82,7 +83,7 @@ def test_montezuma_config_trains_and_evaluates(tmp_path, backend):
     run = Run(config, str(tmp_path), seed=0)
     try:
         assert run.train_env.observation_space.shape == (84, 84, 4)
-        reports = [r for r in run.loop() if r.phase == "train"]
+        reports = [r for r in phases(run) if r.phase == "train"]
     finally:
         run.close()
     assert run.env_steps == 256

@@ -4,7 +4,7 @@ import math
 import time
 
 from agents.tools.loop import Report
-from agents.training import reporting
+from agents.training import loop, reporting
 
 
 def test_a_train_line_gives_the_updates_figures_both_rates_and_the_wall_time():
@@ -104,22 +104,21 @@ def test_a_long_evaluation_says_how_it_goes_once_a_minute(monkeypatch):
 
 def _evals(outcome, scores, success=math.nan):
     for step, score in scores:
-        if reporting._count_eval(outcome, Report("eval", step, score, 4, {}, 10.0, success)):
-            outcome.best_step = step
+        loop._count_eval(outcome, Report("eval", step, score, 4, {}, 10.0, success), step)
 
 
 def test_the_summary_names_final_and_best_evaluations_and_the_rate():
-    outcome = reporting.LoopOutcome(started=0.0, start_steps=1000)
+    outcome = loop.LoopOutcome(started=0.0, start_steps=1000)
     _evals(outcome, [(2000, -5.0), (3000, -2.0), (4000, -3.0)])
     outcome.started = time.monotonic() - 10.0  # The loop ran for 10 s.
     line = reporting.summary_line(outcome, 4000)
     assert line.startswith("Final eval -3.00, best -2.00 (env step 3000); 3000 env steps in 0:00:1")
     assert line.endswith(" env steps/s.") and 280 <= float(line.split(", ")[-1].split()[0]) <= 300
-    assert reporting.summary_line(reporting.LoopOutcome(), 0).startswith("No evaluation scored; ")
+    assert reporting.summary_line(loop.LoopOutcome(), 0).startswith("No evaluation scored; ")
 
 
 def test_the_summary_gives_the_last_evaluations_success_rate_where_one_is_measured():
-    outcome = reporting.LoopOutcome()
+    outcome = loop.LoopOutcome()
     _evals(outcome, [(2000, 0.9)], success=1.0)
     _evals(outcome, [(3000, 0.7)], success=0.75)
     assert outcome.eval_success_rate == 0.75

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from agents.scripts import configs
+from agents.training.loop import phases
 from agents.training.run import EVAL_CALL_STEPS, Run
 
 
@@ -34,7 +35,7 @@ def test_the_eval_call_steps_the_eval_envs(run):
 def test_the_returns_of_finished_training_episodes_reach_the_hook(run):
     returns = []
     run.on_train_episodes = returns.extend
-    train = [report for report in run.loop() if report.phase == "train"]
+    train = [report for report in phases(run) if report.phase == "train"]
     assert len(returns) == sum(report.episodes for report in train) > 0
     scores = [report.score for report in train if report.episodes]
     assert np.mean(returns) == pytest.approx(
@@ -97,7 +98,7 @@ def test_an_evaluation_plays_whole_episodes_each_env_its_quota_short_ones_not_fa
         scores, lengths = run.play_episodes(6)
         assert sorted(scores) == [3.0] * 3 + [40.0] * 3 and sorted(lengths) == [3] * 3 + [40] * 3
         assert run.evaluate(5) in ([3.0] * 3 + [40.0] * 2, [3.0] * 2 + [40.0] * 3)
-        report = next(r for r in run.loop() if r.phase == "eval")
+        report = next(r for r in phases(run) if r.phase == "eval")
         assert report.episodes == 6 and report.score == pytest.approx(21.5)
         assert report.metrics["score_min"] == 3.0 and report.metrics["score_max"] == 40.0
         assert report.metrics["score_std"] == pytest.approx(18.5)
