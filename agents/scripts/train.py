@@ -15,8 +15,7 @@ from agents.config import named
 from agents.config.errors import UsageError
 from agents.config.values import parse_overrides
 from agents.multirun import seeds
-from agents.scripts import cli, console, dry_run, shutdown
-from agents.scripts.run_status import RunStatus
+from agents.scripts import cli, console, dry_run, run_status, shutdown
 from agents.tools import mpi
 from agents.training import Trainer, TrainingError
 from agents.training.callbacks import Callback
@@ -59,21 +58,23 @@ def train(args: argparse.Namespace, world: mpi.World | None = None) -> int:
         world=world,
         name=args.name,
     )
-    status = RunStatus(trainer, args.config, args.logdir)
+
+    def describe(reason: str) -> str:
+        return run_status.describe(trainer, reason, args.config, args.logdir)
+
+    resume = run_status.resume_command(trainer, args.config, args.logdir)
     try:
-        shell = process_shell(trainer.budget, root=world.is_root, describe=status.describe)
+        shell = process_shell(trainer.budget, root=world.is_root, describe=describe)
         with shell as listeners:
-            hint = [_ResumeHint(status)] if world.size > 1 else []
+            hint = [_ResumeHint(resume)] if world.size > 1 else []
             result = trainer.train(listeners + hint + _tracking(args), args.verbose)
     except TrainingError as error:
-        raise TrainingError(
-            error.with_next_step(status.resume_command()), error.next_step
-        ) from error
+        raise TrainingError(error.with_next_step(resume), error.next_step) from error
     finally:
         trainer.close()
     if result.stopped:
         if world.is_root:
-            print(status.describe("Interrupted"), file=sys.stderr, flush=True)
+            print(describe("Interrupted"), file=sys.stderr, flush=True)
         return 128 + result.signum
     return 0
 
@@ -82,13 +83,13 @@ class _ResumeHint(Callback):
     """Under MPI, rank 0 says at the start how to resume: a rank killed (SIGKILL, the OOM
     killer) makes the launcher kill every rank at once, so no rank can say it at the end."""
 
-    def __init__(self, status: RunStatus) -> None:
-        self._status = status
+    def __init__(self, resume: str) -> None:
+        self._resume = resume
 
     def on_start(self, run) -> None:
         write(
             f"{run.ranks} ranks: should one die, the launcher ends them all; resume from the "
-            f"latest checkpoint with: {self._status.resume_command()}"
+            f"latest checkpoint with: {self._resume}"
         )
 
 

@@ -22,7 +22,7 @@ from agents.ppo import compilation
 from agents.tools import mpi
 from agents.tools.reports import Report
 from agents.training import callbacks as callbacks_module
-from agents.training import loop, reporting, run_setup
+from agents.training import loop, reporting, run_lock, run_setup
 from agents.training.callbacks import Callback
 from agents.training.progress import warn
 from agents.training.run_guard import StartUpStopped
@@ -296,7 +296,7 @@ class Trainer:
         if self.world.is_root and not self.resumed and not self.started:
             shutil.rmtree(self.run_dir, ignore_errors=True)
         if self._lock is not None:
-            self._lock.release()
+            self._lock.close()
             self._lock = None
 
     def __enter__(self) -> Trainer:
@@ -372,10 +372,8 @@ class Trainer:
 
 
 def _lock(setup: run_setup.RunSetup):
-    from agents.training.run_lock import RunLock
-
     try:
-        return RunLock(setup.run_dir)
+        return run_lock.acquire(setup.run_dir)
     except UsageError:
         if not setup.resumed:
             shutil.rmtree(setup.run_dir, ignore_errors=True)

@@ -182,9 +182,9 @@ def test_second_process_on_a_run_is_refused_naming_the_owner(tmp_path):
         assert sorted(os.listdir(run_dir)) == before
         process.kill()
         process.wait()
-    from agents.training.run_lock import RunLock  # A killed owner leaves no lock behind.
+    from agents.training.run_lock import acquire  # A killed owner leaves no lock behind.
 
-    RunLock(run_dir).release()
+    acquire(run_dir).close()
 
 
 @pytest.mark.slow

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from agents.config.errors import UsageError
-from agents.training.run_lock import LOCK_FILE, RunLock
+from agents.training.run_lock import LOCK_FILE, acquire
 
 _HOLD = (
     "import fcntl, sys, time; handle = open(sys.argv[1], 'a'); "
@@ -24,13 +24,13 @@ def _hold(path):
 
 
 def test_the_running_trainer_holding_the_lock_is_named(tmp_path):
-    lock = RunLock(str(tmp_path))
+    lock = acquire(str(tmp_path))
     with open(tmp_path / LOCK_FILE) as handle:
         assert handle.read() == f"{os.getpid()}\n"
-    code = f"from agents.training.run_lock import RunLock; RunLock({str(tmp_path)!r})"
+    code = f"from agents.training.run_lock import acquire; acquire({str(tmp_path)!r})"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert f"is in use by process {os.getpid()} (it holds run.lock)" in result.stderr
-    lock.release()
+    lock.close()
 
 
 def test_a_foreign_holder_is_not_blamed_on_a_trainer_that_has_ended(tmp_path):
@@ -41,7 +41,7 @@ def test_a_foreign_holder_is_not_blamed_on_a_trainer_that_has_ended(tmp_path):
     holder = _hold(str(tmp_path / LOCK_FILE))  # Holds the lock without writing its id.
     try:
         with pytest.raises(UsageError) as caught:
-            RunLock(str(tmp_path))
+            acquire(str(tmp_path))
     finally:
         holder.kill()
         holder.wait()
@@ -50,4 +50,4 @@ def test_a_foreign_holder_is_not_blamed_on_a_trainer_that_has_ended(tmp_path):
         message
     )
     assert "`fuser " in message
-    RunLock(str(tmp_path)).release()  # Free again once the holder has ended.
+    acquire(str(tmp_path)).close()  # Free again once the holder has ended.
