@@ -25,13 +25,21 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import gymnasium as gym
+
+from agents import envs
+from agents.config import validate
 from agents.config.errors import UsageError
 from agents.config.values import CheckedValues, plain_value
+from agents.envs.python import vector_envs
 from agents.envs.python.environments import API_NAMESPACE  # gymnasium, no TensorFlow
+from agents.multirun import seeds as seed_runs
 from agents.multirun.seeds import SeedOutcome
 from agents.policy import Policy, evaluate, load_policy  # noqa: F401 (the API's names)
-from agents.training import Trainer, TrainResult  # noqa: F401 (the API's names)
+from agents.runtime import tf_loading
+from agents.training import FinishedRunError, Trainer, TrainingError, TrainResult  # noqa: F401 (the API's names)
 from agents.training.callbacks import Callback  # noqa: F401 (the API's names)
+from agents.training.run_guard import process_shell
 
 _TRAINING = threading.Lock()  # Held by the process's one `train` call.
 
@@ -119,8 +127,6 @@ def train(
 
 def _train_seeds(config, logdir, seed, env, verbose, resume, callbacks, name, seeds, parallel,
                  overrides) -> list[SeedOutcome]:  # fmt: skip
-    from agents.multirun import seeds as seed_runs
-
     given = [key for key, value in (("seed", seed), ("resume", resume), ("callbacks", callbacks))
              if value]  # fmt: skip
     if env is not None and not isinstance(env, str):
@@ -140,9 +146,6 @@ def _train_seeds(config, logdir, seed, env, verbose, resume, callbacks, name, se
 
 
 def _train(config, logdir, seed, env, verbose, resume, callbacks, name, overrides) -> TrainResult:
-    from agents.training import FinishedRunError, TrainingError
-    from agents.training.run_guard import process_shell
-
     # Checked here, once: the Trainer sets them without checking them again.
     overrides = CheckedValues({key: _plain(key, value) for key, value in overrides.items()})
     if _is_native(env):
@@ -191,8 +194,6 @@ def _plain(key: str, value: Any) -> Any:
     Raises:
         ValueError: An unknown key or a bad value, naming the keyword.
     """
-    from agents.config import validate
-
     value = plain_value(value)
     if callable(value) and key == "env":
         return value
@@ -219,8 +220,6 @@ def _is_native(env: Any) -> bool:
 
 def _register_native(env: Any) -> str:
     """Register a NativeEnv (instance or class) as a native env id; returns the id."""
-    from agents import envs
-
     kind = env if isinstance(env, type) else type(env)
     env_id = f"{API_NAMESPACE}/{_id_name(kind)}-v0"
     envs.register(env_id, env if isinstance(env, type) else lambda: env)
@@ -234,10 +233,6 @@ def _id_name(constructor: Any) -> str:
 def _register(make_env: Any, overrides: dict[str, Any]) -> str:
     """Register a callable as a gymnasium environment, or a vector env (an instance, or a
     callable building one, which is called once here to tell); returns its id."""
-    import gymnasium as gym
-
-    from agents.envs.python import vector_envs
-
     if overrides.get("env_processes"):
         raise ValueError("An env given as a callable steps in this process: env_processes=False.")
     built = make_env if vector_envs.is_vector_env(make_env) else _built(make_env)
@@ -252,8 +247,6 @@ def _register(make_env: Any, overrides: dict[str, Any]) -> str:
 def _built(make_env: Any) -> Any:
     """What the env callable builds: a vector env is kept for training, a single env closed
     (the run builds its own, one per env of the batch)."""
-    import gymnasium as gym
-
     if not callable(make_env):
         raise ValueError(
             f"env={make_env!r} is neither a gymnasium id, an env callable, a vector env nor a "
@@ -269,8 +262,6 @@ def _built(make_env: Any) -> Any:
 def _register_vector(source: Any, built: Any, overrides: dict[str, Any]) -> str:
     """Register a user's vector env for the run (`built` serves training; evaluation gets the
     callable's next one, or one rebuilt from the instance); its size sets the env counts."""
-    from agents.envs.python import vector_envs
-
     count = built.num_envs
     for key in ("num_agents", "eval_agents"):
         if overrides.get(key, count) != count:
@@ -331,7 +322,6 @@ def export(
         raise ValueError(
             f"export(format={format!r}): unknown format; accepted: {', '.join(EXPORT_FORMATS)}."
         )
-    from agents.runtime import tf_loading
 
     tf_loading.import_tensorflow()  # Quietly, before tf2onnx imports it.
     from agents.ppo import export_onnx

@@ -8,7 +8,16 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
+
+from agents.config import files
+from agents.config.errors import UsageError
+from agents.envs import registry
+from agents.ppo import checkpoint_policy
+from agents.runtime import tf_loading
+from agents.tools import dict_observations
+from agents.tools.success import success_rate
 
 
 class Policy:
@@ -134,15 +143,12 @@ def _observation_dict(saved_model: Any) -> Any:
     text = function().numpy().decode() if function is not None else ""
     if not text:
         return None
-    from agents.tools import dict_observations
 
     return dict_observations.from_description(text)
 
 
 def _pack(space: Any, observation: Mapping) -> np.ndarray:
     """A dict of one observation, or of batches, packed as training packed it."""
-    from agents.tools import dict_observations
-
     key, sub = next(iter(space.spaces.items()))
     value = np.asarray(observation.get(key, np.zeros(sub.shape)))
     batched = value.ndim > len(sub.shape)
@@ -163,8 +169,6 @@ def load_policy(run_dir: str, checkpoint: str | None = None, seed: int | None = 
         ValueError: The checkpoint or the run's environment cannot be used, or a SavedModel
             directory without a checkpoint beside it cannot be loaded (the message says).
     """
-    from agents.runtime import tf_loading
-
     tf_loading.import_tensorflow()  # Quietly: no TensorFlow log lines in the caller's output.
     import tensorflow as tf
 
@@ -182,8 +186,6 @@ def load_policy(run_dir: str, checkpoint: str | None = None, seed: int | None = 
 def _unloadable(path: str, run_dir: str, error: Exception) -> None:
     """Warn that the SavedModel at `path` cannot be loaded, where the run's checkpoints can
     stand in for it; raise ValueError naming it where they cannot."""
-    import sys
-
     reason = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
     what = f"The exported policy {path} cannot be loaded ({type(error).__name__}: {reason})"
     if path == run_dir or not os.path.isdir(os.path.join(run_dir, "checkpoints")):
@@ -197,10 +199,6 @@ def _unloadable(path: str, run_dir: str, error: Exception) -> None:
 
 
 def _from_checkpoint(run_dir: str, checkpoint: str | None) -> Policy:
-    from agents.config import files
-    from agents.config.errors import UsageError
-    from agents.ppo import checkpoint_policy
-
     try:
         checkpoint_policy.find_checkpoint(run_dir, checkpoint)
     except UsageError as error:
@@ -235,8 +233,6 @@ class Evaluation:
     @property
     def success_rate(self) -> float:
         """The share of episodes whose return exceeds `success_score` (nan without one)."""
-        from agents.tools.success import success_rate
-
         return success_rate(self.returns, self.success_score)
 
     @property
@@ -302,8 +298,6 @@ def evaluate(
         ValueError: `episodes` or `parallel` is below 1, the env's observations do not fit
             the policy, or the run directory's config.yaml cannot be read for its success score.
     """
-    import gymnasium as gym
-
     if episodes < 1:
         raise ValueError(f"episodes must be at least 1, got {episodes}.")
     if parallel < 1:
@@ -339,9 +333,6 @@ def evaluate(
 
 def _run_success_score(run_dir: str) -> float | None:
     """The `success_score` of the run whose config.yaml is in `run_dir` (None without one)."""
-    from agents.config import files
-    from agents.config.errors import UsageError
-
     if not os.path.isfile(os.path.join(run_dir, files.CONFIG_FILE)):
         return None
     try:
@@ -384,10 +375,6 @@ def _stacked(observations: list[Any]) -> Any:
 def _as_gym_env(env: Any) -> Any:
     """A gymnasium env for `env`: an id (gymnasium's, else a native one), a native env, or a
     gymnasium env as it is."""
-    import gymnasium as gym
-
-    from agents.envs import registry
-
     if isinstance(env, str):
         try:
             return gym.make(env)

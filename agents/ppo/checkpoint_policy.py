@@ -11,6 +11,9 @@ import tempfile
 from typing import Any
 
 from agents.config.errors import UsageError
+from agents.envs import registry
+from agents.envs.python.environments import API_NAMESPACE, make_env
+from agents.tools.checkpoints import list_checkpoints
 
 
 def find_checkpoint(run_dir: str, checkpoint: str | None) -> str:
@@ -19,8 +22,6 @@ def find_checkpoint(run_dir: str, checkpoint: str | None) -> str:
     Raises:
         UsageError: `checkpoint` does not exist, or the run has none.
     """
-    from agents.tools.checkpoints import list_checkpoints
-
     if checkpoint:
         if not os.path.isfile(checkpoint + ".index"):
             raise UsageError(f"No checkpoint {checkpoint!r} (expected {checkpoint}.index).")
@@ -37,9 +38,6 @@ def make_run_env(config: Any, render_mode: str | None = None) -> Any:
     Raises:
         UsageError: The env is unknown here, or was a Python callable of another process.
     """
-    from agents.envs import registry
-    from agents.envs.python.environments import API_NAMESPACE, make_env
-
     if config.env.startswith(f"{API_NAMESPACE}/"):
         what = "native env" if config.native_env else "Python callable"
         raise UsageError(

@@ -13,12 +13,14 @@ from tensorboard.plugins.histogram import summary_v2 as histogram_summary
 from tensorboard.plugins.scalar import summary_v2 as scalar_summary
 
 from agents.tools import checkpoints
-from agents.tools.reports import Report, make_report, to_python
+from agents.tools.reports import (
+    Report,
+    SummaryError,  # noqa: F401 (Loop's error, importable here)
+    make_report,
+    summary_error,
+    to_python,
+)
 from agents.tools.success import success_rate
-
-
-class SummaryError(Exception):
-    """TensorBoard summaries could not be written (e.g. a full disk); the message names them."""
 
 
 class _Phase(NamedTuple):
@@ -305,13 +307,6 @@ class Loop:
 
     def _summary_dir(self, phase: str) -> str:
         return os.path.join(self._logdir, phase) if self._phase_dirs else self._logdir
-
-
-def summary_error(directory: str, error: Exception) -> SummaryError:
-    """The SummaryError of a failed write to `directory`, naming TensorFlow's reason."""
-    lines = str(error).strip().splitlines() or [type(error).__name__]
-    reason = getattr(error, "strerror", None) or lines[0].rsplit("; ", 1)[-1]
-    return SummaryError(f"Cannot write summaries to {directory!r} ({reason})")
 
 
 def write_values(

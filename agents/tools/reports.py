@@ -1,5 +1,6 @@
 """Report: what a training loop yields at each report, and how one is made from a phase's
-finished episodes (numpy only: the Trainer's loop imports it before TensorFlow loads)."""
+finished episodes; `SummaryError`, a report that could not be written (numpy only: the
+Trainer's loop imports it before TensorFlow loads)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from agents.tools.success import success_rate
+
+
+class SummaryError(Exception):
+    """TensorBoard summaries could not be written (e.g. a full disk); the message names them."""
 
 
 class Report(NamedTuple):
@@ -52,3 +57,10 @@ def to_python(value: Any) -> Any:
     if array.ndim == 0 and array.dtype.kind in "fiub":
         return float(array)
     return value
+
+
+def summary_error(directory: str, error: Exception) -> SummaryError:
+    """The SummaryError of a failed write to `directory`, naming TensorFlow's reason."""
+    lines = str(error).strip().splitlines() or [type(error).__name__]
+    reason = getattr(error, "strerror", None) or lines[0].rsplit("; ", 1)[-1]
+    return SummaryError(f"Cannot write summaries to {directory!r} ({reason})")

@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from agents.tools.loop import Report, SummaryError, summary_error, write_values
+from agents.tools.loop import write_values
+from agents.tools.reports import Report, SummaryError, summary_error
 from agents.training.callbacks import Callback, RunHandle
 from agents.training.train_result import TrainingError
 

@@ -11,6 +11,9 @@ from collections.abc import Iterator
 
 from agents.config.errors import UsageError
 from agents.runtime import compile_cache
+from agents.tools.batch_env import BatchEnvError
+from agents.tools.checkpoints import CheckpointError
+from agents.tools.reports import SummaryError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,10 +103,6 @@ def named_errors(run, outcome) -> Iterator[None]:
     """The training loop's errors as one line each: a `TrainingError`, or (a summary the loop
     could not write, in one process) `outcome.write_error` (a `loop.LoopOutcome`), which stops
     the loop."""
-    from agents.tools.batch_env import BatchEnvError
-    from agents.tools.checkpoints import CheckpointError
-    from agents.tools.loop import SummaryError
-
     try:
         yield
     except SummaryError as error:  # As a metrics file that cannot be written.

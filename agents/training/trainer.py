@@ -19,10 +19,13 @@ from typing import Any
 from agents.config import budget, files, named
 from agents.config.errors import UsageError
 from agents.ppo import compilation
+from agents.runtime import tf_loading
 from agents.tools import mpi
-from agents.tools.reports import Report
+from agents.tools.batch_env import BatchEnvError
+from agents.tools.checkpoints import CheckpointError
+from agents.tools.reports import Report, SummaryError
 from agents.training import callbacks as callbacks_module
-from agents.training import loop, reporting, run_lock, run_setup
+from agents.training import loop, metrics_log, reporting, results, run_lock, run_setup
 from agents.training.callbacks import Callback
 from agents.training.progress import warn
 from agents.training.run_guard import StartUpStopped
@@ -152,9 +155,7 @@ class Trainer:
             )
         self._used = True
         if callbacks is None:
-            from agents.training.reporting import ConsoleLog
-
-            callbacks = [ConsoleLog(print)]
+            callbacks = [reporting.ConsoleLog(print)]
         given = [c for c in callbacks if self.world.is_root or c.every_rank]
         handle = callbacks_module.RunHandle(self.run_dir, self.config, self.world.size)
         calls = callbacks_module.CallbackList([_Count(self), *given], handle)
@@ -206,18 +207,16 @@ class Trainer:
 
     def _listen(self, run, calls: callbacks_module.CallbackList) -> None:
         """Bind the consumers to the built run; add its files and the config's callbacks."""
-        from agents.tools.loop import SummaryError
-        from agents.training.metrics_log import MetricsLog
-        from agents.training.results import atomic_directory
+        # TensorFlow's: loaded by now, after the agent family's settings (see `_start`).
         from agents.training.tensorboard_log import TensorBoardLog
 
-        calls.handle.bind(run, lambda path: atomic_directory(path, run.agent))
+        calls.handle.bind(run, lambda path: results.atomic_directory(path, run.agent))
         run.guard_saves(calls.saving())
         if not self.world.is_root:
             return
         run.on_eval_call = lambda finished, share: calls.call("on_eval_call", finished, share)
         try:
-            metrics = MetricsLog(run.run_dir, run.env_steps if self.resumed else None)
+            metrics = metrics_log.MetricsLog(run.run_dir, run.env_steps if self.resumed else None)
         except OSError as error:
             raise TrainingError(f"Cannot open {error.filename!r}: {error.strerror}.") from None
         if metrics.repaired:
@@ -307,14 +306,10 @@ class Trainer:
 
     def _start(self, tf_logs: bool):
         """The Run (a new run's directory is removed by `close` when building it fails)."""
-        from agents.runtime import tf_loading
-
         lost = tf_loading.import_tensorflow(tf_logs, compilation.onednn(self.config["agent"]))
         if lost:
             warn(lost)
-        from agents.tools.batch_env import BatchEnvError
-        from agents.tools.checkpoints import CheckpointError
-        from agents.training.run import Run
+        from agents.training.run import Run  # TensorFlow's: after its settings, above.
 
         mpi.share_cores(self.world)
         try:
@@ -328,8 +323,6 @@ class Trainer:
 
     def _finished_already(self, run, say) -> TrainResult:
         """A resumed run that trained its `train_steps`: write results it lacks, else refuse."""
-        from agents.training import results
-
         steps = run.env_steps
         if self.world.is_root and not results.has_policy(self.run_dir):  # Its export failed.
             try:
@@ -356,16 +349,12 @@ class Trainer:
             raise TrainingError(f"Cannot write {where!r} ({error.strerror}); {kept}.") from None
 
     def _save(self, run) -> None:
-        from agents.tools.checkpoints import CheckpointError
-
         try:
             run.save()
         except CheckpointError as error:
             raise TrainingError(f"Stopped at env step {run.env_steps}: {error}") from error
 
     def _write_results(self, run, say) -> None:
-        from agents.training import results
-
         failure = results.write_results(run, say)
         if failure is not None:  # Training and its checkpoint are kept.
             raise TrainingError(f"{failure}; the checkpoint is saved.", "write results")
