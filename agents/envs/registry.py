@@ -6,6 +6,8 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
+from agents.runtime import tf_loading
+
 # gymnasium id -> (module in this package, class, keyword arguments); the registered time limits.
 BUILTIN: dict[str, tuple[str, str, dict[str, Any]]] = {
     "CartPole-v0": ("cartpole", "CartPole", {"max_episode_steps": 200}),
@@ -142,7 +144,6 @@ def make_native(
                 kwargs["layout_bank"] = layout_bank
             if layout_draws is not None:
                 kwargs["layout_draws"] = layout_draws
-        from agents.runtime import tf_loading
 
         tf_loading.prepare()  # The native envs load TensorFlow: its settings first.
         env = getattr(importlib.import_module(f"agents.envs.{module}"), name)(**kwargs)

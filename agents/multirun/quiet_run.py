@@ -6,13 +6,13 @@ from __future__ import annotations
 import contextlib
 import io
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from agents.config.named import ConfigSource
 from agents.training.callbacks import Callback
+from agents.training.run_guard import process_shell
 from agents.training.train_result import TrainResult
-
-if TYPE_CHECKING:
-    from agents.config.named import ConfigSource
+from agents.training.trainer import Trainer
 
 
 def train_quietly(
@@ -30,9 +30,6 @@ def train_quietly(
         UsageError: A bad config, key, value or name.
         TrainingError: The run failed (the latest checkpoint is kept).
     """
-    from agents.training.run_guard import process_shell
-    from agents.training.trainer import Trainer
-
     with contextlib.redirect_stdout(io.StringIO()):
         trainer = Trainer(config, logdir, seed=seed, overrides=overrides, name=name)
         try:

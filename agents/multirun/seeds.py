@@ -18,13 +18,14 @@ import os
 import queue as queues
 import signal
 import sys
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agents.config import budget
 from agents.config.errors import UsageError
 from agents.multirun import aggregates, quiet_run
-from agents.training import run_setup
+from agents.training import TrainingError, run_setup
 from agents.training.callbacks import Callback
 from agents.training.reporting import success_suffix
 from agents.training.train_result import TrainResult
@@ -66,8 +67,6 @@ class _Forward(Callback):
 
 def _child(config, logdir, seed, overrides, name, queue, tracking) -> None:
     """One seed's run, in a spawned process; its outcome goes to `queue`."""
-    from agents.training import TrainingError
-
     try:  # The parent shows its progress.
         forward = [_Forward(queue, seed)]
         if tracking is not None:
@@ -213,8 +212,6 @@ def _signal(child, signum: int) -> None:
 
 
 def _in_main_thread() -> bool:
-    import threading
-
     return threading.current_thread() is threading.main_thread()
 
 

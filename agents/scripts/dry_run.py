@@ -11,6 +11,7 @@ from typing import Any
 from agents.config import budget, named
 from agents.config.errors import UsageError
 from agents.envs import registry
+from agents.envs.gridworld import layouts
 from agents.envs.python import environments
 from agents.training import run_setup
 
@@ -55,7 +56,6 @@ def _layout_bank(config: Mapping[str, Any], ranks: int) -> list[str]:
     it costs (measured here: a first run spends minutes on it)."""
     if not config["native_env"] or config["env"] not in registry.MINIGRID_IDS:
         return []
-    from agents.envs.gridworld import layouts
 
     env_id, draws = config["env"], budget.layout_draws(config, ranks)
     return [layouts.describe(env_id, config["layout_bank"] or layouts.size_for(env_id, draws), 0)]

@@ -11,6 +11,9 @@ from __future__ import annotations
 import argparse
 import os
 
+import gymnasium as gym
+import numpy as np
+
 from agents.config import files
 from agents.config.errors import UsageError
 from agents.policy import Policy, play_episode
@@ -61,8 +64,6 @@ def restore_policy(run_dir: str, checkpoint: str | None, env, config) -> Policy:
 def run_episode(env, policy: Policy, seed: int, render: bool = True) -> tuple[float, list]:
     """One episode (rendered unless `render` is False): its return and frames (see
     `agents.policy.play_episode`; `agents.evaluate` plays the same episodes several at once)."""
-    import numpy as np
-
     total, frames = play_episode(policy, env, seed, render)
     return total, [np.asarray(frame) for frame in frames] if render else []
 
@@ -73,7 +74,6 @@ def visualize(args: argparse.Namespace) -> list[float]:
         import imageio.v2 as imageio
     except ImportError:
         raise UsageError("Writing videos needs imageio: pip install -e '.[video]'.") from None
-    import gymnasium as gym
 
     # Frames are rendered offscreen: no display or sound device is needed (or wanted).
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from agents.config.errors import UsageError
 from agents.runtime import exit_cleanup, tf_loading
+from agents.training import curves
 from agents.training.progress import warn
 
 POLICY_DIR = "policy"  # The exported SavedModel, in the run directory.
@@ -26,8 +27,6 @@ def write_results(run, say: Callable[[str], None] = print) -> str | None:
     written is returned as one line naming it and the error (the caller exits non-zero).
     Where each went is said with `say`.
     """
-    from agents.training import curves
-
     failure = None
     if any(curves.has_events(run.run_dir, phase) for phase in ("train", "eval")):
         failure = _write("Learning curve", lambda: curves.plot_run(run.run_dir), say)

@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterator, Sequence
 
 from agents.runtime import exit_cleanup
 from agents.training.callbacks import Callback, RunHandle
+from agents.training.progress import TrainingProgress
+from agents.training.reporting import ConsoleLog
 
 _POLL_SECONDS = 0.2  # How often the watchdog looks at the environments.
 _SAVE_WAIT_SECONDS = 120.0  # Longest wait for a checkpoint being written, on a second signal.
@@ -277,9 +279,6 @@ def process_shell(
         describe: Called with the reason when the guard ends the process at once; returns
             the line to print (the latest checkpoint and how to resume).
     """
-    from agents.training.progress import TrainingProgress
-    from agents.training.reporting import ConsoleLog
-
     progress = TrainingProgress(total, enabled=root and bar)
     with RunGuard(root, describe, host=host) as guard, progress:
         yield [guard, progress] + ([ConsoleLog()] if console else [])

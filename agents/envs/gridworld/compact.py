@@ -9,6 +9,7 @@ complete it. `decode` is the slow reference of the compiled reset's rendering (`
 from __future__ import annotations
 
 import numpy as np
+from gymnasium.utils import seeding
 
 from agents.envs.gridworld.convert import make_minigrid, state_of
 from agents.envs.gridworld.encoding import EMPTY_CELL, WALL
@@ -22,8 +23,6 @@ CHUNK = 8192  # Layouts a worker encodes per task.
 def _reset(env, seed: int) -> None:
     """minigrid's `reset(seed=seed)` without its first observation, which a bank does not keep
     (the layouts are equal: tests/envs/test_minigrid_layouts.py compares them)."""
-    from gymnasium.utils import seeding
-
     env.np_random, _ = seeding.np_random(seed)
     env.agent_pos, env.agent_dir = (-1, -1), -1
     env._gen_grid(env.width, env.height)
