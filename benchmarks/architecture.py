@@ -57,9 +57,10 @@ def modules() -> dict[str, pathlib.Path]:
 
 def imported_modules(path: pathlib.Path, top_level_only: bool = False) -> set[str]:
     """Every name `path` imports, at module level or (unless `top_level_only`) in functions;
-    `from p import m` gives both `p` and `p.m`."""
+    `from p import m` gives both `p` and `p.m`. Imports under `if TYPE_CHECKING:` are not
+    counted: they never run (annotations only)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    nodes = tree.body if top_level_only else ast.walk(tree)
+    nodes = tree.body if top_level_only else _runtime_nodes(tree)
     names = set()
     for node in nodes:
         if isinstance(node, ast.Import):
@@ -68,6 +69,17 @@ def imported_modules(path: pathlib.Path, top_level_only: bool = False) -> set[st
             names.add(node.module)
             names.update(f"{node.module}.{alias.name}" for alias in node.names)
     return names
+
+
+def _runtime_nodes(tree: ast.AST):
+    """`ast.walk(tree)` but for the bodies of `if TYPE_CHECKING:` blocks."""
+    for node in ast.iter_child_nodes(tree):
+        test = getattr(node, "test", None) if isinstance(node, ast.If) else None
+        if test is not None and ast.unparse(test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+            yield from (n for orelse in node.orelse for n in [orelse, *_runtime_nodes(orelse)])
+            continue
+        yield node
+        yield from _runtime_nodes(node)
 
 
 def with_parents(name: str) -> list[str]:

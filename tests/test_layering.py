@@ -128,3 +128,13 @@ def test_the_check_sees_imports_inside_functions(tmp_path):
     path = tmp_path / "module.py"
     path.write_text("def f():\n    from agents.scripts import train\n")
     assert "agents.scripts.train" in imported_modules(path)
+
+
+def test_the_check_skips_imports_made_for_type_checkers_only(tmp_path):
+    path = tmp_path / "module.py"
+    path.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from agents import api\n"
+        "else:\n    import json\ndef f():\n    from agents.scripts import train\n"
+    )
+    assert imported_modules(path) == {"typing", "typing.TYPE_CHECKING", "json", "agents.scripts",
+                                      "agents.scripts.train"}  # fmt: skip

@@ -17,11 +17,13 @@ bar, metrics.jsonl, TensorBoard, the run guard (signals and watchdog: it answers
 the user's own. A run calls `on_start` once it is built, `on_step` between two compiled calls,
 `on_line` for each line it says, `on_report` for every train and eval report (after
 metrics.jsonl holds it), `on_checkpoint` after each checkpoint it saves, `on_end` with its
-`TrainResult`, and `on_close` whatever the outcome. A callback stops the run with
-`run.stop(reason)`: the run ends after the current step, saves a checkpoint and exports its policy,
-as after Ctrl-C, and the result says why (`TrainResult.stopped_by`). A callback that raises stops
-the run with one line naming it; the checkpoint is saved. Under MPI the callbacks run on rank 0
-(those marked `every_rank` on every rank), and a stop there stops every rank.
+`TrainResult`, and `on_close` whatever the outcome. Each is given the run's `Trainer` (its
+`run_dir`, `config`, `env_steps`, `ranks`, `latest_checkpoint`, `export_policy`). A callback
+stops the run with `run.stop(reason)`: the run ends after the current step, saves a checkpoint
+and exports its policy, as after Ctrl-C, and the result says why (`TrainResult.stopped_by`).
+A callback that raises stops the run with one line naming it; the checkpoint is saved. Under
+MPI the callbacks run on rank 0 (those marked `every_rank` on every rank), and a stop there
+stops every rank.
 """
 
 from __future__ import annotations
@@ -30,65 +32,12 @@ import contextlib
 import json
 import math
 import os
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agents.training.train_result import TrainingError
 
-
-class RunHandle:
-    """What a callback may see of, and do to, the run that calls it.
-
-    Args:
-        run_dir: The run directory.
-        config: The run's config (read-only).
-        ranks: The MPI ranks that train it.
-
-    Attributes:
-        run_dir: The run directory.
-        config: The run's config.
-        ranks: The MPI ranks that train it.
-        stopped_by: The reason given to `stop`, or None.
-    """
-
-    def __init__(self, run_dir: str, config: Any, ranks: int = 1) -> None:
-        self.run_dir = run_dir
-        self.config = config
-        self.ranks = ranks
-        self.stopped_by: str | None = None
-        self._run: Any = None
-        self._export: Callable[[str], str] | None = None
-
-    def bind(self, run: Any, export: Callable[[str], str]) -> None:
-        """The run is built: `run` (a `Run`) answers for env steps, checkpoints and envs, and
-        `export(path)` writes its current policy."""
-        self._run, self._export = run, export
-
-    @property
-    def env_steps(self) -> int:
-        """Training env steps so far, over all ranks."""
-        return self._run.env_steps if self._run is not None else 0
-
-    @property
-    def batch_envs(self) -> list:
-        """The Python batch environments the run steps (what a watchdog watches)."""
-        return self._run.batch_envs if self._run is not None else []
-
-    @property
-    def latest_checkpoint(self) -> str | None:
-        """The path of the checkpoint saved last, or None."""
-        return self._run.latest_checkpoint() if self._run is not None else None
-
-    def stop(self, reason: str) -> None:
-        """End training after the current step (saved and exported as after Ctrl-C)."""
-        if self.stopped_by is None:
-            self.stopped_by = reason
-
-    def export_policy(self, path: str) -> str:
-        """Export the current policy as a SavedModel at `path` (written whole, or not at all)."""
-        if self._export is None:
-            raise RuntimeError("This run handle has no policy to export.")
-        return self._export(path)
+if TYPE_CHECKING:  # The Trainer calls its callbacks: this module is one of its imports.
+    from agents.training.trainer import Trainer
 
 
 class Callback:
@@ -105,21 +54,21 @@ class Callback:
     signum: int | None = None
     every_rank: bool = False
 
-    def on_start(self, run: RunHandle) -> None:
+    def on_start(self, run: Trainer) -> None:
         """The run is built (environments, agent, restored checkpoint) and about to train."""
 
-    def on_step(self, run: RunHandle) -> None:
+    def on_step(self, run: Trainer) -> None:
         """Between two compiled calls of the loop (`run.env_steps` is current)."""
 
-    def on_line(self, run: RunHandle, line: str) -> None:
+    def on_line(self, run: Trainer, line: str) -> None:
         """A line the run says: starting, its budget, a long evaluation's progress, the end."""
 
-    def on_report(self, run: RunHandle, report: Any) -> None:
+    def on_report(self, run: Trainer, report: Any) -> None:
         """A train or eval report (`agents.tools.loop.Report`): `phase`, `score` (mean episode
         return, nan without finished episodes), `episodes`, and `metrics` (`env_steps`, the one
         step counter, among them)."""
 
-    def on_eval_call(self, run: RunHandle, finished: int, share: int) -> None:
+    def on_eval_call(self, run: Trainer, finished: int, share: int) -> None:
         """A compiled call of an evaluation returned: `finished` of this rank's `share` of its
         episodes are done."""
 
@@ -133,13 +82,13 @@ class Callback:
         interrupt it there)."""
         return contextlib.nullcontext()
 
-    def on_checkpoint(self, run: RunHandle, path: str) -> None:
+    def on_checkpoint(self, run: Trainer, path: str) -> None:
         """A checkpoint was written at `path`."""
 
-    def on_end(self, run: RunHandle, result: Any) -> None:
+    def on_end(self, run: Trainer, result: Any) -> None:
         """Training ended (its `TrainResult`); the checkpoint is saved and the policy exported."""
 
-    def on_close(self, run: RunHandle) -> None:
+    def on_close(self, run: Trainer) -> None:
         """The run is over, whatever the outcome: release what the callback holds."""
 
 
@@ -149,7 +98,7 @@ class StopOnScore(Callback):
     def __init__(self, threshold: float) -> None:
         self.threshold = float(threshold)
 
-    def on_report(self, run: RunHandle, report: Any) -> None:
+    def on_report(self, run: Trainer, report: Any) -> None:
         if report.phase == "eval" and report.score >= self.threshold:
             run.stop(f"eval score {report.score:.2f} reached stop_at_score={self.threshold:g}")
 
@@ -163,7 +112,7 @@ class StopOnNoImprovement(Callback):
         self.best = -math.inf
         self.since_best = 0
 
-    def on_report(self, run: RunHandle, report: Any) -> None:
+    def on_report(self, run: Trainer, report: Any) -> None:
         if report.phase != "eval" or math.isnan(report.score):
             return
         if report.score > self.best:
@@ -191,12 +140,12 @@ class KeepBestPolicy(Callback):
     def __init__(self) -> None:
         self.best = -math.inf
 
-    def on_start(self, run: RunHandle) -> None:
+    def on_start(self, run: Trainer) -> None:
         recorded = read_best_score(run.run_dir)
         if recorded is not None:
             self.best = recorded["score"]
 
-    def on_report(self, run: RunHandle, report: Any) -> None:
+    def on_report(self, run: Trainer, report: Any) -> None:
         if report.phase != "eval" or math.isnan(report.score) or report.score <= self.best:
             return
         self.best = report.score
@@ -238,12 +187,12 @@ class CallbackList:
 
     Args:
         callbacks: The callbacks.
-        handle: The run as the callbacks see it.
+        trainer: The run, as every callback is given it.
     """
 
-    def __init__(self, callbacks: list[Callback], handle: RunHandle) -> None:
+    def __init__(self, callbacks: list[Callback], trainer: Trainer) -> None:
         self.callbacks = list(callbacks)
-        self.handle = handle
+        self.trainer = trainer
         self.error: Exception | None = None
 
     @property
@@ -253,7 +202,7 @@ class CallbackList:
 
     @property
     def stop_requested(self) -> bool:
-        stopped = self.handle.stopped_by is not None or self.signum is not None
+        stopped = self.trainer.stopped_by is not None or self.signum is not None
         return stopped or self.error is not None
 
     def call(self, method: str, *args: Any, always: bool = False) -> None:
@@ -263,7 +212,7 @@ class CallbackList:
             if self.error is not None and not always:
                 return
             try:
-                getattr(callback, method)(self.handle, *args)
+                getattr(callback, method)(self.trainer, *args)
             except TrainingError as error:  # A consumer of the run's own (a file it writes).
                 self.error = self.error or error
             except Exception as error:
@@ -279,7 +228,7 @@ class CallbackList:
 
     def saved(self) -> None:
         """A checkpoint was just written: `on_checkpoint` with its path."""
-        self.call("on_checkpoint", self.handle.latest_checkpoint)
+        self.call("on_checkpoint", self.trainer.latest_checkpoint)
 
     def saving(self) -> contextlib.AbstractContextManager:
         """A reusable context manager around each checkpoint write: every callback's `saving`

@@ -20,10 +20,13 @@ import contextlib
 import json
 import math
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agents.training.callbacks import Callback, RunHandle
+from agents.training.callbacks import Callback
 from agents.training.train_result import TrainingError
+
+if TYPE_CHECKING:  # The Trainer's callback: the Trainer imports this module.
+    from agents.training.trainer import Trainer
 
 METRICS_FILE = "metrics.jsonl"
 
@@ -111,7 +114,7 @@ class MetricsLog(Callback):
         self.superseded += moved
         self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
 
-    def on_report(self, run: RunHandle, report) -> None:
+    def on_report(self, run: Trainer, report) -> None:
         try:
             self.append(report, (run.config or {}).get("eval_policy"))
         except OSError as error:
@@ -120,7 +123,7 @@ class MetricsLog(Callback):
                 f"{run.env_steps}"
             ) from None
 
-    def on_close(self, run: RunHandle) -> None:
+    def on_close(self, run: Trainer) -> None:
         self.close()
 
     def close(self) -> None:

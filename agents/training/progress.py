@@ -10,11 +10,14 @@ from __future__ import annotations
 import math
 import sys
 import time
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
-from agents.training.callbacks import Callback, RunHandle
+from agents.training.callbacks import Callback
+
+if TYPE_CHECKING:  # The Trainer's callback: the Trainer imports this module.
+    from agents.training.trainer import Trainer
 
 
 def bar(
@@ -149,14 +152,14 @@ class TrainingProgress(Callback):
         self._bar.set_postfix(self._postfix)
         self._started = False
 
-    def on_start(self, run: RunHandle) -> None:
+    def on_start(self, run: Trainer) -> None:
         self.restart_at(run.env_steps)
         self.stage("compiling")
 
-    def on_step(self, run: RunHandle) -> None:
+    def on_step(self, run: Trainer) -> None:
         self.advance(run.env_steps)
 
-    def on_report(self, run: RunHandle, report) -> None:
+    def on_report(self, run: Trainer, report) -> None:
         self.update(report)
 
     def stage(self, text: str) -> None:

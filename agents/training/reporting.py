@@ -6,9 +6,13 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from agents.training.callbacks import Callback, RunHandle
+from agents.training.callbacks import Callback
 from agents.training.progress import write
+
+if TYPE_CHECKING:  # The Trainer's callback: the Trainer imports this module.
+    from agents.training.trainer import Trainer
 
 
 class ConsoleLog(Callback):
@@ -27,13 +31,13 @@ class ConsoleLog(Callback):
         self._started = time.monotonic()
         self._next: float | None = None  # When the current evaluation says how it goes.
 
-    def on_start(self, run: RunHandle) -> None:
+    def on_start(self, run: Trainer) -> None:
         self._started = time.monotonic()
 
-    def on_line(self, run: RunHandle, line: str) -> None:
+    def on_line(self, run: Trainer, line: str) -> None:
         self._write(line)
 
-    def on_report(self, run: RunHandle, report) -> None:
+    def on_report(self, run: Trainer, report) -> None:
         new_best = False
         if report.phase == "eval":
             self._next = None  # The next call starts a new evaluation.
@@ -43,7 +47,7 @@ class ConsoleLog(Callback):
                 self._best = score
         self._write(report_line(report, new_best, (run.config or {}).get("eval_policy")))
 
-    def on_eval_call(self, run: RunHandle, finished: int, share: int) -> None:
+    def on_eval_call(self, run: Trainer, finished: int, share: int) -> None:
         now = time.monotonic()
         if self._next is None:
             self._next = now + self._every

@@ -18,11 +18,15 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from agents.runtime import exit_cleanup
-from agents.training.callbacks import Callback, RunHandle
+from agents.training.callbacks import Callback
 from agents.training.progress import TrainingProgress
 from agents.training.reporting import ConsoleLog
+
+if TYPE_CHECKING:  # The Trainer's callback: the Trainer imports this module.
+    from agents.training.trainer import Trainer
 
 _POLL_SECONDS = 0.2  # How often the watchdog looks at the environments.
 _SAVE_WAIT_SECONDS = 120.0  # Longest wait for a checkpoint being written, on a second signal.
@@ -102,11 +106,11 @@ class RunGuard(Callback):
 
     every_rank = True  # Each rank gets the signals and watches its own environments.
 
-    def on_start(self, run: RunHandle) -> None:
+    def on_start(self, run: Trainer) -> None:
         self.watch(run.batch_envs, run.config.env_timeout)
         self._alone = run.ranks == 1
 
-    def on_step(self, run: RunHandle) -> None:
+    def on_step(self, run: Trainer) -> None:
         self._calls += 1
 
     def saving(self) -> threading.Lock:

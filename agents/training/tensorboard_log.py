@@ -20,15 +20,18 @@ import glob
 import math
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import tensorflow as tf
 
 from agents.tools.loop import write_values
 from agents.tools.reports import Report, SummaryError, summary_error
-from agents.training.callbacks import Callback, RunHandle
+from agents.training.callbacks import Callback
 from agents.training.train_result import TrainingError
+
+if TYPE_CHECKING:  # The Trainer's callback: the Trainer imports this module.
+    from agents.training.trainer import Trainer
 
 LOSS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "grad_norm")
 RND = (
@@ -138,7 +141,7 @@ class TensorBoardLog(Callback):
             self._path = max(made, key=os.path.getmtime)
             self._size = os.path.getsize(self._path)
 
-    def on_report(self, run: RunHandle, report: Report) -> None:
+    def on_report(self, run: Trainer, report: Report) -> None:
         try:
             policy = (run.config or {}).get("eval_policy")
             if report.phase == "eval" and policy and not self._policy_written:
@@ -147,7 +150,7 @@ class TensorBoardLog(Callback):
         except SummaryError as error:
             raise TrainingError(f"{error}; stopped at env step {run.env_steps}") from None
 
-    def on_close(self, run: RunHandle) -> None:
+    def on_close(self, run: Trainer) -> None:
         self.close()
 
     def write(self, report: Report, env_steps: int) -> None:

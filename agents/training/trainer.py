@@ -85,11 +85,15 @@ class Trainer:
         self.config, self.run_dir, self.name = setup.config, setup.run_dir, setup.name
         self.resumed, self.seed = setup.resumed, setup.seed
         self.started = False  # Whether training began (the run directory holds a run).
-        self.env_steps: int | None = None  # Updated between training calls (any thread reads).
+        # Training env steps so far: a new run's 0, a resumed run's once it is built; updated
+        # before each training call and each report (any thread reads it).
+        self.env_steps: int | None = None if self.resumed else 0
         self._notes: list[str] = []  # Lines said after the start line, e.g. records moved.
         self.saved = False  # Whether the final checkpoint is written.
         self.result: TrainResult | None = None  # Set when training ends.
         self._used = False  # A Trainer trains once: `close` releases the run's lock.
+        self.stopped_by: str | None = None  # Why a callback stopped the run (see `stop`).
+        self._run = None  # The built Run, while it trains.
 
     @property
     def budget(self) -> int:
@@ -100,6 +104,34 @@ class Trainer:
         """The config's values that differ from its named config's, as `key=value (was v)`
         phrases; empty when it is the named config as it is."""
         return named.changes(self.config, self.name)
+
+    @property
+    def ranks(self) -> int:
+        """The MPI ranks that train the run."""
+        return self.world.size
+
+    @property
+    def latest_checkpoint(self) -> str | None:
+        """The path of the checkpoint saved last while training (rank 0's), or None."""
+        return self._run.latest_checkpoint() if self._run is not None else None
+
+    @property
+    def batch_envs(self) -> list:
+        """The Python batch environments the run steps while training (a watchdog's)."""
+        return self._run.batch_envs if self._run is not None else []
+
+    def stop(self, reason: str) -> None:
+        """End training after the current step, saved and exported as after Ctrl-C; the
+        result's `stopped_by` is the first reason given (a callback's way to stop the run)."""
+        if self.stopped_by is None:
+            self.stopped_by = reason
+
+    def export_policy(self, path: str) -> str:
+        """Export the current policy as a SavedModel at `path` (written whole, or not at all),
+        while training."""
+        if self._run is None:
+            raise RuntimeError("Only a training run exports its current policy.")
+        return results.atomic_directory(path, self._run.agent)
 
     def _prepare(self, config, logdir, seed, resume, overrides, name) -> run_setup.RunSetup:
         if resume is None:
@@ -157,8 +189,7 @@ class Trainer:
         if callbacks is None:
             callbacks = [reporting.ConsoleLog(print)]
         given = [c for c in callbacks if self.world.is_root or c.every_rank]
-        handle = callbacks_module.RunHandle(self.run_dir, self.config, self.world.size)
-        calls = callbacks_module.CallbackList([_Count(self), *given], handle)
+        calls = callbacks_module.CallbackList([_Count(), *given], self)
         try:
             self.result = yield from self._train(calls, tf_logs)
         finally:
@@ -194,12 +225,13 @@ class Trainer:
             try:
                 yield from loop.train(run, calls, outcome)
             except GeneratorExit:  # The caller left `reports()`: a stop, as a callback's.
-                calls.handle.stop("the caller stopped iterating over the reports")
+                self.stop("the caller stopped iterating over the reports")
             result = self._finish(run, calls, outcome)
         finally:
             self.env_steps = run.env_steps
             calls.call("on_close", always=True)
             run.close()
+            self._run = None
         calls.call("on_end", result)
         if calls.error is not None:  # Training is finished and saved; the callback failed.
             raise TrainingError(str(calls.error))
@@ -210,7 +242,7 @@ class Trainer:
         # TensorFlow's: loaded by now, after the agent family's settings (see `_start`).
         from agents.training.tensorboard_log import TensorBoardLog
 
-        calls.handle.bind(run, lambda path: results.atomic_directory(path, run.agent))
+        self._run = run
         run.guard_saves(calls.saving())
         if not self.world.is_root:
             return
@@ -271,7 +303,7 @@ class Trainer:
         if world.is_root:
             self._write_results(run, calls.say)
         signum = _agreed_signal(world, outcome.signum)
-        stopped_by = world.bcast(calls.handle.stopped_by)
+        stopped_by = world.bcast(self.stopped_by)
         if world.is_root and signum is None:
             if stopped_by is None:
                 calls.say(f"Done: {run.env_steps} env steps in {self.run_dir}.")
@@ -376,12 +408,13 @@ def _agreed_signal(world: mpi.World, signum: int | None) -> int | None:
 
 
 class _Count(Callback):
-    """The Trainer's count of env steps, updated between calls (any thread reads it)."""
+    """The Trainer's count of env steps, updated before each call and each report, so that
+    every callback after it reads the current count (and any thread, the latest)."""
 
     every_rank = True
 
-    def __init__(self, trainer: Trainer) -> None:
-        self._trainer = trainer
+    def on_step(self, run: Trainer) -> None:
+        run.env_steps = run._run.env_steps
 
-    def on_step(self, run) -> None:
-        self._trainer.env_steps = run.env_steps
+    def on_report(self, run: Trainer, report) -> None:
+        run.env_steps = run._run.env_steps

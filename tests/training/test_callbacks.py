@@ -23,8 +23,8 @@ def _train(score: float) -> Report:
     return Report("train", 128, score, 2, {"env_steps": 128.0})
 
 
-def _handle(tmp_path) -> callbacks.RunHandle:
-    return callbacks.RunHandle(str(tmp_path), {})
+def _handle(tmp_path) -> Trainer:
+    return Trainer("debug", str(tmp_path))  # What callbacks are given; it trains nothing here.
 
 
 def test_stop_on_score_looks_at_eval_reports_only(tmp_path):

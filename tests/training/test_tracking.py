@@ -97,7 +97,7 @@ def test_a_wandb_server_that_does_not_answer_logs_the_run_offline_with_one_warni
     import math
 
     from agents.tools.loop import Report
-    from agents.training.callbacks import RunHandle
+    from agents.training import Trainer
     from agents.training.tracking import WandbTracker
     from agents.training.train_result import TrainResult
 
@@ -106,14 +106,14 @@ def test_a_wandb_server_that_does_not_answer_logs_the_run_offline_with_one_warni
     monkeypatch.setenv("WANDB_API_KEY", "a" * 40)
     monkeypatch.setenv("WANDB_INIT_TIMEOUT", "2")
     tracker = WandbTracker(project="tests")
-    run = RunHandle(str(tmp_path), {"agent": "ppo"})
+    run = Trainer("debug", str(tmp_path / "logdir"))
     tracker.on_start(run)
     tracker.on_report(run, Report("eval", 0, 1.5, 1, {}))
     tracker.on_end(run, TrainResult(str(tmp_path), 0, 1.5, best_eval_score=math.nan))
     out, err = capsys.readouterr()
     assert err.count("\n") == 1 and err.startswith("warning: W&B's server did not answer in 2 s (")
     assert out.startswith("W&B run (offline): ") and "wandb sync " in out
-    assert glob.glob(str(tmp_path / "wandb" / "offline-run-*" / "run-*.wandb"))
+    assert glob.glob(os.path.join(run.run_dir, "wandb", "offline-run-*", "run-*.wandb"))
     monkeypatch.setenv("WANDB_INIT_TIMEOUT", "soon")
     with pytest.raises(UsageError, match="WANDB_INIT_TIMEOUT must be a number of seconds > 0"):
         WandbTracker(project="tests")  # Before the run starts, not in its first callback.
