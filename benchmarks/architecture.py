@@ -332,6 +332,45 @@ def _traced_section(found: dict[str, list[str]]) -> list[str]:
     return [*lines, TRACED_END]
 
 
+LOOP = "agents/training/loop.py"  # The training loop, one file.
+
+
+def function_imports() -> dict[str, int]:
+    """Module -> how many import statements it makes inside functions (those that have any)."""
+    found = {}
+    for module, path in modules().items():
+        count = _imports_in_functions(ast.parse(path.read_text(encoding="utf-8")), False)
+        if count:
+            found[module] = count
+    return found
+
+
+def _imports_in_functions(node: ast.AST, inside: bool) -> int:
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return int(inside)
+    inside = inside or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    return sum(_imports_in_functions(child, inside) for child in ast.iter_child_nodes(node))
+
+
+def _reading_section() -> list[str]:
+    """How the code reads: the loop's length, and where imports wait for a function call."""
+    loop_lines = len((ROOT / LOOP).read_text(encoding="utf-8").splitlines())
+    waiting = function_imports()
+    listed = ", ".join(
+        f"`{module}` {count}"
+        for module, count in sorted(waiting.items(), key=lambda item: (-item[1], item[0]))
+    )
+    return [
+        "## How it reads",
+        "",
+        f"The training loop is one file, `{LOOP}` ({loop_lines} lines): a training call, its "
+        "report, a checkpoint, an evaluation at each phase's end, the callbacks, the stop. "
+        f"{sum(waiting.values())} imports in {len(waiting)} modules wait inside functions, most "
+        "for TensorFlow (loaded once the run's agent family has set its process options) or for "
+        f"an optional package: {listed}.",
+    ]
+
+
 def stored_trace(text: str) -> dict[str, list[str]]:
     """The trace a page holds (in its `<!-- trace: ... -->` line)."""
     start = text.index("<!-- trace: ") + len("<!-- trace: ")
@@ -353,6 +392,8 @@ def page(found: dict[str, list[str]]) -> str:
         *_graph_section(),
         "",
         *_traced_section(found),
+        "",
+        *_reading_section(),
         "",
         *_packages_section(),
     ]
