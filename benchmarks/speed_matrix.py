@@ -57,10 +57,11 @@ FAMILIES = {
     "montezuma_rnd": ("montezuma_rnd", {"rnd_init_steps": 16}),
     "mpi2": ("pendulum", {}),
     "cartpole_native": ("cartpole_native", {}),  # CartPole as TF ops: the call one XLA program.
-    "minigrid_native_rnd": ("doorkey16_rnd", {}),
+    # DoorKey-16x16's updates as the records before its config took 32 minibatches: 8.
+    "minigrid_native_rnd": ("doorkey16_rnd", {"num_minibatches": 8}),
     "minigrid_native_noveld": ("doorkey16_noveld", {}),
-    "minigrid_native_count": ("doorkey16_rnd", {"bonus": "count"}),
-    "minigrid_native_e3b": ("doorkey16_rnd", {"bonus": "e3b"}),
+    "minigrid_native_count": ("doorkey16_rnd", {"bonus": "count", "num_minibatches": 8}),
+    "minigrid_native_e3b": ("doorkey16_rnd", {"bonus": "e3b", "num_minibatches": 8}),
     "minigrid_native_pixels": ("minigrid_rnd", {"native_env": True, "rnd_init_steps": 16}),
 }
 RANKS = {"mpi2": 2}
