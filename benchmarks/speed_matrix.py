@@ -48,6 +48,7 @@ from benchmarks.pages import speed_matrix_page
 MPIRUN = os.path.join(os.path.dirname(sys.executable), "mpirun")
 
 # Family -> (named config, overrides).
+_MLP_DOORKEY = {"network": "auto", "chunk_length": 1, "num_minibatches": 8}
 FAMILIES = {
     "pendulum": ("pendulum", {}),
     "cartpole": ("cartpole", {}),
@@ -57,11 +58,11 @@ FAMILIES = {
     "montezuma_rnd": ("montezuma_rnd", {"rnd_init_steps": 16}),
     "mpi2": ("pendulum", {}),
     "cartpole_native": ("cartpole_native", {}),  # CartPole as TF ops: the call one XLA program.
-    # DoorKey-16x16's updates as the records before its config took 32 minibatches: 8.
-    "minigrid_native_rnd": ("doorkey16_rnd", {"num_minibatches": 8}),
-    "minigrid_native_noveld": ("doorkey16_noveld", {}),
-    "minigrid_native_count": ("doorkey16_rnd", {"bonus": "count", "num_minibatches": 8}),
-    "minigrid_native_e3b": ("doorkey16_rnd", {"bonus": "e3b", "num_minibatches": 8}),
+    # DoorKey-16x16 as the records before its config took a GRU and 32 minibatches had it.
+    "minigrid_native_rnd": ("doorkey16_rnd", _MLP_DOORKEY),
+    "minigrid_native_noveld": ("doorkey16_noveld", _MLP_DOORKEY),
+    "minigrid_native_count": ("doorkey16_rnd", dict(_MLP_DOORKEY, bonus="count")),
+    "minigrid_native_e3b": ("doorkey16_rnd", dict(_MLP_DOORKEY, bonus="e3b")),
     "minigrid_native_pixels": ("minigrid_rnd", {"native_env": True, "rnd_init_steps": 16}),
 }
 RANKS = {"mpi2": 2}
