@@ -263,16 +263,7 @@ class Loop:
         if self._manager is None:
             return None
         with self.save_lock:
-            number = self.count
-            try:
-                return self._manager.save(checkpoint_number=number)
-            except (OSError, tf.errors.OpError) as error:
-                path = os.path.join(self._manager.directory, f"ckpt-{number}")
-                lines = str(error).strip().splitlines() or [type(error).__name__]
-                reason = getattr(error, "strerror", None) or lines[0]
-                raise checkpoints.CheckpointError(
-                    f"Cannot write checkpoint {path}: {reason}"
-                ) from None
+            return save_checkpoint(self._manager, self.count)
 
     def _report(self, name: str, scores: list, lengths: list, metrics: dict) -> Report:
         """The phase's report of the episodes finished since its last one (then forgotten)."""
@@ -307,6 +298,22 @@ class Loop:
 
     def _summary_dir(self, phase: str) -> str:
         return os.path.join(self._logdir, phase) if self._phase_dirs else self._logdir
+
+
+def save_checkpoint(manager: tf.train.CheckpointManager, number: int) -> str:
+    """Save `manager`'s checkpoint as `ckpt-<number>`; returns its path.
+
+    Raises:
+        checkpoints.CheckpointError: The write failed (e.g. a full disk), naming the path and
+            the reason; the checkpoints written before stay as they were.
+    """
+    try:
+        return manager.save(checkpoint_number=number)
+    except (OSError, tf.errors.OpError) as error:
+        path = os.path.join(manager.directory, f"ckpt-{number}")
+        lines = str(error).strip().splitlines() or [type(error).__name__]
+        reason = getattr(error, "strerror", None) or lines[0]
+        raise checkpoints.CheckpointError(f"Cannot write checkpoint {path}: {reason}") from None
 
 
 def write_values(

@@ -26,6 +26,7 @@ from agents.ppo.factory import make_agent
 from agents.ppo.rollouts import rollouts_then_updates
 from agents.runtime import tf_loading, xla_scratch
 from agents.tools import checkpoints
+from agents.tools.loop import save_checkpoint
 from agents.tools.mpi import World
 from agents.tools.ranks import ranks_of
 from agents.training import agent_pool, tensorboard_log
@@ -323,16 +324,7 @@ class Run:
         if self._checkpoints is None:
             return None
         with self.save_lock:
-            number = self.env_steps
-            try:
-                return self._checkpoints.save(checkpoint_number=number)
-            except (OSError, tf.errors.OpError) as error:
-                path = os.path.join(self._checkpoints.directory, f"ckpt-{number}")
-                lines = str(error).strip().splitlines() or [type(error).__name__]
-                reason = getattr(error, "strerror", None) or lines[0]
-                raise checkpoints.CheckpointError(
-                    f"Cannot write checkpoint {path}: {reason}"
-                ) from None
+            return save_checkpoint(self._checkpoints, self.env_steps)
 
     def latest_checkpoint(self) -> str | None:
         """The path of the checkpoint saved last (rank 0's), or None."""
