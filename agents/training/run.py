@@ -1,4 +1,5 @@
-"""Run: the environments, agent, checkpoint and loop of one training run."""
+"""Run: the environments, agent, compiled calls and checkpoints of one training run (its loop is
+`agents.training.loop`)."""
 
 from __future__ import annotations
 
@@ -119,7 +120,7 @@ class Run:
         return train_fn, eval_fn
 
     def _build(self, seed: int) -> None:
-        """Envs, agent and loop of this rank; rank 0 restores the latest checkpoint."""
+        """Envs, agent and checkpoint of this rank; rank 0 restores the latest checkpoint."""
         config, world = self.config, self.world
         keras.utils.set_random_seed(seed)  # The same initial network on every rank.
         envs = budget.rank_envs(config, world.size)  # Before any env is built.

@@ -74,7 +74,7 @@ def histograms(rollout: Mapping[str, Any], log_std: Any = None) -> dict[str, np.
         log_std: The Gaussian policy's log-std variable, if it has one.
 
     Returns:
-        Name -> flat float32 array; `tools.Loop` writes arrays as histograms.
+        Name -> flat float32 array; `TensorBoardLog` writes arrays as histograms.
     """
     result = {
         f"rollout_{key}": np.asarray(rollout[key], np.float32).ravel()
