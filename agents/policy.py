@@ -65,14 +65,12 @@ class Policy:
         Raises:
             ValueError: The observation has another shape, or an entry that is NaN or infinite.
         """
-        import tensorflow as tf
-
         batch, single = self._batch(observation)
         state, reset = self._carried(len(batch))
         if deterministic:
             action, self._state = self.saved_model.step(batch, reset, state)
         else:
-            seed = tf.constant(self._seeds.integers(0, 2**31 - 1, size=2), tf.int32)
+            seed = self._seeds.integers(0, 2**31 - 1, size=2).astype(np.int32)
             action, self._state = self._exported("sample_step")(batch, reset, state, seed)
         action = action.numpy()
         return action[0] if single else action
@@ -95,13 +93,11 @@ class Policy:
 
     def _carried(self, size: int) -> tuple[Any, Any]:
         """The state to act from for a batch of `size`, and where episodes start (all or none)."""
-        import tensorflow as tf
-
         first = self._state is None or int(self._state.shape[0]) != size
         state = self._state
         if first:
-            state = self.saved_model.initial_state(tf.constant(size, tf.int32))
-        return state, tf.fill([size], first)
+            state = self.saved_model.initial_state(np.int32(size))
+        return state, np.full([size], first)
 
     def _exported(self, name: str) -> Any:
         """The SavedModel's function `name`, which policies exported before it existed lack."""
@@ -170,17 +166,17 @@ def load_policy(run_dir: str, checkpoint: str | None = None, seed: int | None = 
             directory without a checkpoint beside it cannot be loaded (the message says).
     """
     tf_loading.import_tensorflow()  # Quietly: no TensorFlow log lines in the caller's output.
-    import tensorflow as tf
+    from agents.ppo import restore  # TensorFlow's: imported after its settings, above.
 
     path = os.path.join(run_dir, "policy")
     if not os.path.isfile(os.path.join(path, "saved_model.pb")):
         path = run_dir
     if checkpoint is None and os.path.isfile(os.path.join(path, "saved_model.pb")):
         try:
-            return Policy(tf.saved_model.load(path), seed)
+            return Policy(restore.load_saved_model(path), seed)
         except Exception as error:  # noqa: BLE001  (protobuf, OS and TensorFlow errors alike)
             _unloadable(path, run_dir, error)
-    return Policy(_from_checkpoint(run_dir, checkpoint).saved_model, seed)
+    return Policy(_from_checkpoint(run_dir, checkpoint, restore.restore_saved_model), seed)
 
 
 def _unloadable(path: str, run_dir: str, error: Exception) -> None:
@@ -198,7 +194,8 @@ def _unloadable(path: str, run_dir: str, error: Exception) -> None:
     )
 
 
-def _from_checkpoint(run_dir: str, checkpoint: str | None) -> Policy:
+def _from_checkpoint(run_dir: str, checkpoint: str | None, restore_saved_model: Callable) -> Any:
+    """The SavedModel of the run's checkpoint (`agents.ppo.restore.restore_saved_model`)."""
     try:
         checkpoint_policy.find_checkpoint(run_dir, checkpoint)
     except UsageError as error:
@@ -207,12 +204,12 @@ def _from_checkpoint(run_dir: str, checkpoint: str | None) -> Policy:
         config = files.load_config(run_dir)
         env = checkpoint_policy.make_run_env(config)
         try:
-            saved_model, _ = checkpoint_policy.restore_saved_model(run_dir, checkpoint, env, config)
+            saved_model, _ = restore_saved_model(run_dir, checkpoint, env, config)
         finally:
             env.close()
     except UsageError as error:
         raise ValueError(str(error)) from None
-    return Policy(saved_model)
+    return saved_model
 
 
 @dataclasses.dataclass(frozen=True)

@@ -5,7 +5,7 @@ The task is `SlowPendulum-v0`: Pendulum-v1 whose step also spins the CPU for `--
 and plain Pendulum (~20 µs a step) would leave the time to TensorFlow's per-step overhead, which
 is no test of environment-bound scaling. Every rank runs the `pendulum` config (its 16 envs
 in-process, as `configs.pendulum` sets its rollouts and minibatches), TensorFlow limited to its
-share of the cores (`mpi.share_cores`). All runs train the same total env steps (`--steps`):
+share of the cores (`collectives.share_cores`). All runs train the same total env steps (`--steps`):
 with `--mpi_batch per_rank` K ranks do 1/K as many updates of K times the batch; with `global`
 the 16 envs are split over the ranks, so every run makes one process's updates.
 
@@ -72,12 +72,12 @@ def _register(cost_us: float) -> None:
 def worker(steps: int, cost_us: float, seed: int, mpi_batch: str) -> None:
     """One rank of a run; rank 0 prints the measurements as a JSON line."""
     from agents.scripts import configs
-    from agents.tools import mpi
+    from agents.tools import collectives, mpi
     from agents.training.loop import phases
     from agents.training.run import Run
 
     world = mpi.init_world()
-    threads = mpi.share_cores(world)
+    threads = collectives.share_cores(world)
     _register(cost_us)
     config = configs.pendulum()
     config.update(

@@ -28,6 +28,7 @@ from agents.multirun import aggregates, quiet_run
 from agents.training import TrainingError, run_setup
 from agents.training.callbacks import Callback
 from agents.training.reporting import success_suffix
+from agents.training.tracking import WandbTracker
 from agents.training.train_result import TrainResult
 
 _POLL_S = 0.5
@@ -70,8 +71,6 @@ def _child(config, logdir, seed, overrides, name, queue, tracking) -> None:
     try:  # The parent shows its progress.
         forward = [_Forward(queue, seed)]
         if tracking is not None:
-            from agents.training.tracking import WandbTracker
-
             forward.append(WandbTracker(**tracking))
         result = quiet_run.train_quietly(config, logdir, seed, overrides, name, forward)
         queue.put(("done", seed, dataclasses.asdict(result)))

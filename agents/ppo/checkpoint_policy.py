@@ -1,13 +1,13 @@
-"""A run's policy from one of its checkpoints: found, restored and exported as training exports it.
+"""What a run's policy is restored from, found without TensorFlow: its checkpoint and its env.
 
 `agents.load_policy` uses it for a run without `policy/` (or when given a checkpoint), and
-`python -m agents.scripts.visualize` for every run.
+`python -m agents.scripts.visualize` for every run; `agents.ppo.restore` then restores the
+checkpoint and exports its policy as training does.
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
 from typing import Any
 
 from agents.config.errors import UsageError
@@ -58,53 +58,3 @@ def make_run_env(config: Any, render_mode: str | None = None) -> Any:
         return make_env(config.env, config.max_episode_steps, wrapper, render_mode=render_mode)
     except ValueError as error:
         raise UsageError(str(error)) from None
-
-
-def restore_saved_model(run_dir: str, checkpoint: str | None, env: Any, config: Any) -> tuple:
-    """The policy of a run's checkpoint (the newest readable one by default) for `env`.
-
-    The network and normalizer are restored and exported as training exports them (into a
-    temporary directory), then loaded back.
-
-    Args:
-        run_dir: The run directory.
-        checkpoint: A checkpoint path, or None for the newest readable one (a warning is
-            printed for each unreadable newer one).
-        env: The run's environment (its spaces build the agent).
-        config: The run's config (`agents.config.files.load_config(run_dir)`).
-
-    Returns:
-        The loaded SavedModel and the path of the checkpoint it holds.
-
-    Raises:
-        UsageError: The checkpoint is missing or cannot be read.
-    """
-    import tensorflow as tf
-
-    from agents import tools
-    from agents.ppo.export import export_policy
-    from agents.ppo.factory import make_agent
-    from agents.tools import checkpoints
-
-    batch_env = tools.InGraphBatchEnv(tools.BatchEnv([env], blocking=True, clip_actions=True))
-    agent = make_agent(batch_env, config)
-    saved = tf.train.Checkpoint(**agent.policy_checkpointables())
-
-    def restore(path: str) -> None:
-        saved.restore(path).expect_partial().assert_existing_objects_matched()
-
-    if checkpoint:
-        path = find_checkpoint(run_dir, checkpoint)
-        try:
-            restore(path)
-        except (tf.errors.OpError, IndexError, OSError) as error:
-            reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
-            raise UsageError(f"Checkpoint {path} cannot be read ({reason}).") from None
-    else:
-        try:
-            path = checkpoints.restore_latest(os.path.join(run_dir, "checkpoints"), restore)
-        except checkpoints.CheckpointError as error:
-            raise UsageError(str(error)) from None
-    with tempfile.TemporaryDirectory() as directory:
-        export_policy(agent, directory)
-        return tf.saved_model.load(directory), path

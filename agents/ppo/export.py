@@ -23,6 +23,7 @@ import types
 
 import numpy as np
 import tensorflow as tf
+from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
 
 from agents.ppo.networks.contract import act
 from agents.ppo.networks.weights import Weights
@@ -231,10 +232,6 @@ def _frozen(function):
     TFLite's converter leaves Keras 3 weights as resource variables that its interpreter never
     initializes (the converted model returned garbage), so signatures carry them as constants.
     """
-    from tensorflow.python.framework.convert_to_constants import (
-        convert_variables_to_constants_v2,
-    )
-
     concrete = function.get_concrete_function()
     frozen = convert_variables_to_constants_v2(concrete)
     keys = sorted(concrete.structured_outputs)  # The frozen function returns a flat list.

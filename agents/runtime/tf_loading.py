@@ -81,9 +81,7 @@ def import_tensorflow(verbose: bool = False, onednn: bool | None = None) -> str 
     # printed before absl's logging starts too, which ignore it.
     quiet = not verbose and os.environ.get(LOG_LEVEL, "0") not in ("", "0")
     with captured_stderr(quiet):
-        import keras  # noqa: F401
-        import tensorflow  # noqa: F401
-        import tensorflow_probability  # noqa: F401
+        _load()
     # What TensorFlow read: a later run in this process (whose caller may restore the
     # environment in between, as `agents.train` does) is measured against it.
     _state["loaded_with"] = {key: os.environ[key] for key in _READ_AT_LOAD if key in os.environ}
@@ -140,10 +138,7 @@ def _not_native_log(line: str) -> bool:
 def _adopt(verbose: bool, onednn: bool | None) -> str | None:
     """TensorFlow was loaded before this call (by an earlier one, or by someone else): quiet
     what can be; the warning of what is lost, once."""
-    import keras  # noqa: F401
-    import tensorflow as tf
-    import tensorflow_probability  # noqa: F401
-
+    tf = _load()
     if not verbose:
         _quiet_python_loggers()
     loaded_with = _state["loaded_with"]
@@ -171,9 +166,18 @@ def _warning_once(lacking: list[str]) -> str | None:
     )
 
 
-def _quiet_python_loggers() -> None:
+def _load():
+    """Keras, TensorFlow and TensorFlow Probability, loaded (this module's reason to be: every
+    other module that needs them imports them at its top, once this has run); returns `tf`."""
+    import keras  # noqa: F401
     import tensorflow as tf
-    from absl import logging
+    import tensorflow_probability  # noqa: F401
 
-    tf.get_logger().setLevel("ERROR")
+    return tf
+
+
+def _quiet_python_loggers() -> None:
+    from absl import logging  # TensorFlow's logger, loaded with it: `_load` has run.
+
+    _load().get_logger().setLevel("ERROR")
     logging.set_verbosity(logging.ERROR)

@@ -21,6 +21,7 @@ from agents.training import Trainer, TrainingError
 from agents.training.callbacks import Callback
 from agents.training.progress import write
 from agents.training.run_guard import process_shell
+from agents.training.tracking import WandbTracker
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -97,8 +98,6 @@ def _tracking(args: argparse.Namespace) -> list:
     """The W&B callback `--track` asks for (on rank 0 only: the others call no callback)."""
     if not args.track:
         return []
-    from agents.training.tracking import WandbTracker
-
     return [WandbTracker(**_wandb_options(args))]
 
 

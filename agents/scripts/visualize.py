@@ -55,8 +55,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def restore_policy(run_dir: str, checkpoint: str | None, env, config) -> Policy:
-    """The policy of the run's checkpoint (see `checkpoint_policy`), saying which it restored."""
-    saved_model, path = checkpoint_policy.restore_saved_model(run_dir, checkpoint, env, config)
+    """The policy of the run's checkpoint (see `agents.ppo.restore`), saying which it restored."""
+    from agents.ppo import restore  # TensorFlow's: imported after its settings (see `main`).
+
+    saved_model, path = restore.restore_saved_model(run_dir, checkpoint, env, config)
     print(f"Restored {path}")
     return Policy(saved_model)
 

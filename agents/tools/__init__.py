@@ -30,7 +30,7 @@ _NAMES = {
     "Loop": "loop",
     "StreamingMean": "streaming_mean",
     "RunningMeanStd": "normalize",
-    "mpi_cross_replica_sum": "mpi",
+    "mpi_cross_replica_sum": "collectives",
     "MockEnvironment": "mock_environment",
     "MockAlgorithm": "mock_algorithm",
 }

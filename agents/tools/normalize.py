@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from agents.tools.mpi import CrossReplicaSum, mpi_cross_replica_sum
+from agents.tools.collectives import CrossReplicaSum, mpi_cross_replica_sum
 
 TensorLike = tf.types.experimental.TensorLike
 
@@ -165,7 +165,8 @@ class RunningMeanStd(tf.Module):
           shape: Shape of one sample.
           epsilon: Initial pseudo-count of the prior mean 0, variance 1.
           cross_replica_sum: Function summing a float64 tensor over MPI ranks (see
-            `agents.tools.mpi.mpi_cross_replica_sum`); it wins over `comm` when both are given.
+            `agents.tools.collectives.mpi_cross_replica_sum`); it wins over `comm` when both are
+            given.
           comm: Optional `mpi4py.MPI.Comm`, converted with `mpi_cross_replica_sum`.
           name: Name of the module and its variable scope.
         """
@@ -290,7 +291,7 @@ class StreamingNormalize(RunningMeanStd):
           clip: Bound of the transformed values to `[-clip, clip]`, or None for no clipping.
           epsilon: Added to the variance before taking the square root (not a prior count).
           cross_replica_sum: Function summing a float64 tensor over MPI ranks (see
-            `agents.tools.mpi.mpi_cross_replica_sum`); None in a single process.
+            `agents.tools.collectives.mpi_cross_replica_sum`); None in a single process.
           name: Name of the module and its variable scope.
           normalized: Optional bool array of `shape`: the entries `transform` normalizes; the
             others pass through unchanged (e.g. the one-hots and the action mask of a packed dict

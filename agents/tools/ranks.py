@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from agents.tools.mpi import CrossReplicaSum, World, mpi_all_gather, mpi_cross_replica_sum
+from agents.tools.collectives import CrossReplicaSum, mpi_all_gather, mpi_cross_replica_sum
+from agents.tools.mpi import World
 
 
 class Ranks(NamedTuple):
@@ -15,10 +16,11 @@ class Ranks(NamedTuple):
 
     Attributes:
         size: Number of ranks (the learning-rate schedule counts all ranks' steps).
-        cross_replica_sum: Sums a float64 tensor over the ranks (`mpi.mpi_cross_replica_sum`);
-            gradients and normalizer statistics are then averaged over them. None: one rank.
-        all_gather: Gathers tensors of all ranks (`mpi.mpi_all_gather`), for agents whose ranks
-            share their rollouts. None: one rank.
+        cross_replica_sum: Sums a float64 tensor over the ranks
+            (`collectives.mpi_cross_replica_sum`); gradients and normalizer statistics are then
+            averaged over them. None: one rank.
+        all_gather: Gathers tensors of all ranks (`collectives.mpi_all_gather`), for agents
+            whose ranks share their rollouts. None: one rank.
     """
 
     size: int = 1

@@ -31,17 +31,17 @@ def write_results(run, say: Callable[[str], None] = print) -> str | None:
     if any(curves.has_events(run.run_dir, phase) for phase in ("train", "eval")):
         failure = _write("Learning curve", lambda: curves.plot_run(run.run_dir), say)
     policy_dir = os.path.join(run.run_dir, POLICY_DIR)
-    export = _write("Policy (SavedModel)", lambda: atomic_directory(policy_dir, run.agent), say)
+    write_policy = functools.partial(atomic_directory, policy_dir, run.export_policy)
+    export = _write("Policy (SavedModel)", write_policy, say)
     return failure or export
 
 
-def atomic_directory(path: str, agent, export: Callable | None = None) -> str:
-    """Export `agent`'s policy to `path` whole or not at all: written beside it, then swapped in.
+def atomic_directory(path: str, export: Callable[[str], object]) -> str:
+    """Write a policy to `path` whole or not at all: `export(directory)` writes it beside `path`,
+    then it is swapped in (e.g. `Run.export_policy`).
 
     A failed export (a full disk) leaves the previous `path`, if any, as it was.
     """
-    if export is None:
-        from agents.ppo.export import export_policy as export
     partial, old = f"{path}.partial", f"{path}.old"
     for leftover in (partial, old):
         shutil.rmtree(leftover, ignore_errors=True)
@@ -49,7 +49,7 @@ def atomic_directory(path: str, agent, export: Callable | None = None) -> str:
     exit_cleanup.register(remove_partial)  # Also when a second stop signal ends the process.
     try:
         with tf_loading.quiet_native_logs():  # Freezing the graph logs from TensorFlow's C++.
-            export(agent, partial)
+            export(partial)
     except BaseException:
         remove_partial()
         raise

@@ -21,7 +21,7 @@ from agents.config.errors import UsageError
 from agents.envs import NativeBatchEnv, make_native, registry
 from agents.envs.python import exploration, vector_envs
 from agents.envs.python.batch_envs import batch_episode_limit, make_batch_env
-from agents.ppo import compilation
+from agents.ppo import compilation, export
 from agents.ppo.algorithm import Evaluator
 from agents.ppo.factory import make_agent
 from agents.ppo.rollouts import rollouts_then_updates
@@ -326,6 +326,11 @@ class Run:
             return None
         with self.save_lock:
             return save_checkpoint(self._checkpoints, self.env_steps)
+
+    def export_policy(self, path: str) -> str:
+        """Export the agent's current policy as a SavedModel at `path` (see
+        `agents.ppo.export.export_policy`); returns `path`."""
+        return export.export_policy(self.agent, path)
 
     def latest_checkpoint(self) -> str | None:
         """The path of the checkpoint saved last (rank 0's), or None."""

@@ -131,7 +131,7 @@ class Trainer:
         while training."""
         if self._run is None:
             raise RuntimeError("Only a training run exports its current policy.")
-        return results.atomic_directory(path, self._run.agent)
+        return results.atomic_directory(path, self._run.export_policy)
 
     def _prepare(self, config, logdir, seed, resume, overrides, name) -> run_setup.RunSetup:
         if resume is None:
@@ -341,9 +341,11 @@ class Trainer:
         lost = tf_loading.import_tensorflow(tf_logs, compilation.onednn(self.config["agent"]))
         if lost:
             warn(lost)
-        from agents.training.run import Run  # TensorFlow's: after its settings, above.
+        # TensorFlow's modules: imported after its settings, above.
+        from agents.tools.collectives import share_cores
+        from agents.training.run import Run
 
-        mpi.share_cores(self.world)
+        share_cores(self.world)
         try:
             return Run(self.config, self.run_dir, self.seed, self.world)
         except (BatchEnvError, CheckpointError) as error:  # E.g. the first reset.

@@ -22,7 +22,7 @@ import tensorflow as tf
 
 from agents.ppo.algorithm import average_over_ranks
 from agents.scripts import configs, train
-from agents.tools import mpi
+from agents.tools import collectives, mpi
 from agents.tools.normalize import StreamingNormalize
 from agents.training.loop import phases
 from agents.training.run import Run
@@ -136,7 +136,7 @@ def check_gradients(world, agent):
         output = network(observ, tf.zeros([6, 1], tf.bool), network.initial_state(6))
         loss = tf.reduce_sum(output.value**2) - tf.reduce_sum(output.policy.log_prob(action))
     local = tape.gradient(loss, network.trainable_variables)
-    averaged = average_over_ranks(local, mpi.mpi_cross_replica_sum(world.comm))
+    averaged = average_over_ranks(local, collectives.mpi_cross_replica_sum(world.comm))
     every_rank = world.allgather([g.numpy() for g in local])
     expected = [np.mean(parts, 0) for parts in zip(*every_rank)]
     close = all(np.allclose(a.numpy(), e, rtol=1e-5, atol=1e-7) for a, e in zip(averaged, expected))
@@ -147,7 +147,9 @@ def check_gradients(world, agent):
 def check_normalizer(world):
     """Merged statistics equal numpy's over the concatenated data of all ranks."""
     data = np.random.default_rng(world.rank).normal(world.rank * 3.0, 1.0 + world.rank, (5, 2))
-    normalizer = StreamingNormalize((2,), cross_replica_sum=mpi.mpi_cross_replica_sum(world.comm))
+    normalizer = StreamingNormalize(
+        (2,), cross_replica_sum=collectives.mpi_cross_replica_sum(world.comm)
+    )
     normalizer.update(tf.constant(data))
     everything = np.concatenate(world.allgather(data))
     passed = np.allclose(normalizer.mean.numpy(), everything.mean(0), rtol=1e-10) and np.allclose(
@@ -217,7 +219,7 @@ def fail(world, logdir, mode):
 def main():
     mode, logdir = sys.argv[1:]
     world = mpi.init_world()
-    mpi.share_cores(world)
+    collectives.share_cores(world)
     if mode in ("fail", "kill", "exit"):
         fail(world, logdir, mode)
     check_normalizer(world)

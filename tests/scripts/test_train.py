@@ -128,22 +128,22 @@ def test_a_failed_export_leaves_the_previous_policy_whole(tmp_path):
     path.mkdir()
     (path / "saved_model.pb").write_text("the previous export")
 
-    def export(agent, target):
+    def export(target):
         os.makedirs(target)
         with open(os.path.join(target, "saved_model.pb"), "w") as handle:
             handle.write("half")
         raise OSError(28, "No space left on device")
 
     with pytest.raises(OSError, match="No space left"):
-        results.atomic_directory(str(path), None, export)
+        results.atomic_directory(str(path), export)
     assert sorted(os.listdir(tmp_path)) == ["policy"]
     assert (path / "saved_model.pb").read_text() == "the previous export"
-    results.atomic_directory(str(path), None, lambda agent, target: os.makedirs(target))
+    results.atomic_directory(str(path), os.makedirs)
     assert os.listdir(path) == [] and sorted(os.listdir(tmp_path)) == ["policy"]
 
 
 def test_a_failed_export_exits_1_and_the_resume_command_writes_it(tmp_path, monkeypatch):
-    def full_disk(path, agent, export=None):
+    def full_disk(path, export):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(results, "atomic_directory", full_disk)

@@ -13,7 +13,7 @@ import numpy as np
 import tensorflow as tf
 from mpi4py import MPI
 
-from agents.tools.mpi import mpi_cross_replica_sum
+from agents.tools.collectives import mpi_cross_replica_sum
 from agents.tools.normalize import RunningMeanStd, StreamingNormalize
 
 SHAPE = (2, 3)

@@ -9,15 +9,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from agents.tools import mpi
-from agents.tools.mpi import (
-    World,
-    init_world,
-    launched_by_mpi,
-    mpi_all_gather,
-    mpi_cross_replica_sum,
-    unconnected_tasks,
-)
+from agents.tools import collectives, mpi
+from agents.tools.collectives import mpi_all_gather, mpi_cross_replica_sum
+from agents.tools.mpi import World, init_world, launched_by_mpi, unconnected_tasks
 from agents.tools.normalize import RunningMeanStd, StreamingNormalize
 
 WORKER = os.path.join(os.path.dirname(__file__), "mpi_worker_stats.py")
@@ -143,7 +137,7 @@ def test_rank_threads_follow_the_scheduler_then_the_user_then_a_share_of_the_cor
     slurm = {"SLURM_CPUS_PER_TASK": "3", "OMP_NUM_THREADS": "2"}
     assert mpi.rank_threads(16, 4, slurm) == 3
     assert mpi.rank_threads(16, 4, {"OMP_NUM_THREADS": "0", "SLURM_CPUS_PER_TASK": "x"}) == 4
-    assert mpi.share_cores(World(), {}) is None  # One process, no variable: TF's own pools.
+    assert collectives.share_cores(World(), {}) is None  # One process, no variable: TF's own pools.
 
 
 def test_a_world_of_one_keeps_everything_local():

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.metadata
 import os
 import pathlib
 import sys
@@ -122,9 +123,10 @@ def _identity(env_id: str, size: int, seed: int) -> dict[str, str]:
 
 
 def _minigrid_version() -> str:
-    import minigrid
-
-    return getattr(minigrid, "__version__", "unknown")
+    try:
+        return importlib.metadata.version("minigrid")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def _checksum(bank: dict[str, np.ndarray], identity: dict[str, str]) -> str:

@@ -12,6 +12,7 @@ import numpy as np
 
 from agents.envs.python import env_warnings
 from agents.tools.observation_wrappers import InfoActionMask, PackDictObservation
+from agents.tools.wrappers import ExternalProcess, VisitedCells
 
 # The package each family of environments needs, and the extra of setup.py that installs it: by
 # id prefix (importing the package registers the ids) or by the module of the entry point
@@ -62,9 +63,7 @@ def make_env(
     if wrapper == "minigrid_pixels":
         env = _minigrid_pixels(env)
     elif wrapper == "minigrid_image":
-        from minigrid.wrappers import ImgObsWrapper
-
-        env = ImgObsWrapper(env)
+        env = _minigrid_wrappers().ImgObsWrapper(env)
     elif wrapper == "minigrid_dict":
         env = gym.wrappers.FilterObservation(env, ["direction", "image"])
     elif wrapper == "atari":
@@ -93,8 +92,6 @@ def make_envs(
     constructor = functools.partial(make_env, env_id, max_episode_steps, wrapper)
     if not processes:
         return [constructor() for _ in range(count)]
-    from agents.tools.wrappers import ExternalProcess
-
     check_env(env_id, wrapper)  # Here: a child's error would come as its traceback.
 
     envs = []
@@ -191,13 +188,17 @@ def _check_api_env(env_id: str) -> None:
         )
 
 
+def _minigrid_wrappers() -> Any:
+    """minigrid's observation wrappers (an optional package: the `minigrid` extra)."""
+    from minigrid import wrappers
+
+    return wrappers
+
+
 def _minigrid_pixels(env: gym.Env) -> gym.Env:
-    from minigrid.wrappers import ImgObsWrapper, RGBImgPartialObsWrapper
-
-    from agents.tools.wrappers import VisitedCells
-
+    wrappers = _minigrid_wrappers()
     env = VisitedCells(env, lambda inner: tuple(inner.unwrapped.agent_pos))
-    env = ImgObsWrapper(RGBImgPartialObsWrapper(env, tile_size=8))
+    env = wrappers.ImgObsWrapper(wrappers.RGBImgPartialObsWrapper(env, tile_size=8))
     return gym.wrappers.GrayscaleObservation(env, keep_dim=True)
 
 

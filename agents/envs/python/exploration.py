@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import numpy as np
+import tensorflow as tf
 
 from agents.tools.wrappers import ExternalProcess
 
@@ -82,7 +83,6 @@ def native_random_frames(
 ) -> Iterator[np.ndarray]:
     """`random_frames` for an `envs.NativeBatchEnv` (same arguments and arrays): stepped by
     TensorFlow ops, then every env restarted (training starts from fresh episodes)."""
-    import tensorflow as tf
 
     @tf.function(autograph=False)
     def simulate(action):

@@ -138,21 +138,28 @@ def episode_limit(vector_env: Any) -> int | None:
 
 def envpool_id(env_id: str) -> str | None:
     """EnvPool's name of gymnasium's `env_id` (Atari drops `ALE/`), or None if it lacks it."""
-    try:
-        import envpool
-    except ImportError:
+    envpool = _envpool_module()
+    if envpool is None:
         return None
     name = env_id.removeprefix("ALE/")
     return name if name in envpool.list_all_envs() else None
 
 
-def _envpool(env_id, count, max_episode_steps, wrapper, seed) -> Any:
+def _envpool_module() -> Any:
+    """EnvPool (an optional package: the `envpool` extra), or None where it is not installed."""
     try:
         import envpool
     except ImportError:
+        return None
+    return envpool
+
+
+def _envpool(env_id, count, max_episode_steps, wrapper, seed) -> Any:
+    envpool = _envpool_module()
+    if envpool is None:
         raise ValueError(
             "env_backend='envpool' needs the envpool package: pip install -e '.[envpool]'."
-        ) from None
+        )
     name = envpool_id(env_id)
     if name is None:
         raise ValueError(

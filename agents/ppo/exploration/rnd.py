@@ -13,7 +13,7 @@ from agents.ppo.networks import conv
 from agents.ppo.networks.distributions import orthogonal
 from agents.ppo.networks.patch_conv import conv2d_layer
 from agents.ppo.networks.weights import Weights
-from agents.tools.mpi import CrossReplicaSum
+from agents.tools.collectives import CrossReplicaSum
 from agents.tools.normalize import RunningMeanStd
 
 TensorLike = tf.types.experimental.TensorLike
@@ -139,7 +139,8 @@ class RND(tf.Module):
           observation_shape: (H, W, C) of the uint8 frame stacks; H and W at least 36.
           feature_size: Size of the target and predictor features.
           cross_replica_sum: Function summing a float64 tensor over MPI ranks (see
-            `agents.tools.mpi.mpi_cross_replica_sum`), for the observation statistics; or None.
+            `agents.tools.collectives.mpi_cross_replica_sum`), for the observation statistics;
+            or None.
           proportion_of_exp_used_for_predictor_update: Fraction of the samples, drawn at random,
             that `predictor_loss` trains on; keeps the predictor from learning too fast when
             many environments feed it (the RND code draws a Bernoulli mask of this rate; here
