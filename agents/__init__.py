@@ -18,7 +18,7 @@ __all__ = ["Callback", "Trainer", "evaluate", "export", "load_policy", "train"]
 
 def __getattr__(name: str) -> Any:
     if name in __all__:
-        from agents import api
+        from agents import api  # The API on first use: `import agents` stays light.
 
         return getattr(api, name)
     raise AttributeError(f"module 'agents' has no attribute {name!r}")

@@ -324,7 +324,7 @@ def export(
         )
 
     tf_loading.import_tensorflow()  # Quietly, before tf2onnx imports it.
-    from agents.ppo import export_onnx
+    from agents.ppo import export_onnx  # Its converters are the onnx extra, loaded for this call.
 
     try:
         export_onnx.converter_modules()  # A missing extra is told before the policy loads.

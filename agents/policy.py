@@ -381,7 +381,7 @@ def _as_gym_env(env: Any) -> Any:
             env = registry.make_native(env)
     native = sys.modules.get("agents.envs.native_env")  # Loaded if env is one.
     if native is not None and isinstance(env, native.NativeEnv):
-        from agents.envs.gym_env import NativeGymEnv
+        from agents.envs.gym_env import NativeGymEnv  # TensorFlow's: loaded with the policy.
 
         return NativeGymEnv(env)
     return env

@@ -122,7 +122,7 @@ def load(path: str, what: str) -> Any:
     """
     module_name, attribute = path.split(":")
     try:
-        module = importlib.import_module(module_name)
+        module = importlib.import_module(module_name)  # The module a config names, known only then.
     except ImportError as error:
         raise ValueError(f"{what} {path!r}: cannot import {module_name!r} ({error}).") from None
     try:

@@ -7,7 +7,10 @@ inside the compiled training call with the interface of `tools.InGraphBatchEnv`,
 `make_native(env_id)` builds the native implementation of a gymnasium id.
 """
 
+import importlib
+
 from agents.envs.registry import check_native, make_native, native_ids, register
+from agents.runtime import tf_loading
 
 __all__ = [
     "NativeBatchEnv",
@@ -19,22 +22,16 @@ __all__ = [
     "register",
 ]
 
+# The names whose modules load TensorFlow, and those modules.
+_NATIVE = {
+    "NativeEnv": "native_env",
+    "NativeBatchEnv": "native_batch_env",
+    "NativeGymEnv": "gym_env",
+}
+
 
 def __getattr__(name):  # TensorFlow loads only when a native env is used.
-    if name in ("NativeEnv", "NativeBatchEnv", "NativeGymEnv"):
-        from agents.runtime import tf_loading
-
-        tf_loading.import_tensorflow()  # Quietly, with the process settings a run makes.
-    if name == "NativeEnv":
-        from agents.envs.native_env import NativeEnv
-
-        return NativeEnv
-    if name == "NativeBatchEnv":
-        from agents.envs.native_batch_env import NativeBatchEnv
-
-        return NativeBatchEnv
-    if name == "NativeGymEnv":
-        from agents.envs.gym_env import NativeGymEnv
-
-        return NativeGymEnv
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name not in _NATIVE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    tf_loading.import_tensorflow()  # Quietly, with the process settings a run makes.
+    return getattr(importlib.import_module(f"{__name__}.{_NATIVE[name]}"), name)

@@ -83,7 +83,7 @@ def _resolve(env_id: str) -> str:
     module, _, name = env_id.rpartition(":")
     if module:
         try:
-            importlib.import_module(module)
+            importlib.import_module(module)  # The user module an env id names registers it.
         except ImportError as error:
             raise ValueError(f"env {env_id!r}: cannot import {module!r} ({error}).") from None
     return name
@@ -145,7 +145,8 @@ def make_native(
             if layout_draws is not None:
                 kwargs["layout_draws"] = layout_draws
 
-        tf_loading.prepare()  # The native envs load TensorFlow: its settings first.
+        # The native envs load TensorFlow (its settings first): only the one asked for loads.
+        tf_loading.prepare()
         env = getattr(importlib.import_module(f"agents.envs.{module}"), name)(**kwargs)
     if max_episode_steps is not None:
         env.max_episode_steps = max_episode_steps

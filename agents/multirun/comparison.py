@@ -13,6 +13,7 @@ import numpy as np
 from agents.config import files
 from agents.config.errors import UsageError
 from agents.multirun import aggregates
+from agents.training.curves import new_figure
 from agents.training.metrics_log import read_metrics
 
 X_AXES = ("env_steps", "wall_time")
@@ -166,9 +167,7 @@ def plot(
         raise UsageError(f"Unknown x axis {x!r}; accepted: {', '.join(X_AXES)}.")
     if os.path.splitext(path)[1].lower() not in (".png", ".svg"):
         raise UsageError(f"Plot file {path!r}: give a .png or .svg path.")
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(7, 4.5), layout="constrained")
+    figure = new_figure()
     axes = figure.add_subplot()
     drawn = 0
     for label, runs in groups.items():

@@ -93,7 +93,7 @@ def tune(
         TuningStoppedError: A signal stopped the running trial.
     """
     try:
-        import optuna
+        import optuna  # The tune extra: optional.
     except ImportError:
         raise UsageError('Tuning needs Optuna: pip install -e ".[tune]".') from None
     space = dict(DEFAULT_SPACE if space is None else space)
@@ -140,7 +140,7 @@ _RACES = ("already exists", "UNIQUE constraint", "database is locked")
 
 def _open_study(optuna: Any, name: str, storage: str, seed: int) -> Any:
     """The study, created or loaded; processes creating one database at once take turns."""
-    from sqlalchemy.exc import IntegrityError, OperationalError
+    from sqlalchemy.exc import IntegrityError, OperationalError  # optuna's storage, with it.
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     for handler in logging.getLogger("optuna").handlers:

@@ -66,7 +66,7 @@ def converter_modules() -> tuple[Any, Any]:
         UsageError: One of them is not installed (the message names the extra).
     """
     try:
-        import onnx
+        import onnx  # The onnx extra: optional.
         import tf2onnx
     except ImportError as error:
         raise UsageError(

@@ -73,7 +73,7 @@ def run_episode(env, policy: Policy, seed: int, render: bool = True) -> tuple[fl
 def visualize(args: argparse.Namespace) -> list[float]:
     """Write the videos and return the episode returns."""
     try:
-        import imageio.v2 as imageio
+        import imageio.v2 as imageio  # The video extra: optional.
     except ImportError:
         raise UsageError("Writing videos needs imageio: pip install -e '.[video]'.") from None
 

@@ -40,6 +40,7 @@ __all__ = sorted(_NAMES)
 
 def __getattr__(name):
     if name in _NAMES:
+        # Light users skip TensorFlow.
         module = importlib.import_module(f"{__name__}.{_NAMES[name]}")
         globals()[name] = value = getattr(module, name)  # Later reads skip this function.
         return value

@@ -61,7 +61,7 @@ def restore_latest(
         CheckpointError: There are checkpoint files but none can be read, or the index names
             checkpoints whose files are all missing.
     """
-    import tensorflow as tf
+    import tensorflow as tf  # Its read errors; listing needs no TensorFlow.
 
     warn = warn or _print_warning
     candidates = list_checkpoints(directory)

@@ -170,7 +170,7 @@ def init_world(environ: Mapping[str, str] | None = None) -> World:
     """
     if not launched_by_mpi(environ):
         return World()
-    from mpi4py import MPI
+    from mpi4py import MPI  # Importing it initializes MPI: launched ranks only.
 
     comm = MPI.COMM_WORLD
     local_size = comm.Split_type(MPI.COMM_TYPE_SHARED).Get_size()

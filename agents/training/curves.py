@@ -11,8 +11,11 @@ from __future__ import annotations
 import glob
 import os
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
+from tensorboard.backend.event_processing import event_accumulator
+from tensorboard.util import tensor_util
 
 from agents.config.errors import UsageError
 from agents.runtime import tf_loading
@@ -50,11 +53,9 @@ def read_scalars(run_dir: str, phase: str, tag: str) -> Curve:
     places = _event_dirs(run_dir, phase)
     if not places:
         raise UsageError(f"No TensorBoard event files in {run_dir!r}.")
-    # Imported here: the import is slow. The accumulator reads the events with TensorFlow when it
-    # is installed, so TensorFlow is loaded first, without its log lines.
+    # The accumulator reads the events with TensorFlow when it is installed (tensorboard loads
+    # it on first use), so TensorFlow is loaded first, without its log lines.
     tf_loading.import_tensorflow()
-    from tensorboard.backend.event_processing import event_accumulator
-    from tensorboard.util import tensor_util
 
     latest = {}  # A resumed older run's newer events are in the run directory: they win.
     for place in places:
@@ -82,6 +83,17 @@ def read_curve(run_dir: str, phase: str, name: str = "mean_score") -> Curve:
     return steps.astype(np.float64), values
 
 
+def new_figure() -> Any:
+    """A matplotlib Figure of the size of every plot the package draws (7 x 4.5 in).
+
+    A bare Figure renders with Agg and touches no pyplot state or display. matplotlib loads
+    here, on the first plot: a run that draws none never pays for its import.
+    """
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(7, 4.5), layout="constrained")
+
+
 def plot_runs(
     curves: Mapping[str, Curve],
     path: str,
@@ -98,10 +110,7 @@ def plot_runs(
         ylabel: Label of the y axis.
         target: If set, a dashed horizontal line at this value.
     """
-    # A bare Figure renders with Agg and touches no pyplot state or display.
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(7, 4.5), layout="constrained")
+    figure = new_figure()
     axes = figure.add_subplot()
     for label, (x, y) in curves.items():
         if len(x):

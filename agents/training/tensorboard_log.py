@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import tensorflow as tf
+from tensorboard.plugins.hparams import api as hp
 
 from agents.tools.loop import write_values
 from agents.tools.reports import Report, SummaryError, summary_error
@@ -100,8 +101,6 @@ def write_hparams(run_dir: str, config: Mapping[str, Any]) -> None:
     The plugin shows the config beside the run's metrics (`train/...` and `eval/...`, written in
     the same directory), one trial and one TensorBoard entry per run.
     """
-    from tensorboard.plugins.hparams import api as hp  # Its own module: loaded for this call.
-
     writer = tf.summary.create_file_writer(run_dir)
     with writer.as_default():
         hp.hparams(hparams(config), trial_id=os.path.basename(os.path.normpath(run_dir)))

@@ -37,7 +37,7 @@ class WandbTracker(Callback):
         self, project: str = "agents", entity: str | None = None, group: str | None = None
     ) -> None:
         try:
-            import wandb
+            import wandb  # The wandb extra: optional.
         except ImportError:
             raise UsageError('--track needs Weights & Biases: pip install -e ".[track]".') from None
         self._wandb = wandb

@@ -3,6 +3,7 @@ and step count."""
 
 from __future__ import annotations
 
+import gymnasium as gym
 import numpy as np
 
 from agents.envs.gridworld.encoding import EMPTY_CELL, pack
@@ -18,8 +19,6 @@ def make_minigrid(env_id: str):
         ValueError: minigrid is not installed (native MiniGrid reads its rules' constants and
             makes its layouts with it).
     """
-    import gymnasium as gym
-
     try:
         import minigrid  # noqa: F401  (registers the MiniGrid ids)
     except ImportError:

@@ -30,20 +30,19 @@ def _code(obj, color, state):
 def tile_table(tile_size: int = TILE) -> np.ndarray:
     """[codes, 2, tile, tile] uint8: the grayscale tile of every cell encoding, without and with
     the agent on it, as minigrid renders the partial view (visible cells highlighted)."""
-    from minigrid.core.grid import Grid
-    from minigrid.core.world_object import WorldObj
+    from minigrid.core import grid, world_object  # The minigrid extra's: only for its pixels.
 
     table = np.zeros([_OBJECTS * _COLORS * _STATES, 2, tile_size, tile_size], np.uint8)
     for obj in range(_OBJECTS):
         for color in range(_COLORS):
             for state in range(_STATES):
                 try:
-                    cell = WorldObj.decode(obj, color, state) if obj > 1 else None
+                    cell = world_object.WorldObj.decode(obj, color, state) if obj > 1 else None
                 except (KeyError, ValueError, AssertionError):
                     continue  # Not an object minigrid makes (e.g. the agent's own index).
                 for agent in (0, 1):
                     # `Grid.render` stores each tile into a uint8 frame (truncating).
-                    rgb = Grid.render_tile(
+                    rgb = grid.Grid.render_tile(
                         cell,
                         agent_dir=3 if agent else None,
                         highlight=obj != UNSEEN,

@@ -41,7 +41,7 @@ def quiet_mujoco(env_id: str) -> None:
     """
     if not _uses_mujoco(env_id):
         return
-    import mujoco
+    import mujoco  # The mujoco extra: optional.
 
     show_once()
     if mujoco.get_mju_user_warning() is None:

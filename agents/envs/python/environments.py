@@ -135,7 +135,7 @@ def check_packages(env_id: str) -> None:
 
 def _imported(env_id: str, module: str, extra: str) -> Any:
     try:
-        return importlib.import_module(module)
+        return importlib.import_module(module)  # The module an env id names (`module:Env-v0`).
     except ImportError:
         raise ValueError(f"{env_id} needs the {module} package: {install_hint(extra)}.") from None
 
@@ -168,7 +168,7 @@ def _check_known(env_id: str) -> None:
     not_found = (gym.error.NameNotFound, gym.error.VersionNotFound, gym.error.NamespaceNotFound)
     try:
         if module:
-            importlib.import_module(module)
+            importlib.import_module(module)  # The module an env id names registers it.
         gym.spec(name)
     except (ImportError, *not_found) as error:
         _check_api_env(env_id)

@@ -148,7 +148,7 @@ def envpool_id(env_id: str) -> str | None:
 def _envpool_module() -> Any:
     """EnvPool (an optional package: the `envpool` extra), or None where it is not installed."""
     try:
-        import envpool
+        import envpool  # The envpool extra: optional.
     except ImportError:
         return None
     return envpool
