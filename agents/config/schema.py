@@ -323,6 +323,13 @@ GROUPS: dict[str, tuple[Key, ...]] = {
         ),
         Key("value_coef", 0.5, "Weight of the value loss.", low=0.0),
         Key("entropy_coef", 0.0, "Weight of the entropy bonus.", low=0.0),
+        Key(
+            "entropy_schedule",
+            "constant",
+            "linear decays entropy_coef toward zero over the run, as learning_rate_schedule "
+            "does, so that the final policy's mode acts as its samples do.",
+            choices=("constant", "linear"),
+        ),
     ),
     "normalization": (
         Key("normalize_observ", True, "Streaming observation normalization (clip 5)."),

@@ -385,7 +385,16 @@ class PPO(tf.Module):
             self._config,
             self.streams,
             self._extra_losses(batch),
+            self._entropy_coef(),
         )
+
+    def _entropy_coef(self) -> tf.Tensor | float:
+        """The entropy bonus's weight in this update: `entropy_coef`, falling linearly to 0 over
+        the run with `entropy_schedule: linear` (as the learning rate's schedule)."""
+        config = self._config
+        if config.entropy_schedule == "linear":
+            return config.entropy_coef * self._remaining()
+        return config.entropy_coef
 
     def _rollout_kl(self, sequences: dict) -> tf.Tensor:
         """Approximate KL of the policy before and after the update, over the whole rollout."""
@@ -604,6 +613,7 @@ def minibatch_loss(
     config: Any,
     streams: Sequence[ValueStream] | None = None,
     extra_losses: Mapping[str, tf.Tensor] | None = None,
+    entropy_coef: tf.Tensor | float | None = None,
 ):
     """Total loss and diagnostics of one minibatch of sequences.
 
@@ -619,6 +629,8 @@ def minibatch_loss(
         config: `policy_loss`, `clip_ratio`, `value_clip`, `value_coef`, `entropy_coef`, ...
         streams: The value streams (default: one extrinsic stream).
         extra_losses: Further named losses of the agent, added with weight 1.
+        entropy_coef: The entropy bonus's weight (default: `config.entropy_coef`), e.g. as
+            `entropy_schedule` has it decay.
 
     Returns:
         Tuple (loss, metrics) with scalar tensors; metrics are `<name>_loss` for the policy,
@@ -638,7 +650,9 @@ def minibatch_loss(
     entropy = tf.reduce_mean(output.policy.entropy())
     terms = {"policy": policy_loss, "value": value_loss, "entropy": -entropy}
     terms.update(extra_losses or {})
-    scales = {"value": config.value_coef, "entropy": config.entropy_coef}
+    if entropy_coef is None:
+        entropy_coef = config.entropy_coef
+    scales = {"value": config.value_coef, "entropy": entropy_coef}
     loss = sum(scales.get(name, 1.0) * term for name, term in terms.items())
     metrics = {f"{name}_loss": term for name, term in terms.items() if name != "entropy"}
     metrics.update(entropy=entropy, approx_kl=kl, clipfrac=clipfrac)

@@ -221,6 +221,23 @@ def test_linear_learning_rate_schedule(train_steps):
     np.testing.assert_allclose(rates, [1e-3, 7.5e-4, 5e-4, 2.5e-4], rtol=1e-6)
 
 
+@pytest.mark.parametrize(
+    "schedule, expected", [("linear", [1, 0.75, 0.5, 0.25]), ("constant", [1] * 4)]
+)
+def test_entropy_schedule_decays_the_entropy_weight_as_the_rate_decays(schedule, expected):
+    # Updates every 16 env steps of a 64-step budget: update k of 4 weighs the entropy by
+    # 0.1 * (1 - 16(k - 1)/64) under the linear schedule, 0.1 under the constant one.
+    batch_env = _env()
+    config = _config(entropy_coef=0.1, entropy_schedule=schedule, train_steps=64)
+    ppo = PPO(batch_env, config, seed=0)
+    run, _ = _run(batch_env, ppo, 8)
+    weights = [float(ppo._entropy_coef())]  # The weight the update just made used.
+    for _ in range(3):
+        run()
+        weights.append(float(ppo._entropy_coef()))
+    np.testing.assert_allclose(weights, 0.1 * np.array(expected), rtol=1e-6)
+
+
 def test_with_four_ranks_one_update_spends_the_budget_at_the_full_rate():
     # 4 ranks x 16 env steps: the one update makes all 64 (50 rounded up) at the full rate.
     batch_env = _env()

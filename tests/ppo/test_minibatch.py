@@ -130,6 +130,19 @@ def test_minibatch_loss_combines_the_configured_losses(policy_loss, value_clip, 
     _close(metrics["clipfrac"], clipfrac)
 
 
+def test_an_entropy_weight_given_replaces_the_configs():
+    # What a decaying entropy schedule passes: the loss moves by the weights' difference
+    # times the entropy (here the Normal's of scale 0.5 and 2: mean 1.4189 + log(0.5 * 2)).
+    network, batch, beta = _FixedNetwork(), _minibatch(), tf.constant(1.0)
+    config = _config(entropy_coef=0.1)
+    full, metrics = algorithm.minibatch_loss(network, batch, beta, config)
+    scaled, _ = algorithm.minibatch_loss(network, batch, beta, config, entropy_coef=0.025)
+    entropy = float(metrics["entropy"])
+    _close(scaled - full, 0.075 * entropy)
+    zero, _ = algorithm.minibatch_loss(network, batch, beta, config, entropy_coef=0.0)
+    _close(zero - full, 0.1 * entropy)
+
+
 def test_value_clip_changes_the_value_loss_on_this_batch():
     network, batch, beta = _FixedNetwork(), _minibatch(), tf.constant(1.0)
     _, unclipped = algorithm.minibatch_loss(network, batch, beta, _config())
