@@ -11,6 +11,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from agents import envs
 from agents.config import files
 from agents.config.errors import UsageError
 from agents.envs import registry
@@ -381,7 +382,5 @@ def _as_gym_env(env: Any) -> Any:
             env = registry.make_native(env)
     native = sys.modules.get("agents.envs.native_env")  # Loaded if env is one.
     if native is not None and isinstance(env, native.NativeEnv):
-        from agents.envs.gym_env import NativeGymEnv  # TensorFlow's: loaded with the policy.
-
-        return NativeGymEnv(env)
+        return envs.NativeGymEnv(env)
     return env

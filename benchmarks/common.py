@@ -295,11 +295,10 @@ def time_calls(name: str, overrides: dict, seconds: float) -> dict:
 
     config = dict(getattr(configs, name)(), **overrides)
     tf_loading.import_tensorflow(onednn=compilation.onednn(config["agent"]))  # As train does.
-    from agents.tools import collectives, mpi
+    from agents.tools import mpi
     from agents.training.run import Run
 
     world = mpi.init_world()
-    collectives.share_cores(world)
     run_dir = world.bcast(tempfile.mkdtemp(prefix="speed_matrix_") if world.is_root else None)
     run = Run(config, run_dir, seed=0, world=world)
     try:

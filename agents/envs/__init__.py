@@ -7,9 +7,7 @@ inside the compiled training call with the interface of `tools.InGraphBatchEnv`,
 `make_native(env_id)` builds the native implementation of a gymnasium id.
 """
 
-import importlib
-
-from agents.envs.registry import check_native, make_native, native_ids, register
+from agents.envs.registry import check_native, make_native, native_class, native_ids, register
 from agents.runtime import tf_loading
 
 __all__ = [
@@ -34,4 +32,4 @@ def __getattr__(name):  # TensorFlow loads only when a native env is used.
     if name not in _NATIVE:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     tf_loading.import_tensorflow()  # Quietly, with the process settings a run makes.
-    return getattr(importlib.import_module(f"{__name__}.{_NATIVE[name]}"), name)
+    return native_class(_NATIVE[name], name)

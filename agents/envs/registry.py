@@ -78,15 +78,32 @@ def register(env_id: str, constructor: Callable[[], Any]) -> None:
     _REGISTERED[env_id] = constructor
 
 
-def _resolve(env_id: str) -> str:
-    """The id itself; `module:Name-v0` imports `module` first (which may `register` it)."""
+def import_env_module(env_id: str) -> str:
+    """The id without its module: `module:Name-v0` imports `module` first, as gymnasium does,
+    so that the module can register `Name-v0` (here or in gymnasium).
+
+    Raises:
+        ImportError: The module cannot be imported.
+    """
     module, _, name = env_id.rpartition(":")
     if module:
-        try:
-            importlib.import_module(module)  # The user module an env id names registers it.
-        except ImportError as error:
-            raise ValueError(f"env {env_id!r}: cannot import {module!r} ({error}).") from None
+        importlib.import_module(module)  # A user's module, named only in the env id.
     return name
+
+
+def native_class(module: str, name: str) -> Any:
+    """The class `name` of the native env module `agents.envs.<module>` (TensorFlow's: the
+    caller has set its process settings), imported only when an env of it is used."""
+    return getattr(importlib.import_module(f"agents.envs.{module}"), name)
+
+
+def _resolve(env_id: str) -> str:
+    """The id itself; `module:Name-v0` imports `module` first (which may `register` it)."""
+    try:
+        return import_env_module(env_id)
+    except ImportError as error:
+        module = env_id.rpartition(":")[0]
+        raise ValueError(f"env {env_id!r}: cannot import {module!r} ({error}).") from None
 
 
 def check_native(env_id: str) -> None:
@@ -147,7 +164,7 @@ def make_native(
 
         # The native envs load TensorFlow (its settings first): only the one asked for loads.
         tf_loading.prepare()
-        env = getattr(importlib.import_module(f"agents.envs.{module}"), name)(**kwargs)
+        env = native_class(module, name)(**kwargs)
     if max_episode_steps is not None:
         env.max_episode_steps = max_episode_steps
     return env

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from agents import envs
 from agents.config.errors import UsageError
 from agents.envs import registry
 from agents.envs.python.environments import API_NAMESPACE, make_env
@@ -48,10 +49,8 @@ def make_run_env(config: Any, render_mode: str | None = None) -> Any:
         )
     try:
         if config.native_env and not registry.is_gymnasium_twin(config.env):
-            from agents.envs.gym_env import NativeGymEnv  # A user's native env, played as one.
-
             native = registry.make_native(config.env, config.max_episode_steps)
-            return NativeGymEnv(native, render_mode=render_mode)
+            return envs.NativeGymEnv(native, render_mode=render_mode)  # Played as a gym env.
         wrapper = config.env_wrapper
         if config.native_env:  # Gymnasium's env of the id, observed as the native one is.
             wrapper = registry.python_wrapper(config.env, config.env_wrapper)

@@ -20,6 +20,8 @@ import re
 import sys
 from collections.abc import Iterator
 
+from absl import logging as absl_logging  # TensorFlow's logger (absl-py, light: no TensorFlow).
+
 from agents.runtime import compile_cache
 from agents.runtime.tf_import import LOG_LEVEL, captured_stderr
 
@@ -177,7 +179,5 @@ def _load():
 
 
 def _quiet_python_loggers() -> None:
-    from absl import logging  # TensorFlow's logger, loaded with it: `_load` has run.
-
     _load().get_logger().setLevel("ERROR")
-    logging.set_verbosity(logging.ERROR)
+    absl_logging.set_verbosity(absl_logging.ERROR)

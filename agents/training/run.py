@@ -26,7 +26,7 @@ from agents.ppo.algorithm import Evaluator
 from agents.ppo.factory import make_agent
 from agents.ppo.rollouts import rollouts_then_updates
 from agents.runtime import tf_loading, xla_scratch
-from agents.tools import checkpoints
+from agents.tools import checkpoints, collectives
 from agents.tools.loop import save_checkpoint
 from agents.tools.mpi import World
 from agents.tools.ranks import ranks_of
@@ -61,6 +61,7 @@ class Run:
         self.config = config if isinstance(config, Config) else Config.build(config)
         self.run_dir = run_dir
         self.world = world or World()
+        collectives.share_cores(self.world)  # Before this process's first TensorFlow op.
         self._envs = []
         # Called with the returns of the training episodes that end in each training call (all
         # ranks'), e.g. for a success rate; the reports give their mean only.
@@ -331,6 +332,14 @@ class Run:
         """Export the agent's current policy as a SavedModel at `path` (see
         `agents.ppo.export.export_policy`); returns `path`."""
         return export.export_policy(self.agent, path)
+
+    def summary_log(self) -> tensorboard_log.TensorBoardLog:
+        """The callback writing this run's reports as TensorBoard summaries, in its directory."""
+        return tensorboard_log.TensorBoardLog(self.run_dir)
+
+    def write_hparams(self, values: dict) -> None:
+        """Record `values` (the config and seed) in TensorBoard's hparams plugin."""
+        tensorboard_log.write_hparams(self.run_dir, values)
 
     def latest_checkpoint(self) -> str | None:
         """The path of the checkpoint saved last (rank 0's), or None."""

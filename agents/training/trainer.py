@@ -219,7 +219,7 @@ class Trainer:
         try:
             self._listen(run, calls)
             if world.is_root:
-                self._record_config()
+                self._record_config(run)
                 self._say_start(run, calls.say)
             calls.call("on_start")
             try:
@@ -239,9 +239,6 @@ class Trainer:
 
     def _listen(self, run, calls: callbacks_module.CallbackList) -> None:
         """Bind the consumers to the built run; add its files and the config's callbacks."""
-        # TensorFlow's: loaded by now, after the agent family's settings (see `_start`).
-        from agents.training.tensorboard_log import TensorBoardLog
-
         self._run = run
         run.guard_saves(calls.saving())
         if not self.world.is_root:
@@ -268,7 +265,7 @@ class Trainer:
             )
         calls.callbacks[1:1] = [metrics]  # After the count, before everything that listens.
         try:
-            calls.callbacks[2:2] = [TensorBoardLog(run.run_dir)]
+            calls.callbacks[2:2] = [run.summary_log()]
         except SummaryError as error:
             raise TrainingError(f"{error}; stopped at env step {run.env_steps}.") from None
         calls.callbacks[3:3] = callbacks_module.from_config(self.config)
@@ -341,11 +338,8 @@ class Trainer:
         lost = tf_loading.import_tensorflow(tf_logs, compilation.onednn(self.config["agent"]))
         if lost:
             warn(lost)
-        # TensorFlow's modules: imported after its settings, above.
-        from agents.tools.collectives import share_cores
-        from agents.training.run import Run
+        from agents.training.run import Run  # TensorFlow's: imported after its settings, above.
 
-        share_cores(self.world)
         try:
             return Run(self.config, self.run_dir, self.seed, self.world)
         except (BatchEnvError, CheckpointError) as error:  # E.g. the first reset.
@@ -368,13 +362,11 @@ class Trainer:
         run.close()
         raise FinishedRunError(self.run_dir, steps, self.config["train_steps"])
 
-    def _record_config(self) -> None:
+    def _record_config(self, run) -> None:
         """Write config.yaml and the hparams; a new run that cannot is removed (full disk)."""
-        from agents.training import tensorboard_log  # TensorFlow is imported by now.
-
         try:
             files.save_config(self.config, self.run_dir, self.name, self.world.size, self.seed)
-            tensorboard_log.write_hparams(self.run_dir, dict(self.config, seed=self.seed))
+            run.write_hparams(dict(self.config, seed=self.seed))
         except OSError as error:
             where = error.filename or self.run_dir
             kept = "the run is unchanged" if self.resumed else "removed the new run directory"

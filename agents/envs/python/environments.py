@@ -10,6 +10,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from agents.envs import registry
 from agents.envs.python import env_warnings
 from agents.tools.observation_wrappers import InfoActionMask, PackDictObservation
 from agents.tools.wrappers import ExternalProcess, VisitedCells
@@ -164,12 +165,9 @@ def _check_wrapper(wrapper: str | None) -> None:
 def _check_known(env_id: str) -> None:
     """Raise ValueError if gymnasium cannot find `env_id`, without building the environment."""
     _register(env_id)
-    module, _, name = env_id.rpartition(":")  # "module:Name-v0" imports `module` first.
     not_found = (gym.error.NameNotFound, gym.error.VersionNotFound, gym.error.NamespaceNotFound)
     try:
-        if module:
-            importlib.import_module(module)  # The module an env id names registers it.
-        gym.spec(name)
+        gym.spec(registry.import_env_module(env_id))  # "module:Name-v0" imports `module` first.
     except (ImportError, *not_found) as error:
         _check_api_env(env_id)
         raise ValueError(f"Unknown environment {env_id!r}: {error}") from None
