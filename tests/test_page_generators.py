@@ -890,3 +890,31 @@ def test_the_peer_side_by_side_shows_the_newest_sitting_with_both_sides_and_the_
     assert "Speed beside" not in exploration_page.page(
         [_explored("doorkey16", "rnd", 0, 0.9)], new[:1]
     )
+
+
+def test_speed_matrix_page_keeps_the_whole_sitting_and_lists_a_later_partial_one():
+    from benchmarks.pages import speed_matrix_page
+
+    def record(started, family, rate, against=False, commit="aaa1111"):
+        return dict(
+            started=started, family=family, steps_per_second=rate, calls=3, first_call_s=1.0,
+            load=1.0, machine="CPU, 2 cores", commit=commit, seconds=4.0, against=against,
+        )  # fmt: skip
+
+    families = ["pendulum", "cartpole", "recurrent", "mpi2"]
+    whole = [record("2026-12-01 10:00:00", family, 100.0) for family in families]
+    rerun = [
+        record("2026-12-01 11:00:00", "cartpole", 150.0),
+        record("2026-12-01 11:00:00", "cartpole", 100.0, against=True, commit="bbb2222"),
+    ]
+    page = speed_matrix_page.page(whole + rerun)
+    table = [line for line in page.splitlines() if line.startswith("| ") and "---" not in line]
+    assert [line.split(" | ")[0][2:] for line in table[1:]] == families  # The whole sitting.
+    assert "2026-12-01 10:00 | CPU, 2 cores | commit aaa1111 |" in page
+    assert (
+        "- 2026-12-01 11:00, commit aaa1111, calls timed for 4 s: `cartpole` 150 (1.50x bbb2222)."
+        in page
+    )
+    # A later sitting of half the families or more is whole: it makes the table.
+    later = [record("2026-12-01 12:00:00", family, 50.0) for family in families[:2]]
+    assert "| pendulum | 50 |" in speed_matrix_page.page(whole + rerun + later)

@@ -1,4 +1,5 @@
-"""docs/results/speed_matrix.md, from the records of the speed matrix's newest sitting."""
+"""docs/results/speed_matrix.md, from the records of the speed matrix's newest whole sitting and
+the partial sittings (a few families measured again) after it."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ Env steps per second of steady training calls (a whole rollout and the update af
 every agent family, each in a fresh process; the 2-rank family counts the env steps of both
 ranks. `first call s` is the first training call, tracing and compiling included (XLA's
 persistent cache off). Generated from `benchmarks/results/speed_matrix.jsonl` (the newest
-sitting) by `--page`:
+sitting of half the families or more; sittings of fewer after it are listed below its table) by
+`--page`:
 
 ```sh
 python -m benchmarks.speed_matrix --quick --page
@@ -42,9 +44,58 @@ A family missing from the table could not run on the machine (e.g. `cheetah` wit
 """
 
 
+def _sittings(records: list[dict]) -> list[list[dict]]:
+    """The records grouped by sitting (same `started`), oldest first."""
+    groups: dict[str, list[dict]] = {}
+    for record in records:
+        if "started" in record:
+            groups.setdefault(record["started"], []).append(record)
+    return [groups[started] for started in sorted(groups)]
+
+
+def _families(rows: list[dict]) -> set[str]:
+    return {record["family"] for record in rows}
+
+
+def _partial_lines(partial: list[list[dict]]) -> list[str]:
+    """One line per later partial sitting: its families' figures and ratios to the other tree."""
+    if not partial:
+        return []
+    lines = ["", "Families measured again after it (a partial sitting each):", ""]
+    for rows in partial:
+        measured = [record for record in rows if not record["against"]]
+        other = {record["family"]: record for record in rows if record["against"]}
+        figures = []
+        for record in measured:
+            figure = f"`{record['family']}` {record['steps_per_second']:,.0f}"
+            against = other.get(record["family"])
+            if against:
+                ratio = record["steps_per_second"] / against["steps_per_second"]
+                figure += f" ({ratio:.2f}x {against['commit']})"
+            figures.append(figure)
+        first = measured[0]
+        lines.append(
+            f"- {first['started'][:16]}, commit {first['commit']}, calls timed for "
+            f"{first['seconds']:g} s: {', '.join(figures)}."
+        )
+    return lines
+
+
+def whole_sitting(records: list[dict]) -> tuple[list[dict], list[list[dict]]]:
+    """The newest sitting that measured half the families or more (of the sitting that measured
+    most), and the partial sittings after it, oldest first."""
+    sittings = _sittings(records)
+    most = max((len(_families(rows)) for rows in sittings), default=0)
+    whole = [index for index, rows in enumerate(sittings) if 2 * len(_families(rows)) >= most]
+    if not whole:
+        return [], []
+    return sittings[whole[-1]], sittings[whole[-1] + 1 :]
+
+
 def page(records: list[dict]) -> str:
-    """The page's Markdown: the newest sitting's table of the measured checkout."""
-    rows = common.sitting(records)
+    """The page's Markdown: the newest whole sitting's table of the measured checkout, and the
+    partial sittings after it."""
+    rows, partial = whole_sitting(records)
     measured = [record for record in rows if not record["against"]]
     if not measured:
         return _INTRO + "\nNo sitting recorded yet.\n"
@@ -66,4 +117,4 @@ def page(records: list[dict]) -> str:
             f"{record['load']:.1f}",
         ]
         lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join([_INTRO, header, "", *lines, _FAMILIES])
+    return "\n".join([_INTRO, header, "", *lines, *_partial_lines(partial), _FAMILIES])
