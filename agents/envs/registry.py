@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agents.runtime import tf_loading
+from agents.tools.import_paths import import_path
 
 # gymnasium id -> (module in this package, class, keyword arguments); the registered time limits.
 BUILTIN: dict[str, tuple[str, str, dict[str, Any]]] = {
@@ -78,19 +79,6 @@ def register(env_id: str, constructor: Callable[[], Any]) -> None:
     _REGISTERED[env_id] = constructor
 
 
-def import_env_module(env_id: str) -> str:
-    """The id without its module: `module:Name-v0` imports `module` first, as gymnasium does,
-    so that the module can register `Name-v0` (here or in gymnasium).
-
-    Raises:
-        ImportError: The module cannot be imported.
-    """
-    module, _, name = env_id.rpartition(":")
-    if module:
-        importlib.import_module(module)  # A user's module, named only in the env id.
-    return name
-
-
 def native_class(module: str, name: str) -> Any:
     """The class `name` of the native env module `agents.envs.<module>` (TensorFlow's: the
     caller has set its process settings), imported only when an env of it is used."""
@@ -100,7 +88,7 @@ def native_class(module: str, name: str) -> Any:
 def _resolve(env_id: str) -> str:
     """The id itself; `module:Name-v0` imports `module` first (which may `register` it)."""
     try:
-        return import_env_module(env_id)
+        return import_path(env_id)[1]  # As gymnasium does: the module may register the id.
     except ImportError as error:
         module = env_id.rpartition(":")[0]
         raise ValueError(f"env {env_id!r}: cannot import {module!r} ({error}).") from None

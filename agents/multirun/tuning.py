@@ -26,6 +26,12 @@ from agents.multirun import quiet_run
 from agents.multirun.tuning_space import DEFAULT_SPACE, entry_problem, suggest
 from agents.training.callbacks import Callback
 
+try:  # The tune extra: optional (`tune` says how to install it where it is missing).
+    import optuna
+    from sqlalchemy.exc import IntegrityError, OperationalError  # optuna's storage, with it.
+except ImportError:
+    optuna = None
+
 # A trial stopped by a signal records it here; the next call of the study tries its values again.
 STOPPED_ATTR, RETRY_ATTR = "stopped_by_signal", "retry_of"
 
@@ -92,10 +98,8 @@ def tune(
         UsageError: Optuna is not installed, or a bad config, key or value.
         TuningStoppedError: A signal stopped the running trial.
     """
-    try:
-        import optuna  # The tune extra: optional.
-    except ImportError:
-        raise UsageError('Tuning needs Optuna: pip install -e ".[tune]".') from None
+    if optuna is None:
+        raise UsageError('Tuning needs Optuna: pip install -e ".[tune]".')
     space = dict(DEFAULT_SPACE if space is None else space)
     for key, entry in space.items():  # A space given in Python is checked as a file's is.
         problem = entry_problem(key, entry)
@@ -106,7 +110,7 @@ def tune(
     name = study or config.name
     os.makedirs(logdir, exist_ok=True)
     path = os.path.abspath(os.path.join(logdir, f"tune-{name}.db"))
-    the_study = _open_study(optuna, name, f"sqlite:///{path}", seed)
+    the_study = _open_study(name, f"sqlite:///{path}", seed)
     finished = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)
 
     def objective(trial) -> float:
@@ -138,10 +142,8 @@ def tune(
 _RACES = ("already exists", "UNIQUE constraint", "database is locked")
 
 
-def _open_study(optuna: Any, name: str, storage: str, seed: int) -> Any:
+def _open_study(name: str, storage: str, seed: int) -> Any:
     """The study, created or loaded; processes creating one database at once take turns."""
-    from sqlalchemy.exc import IntegrityError, OperationalError  # optuna's storage, with it.
-
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     for handler in logging.getLogger("optuna").handlers:
         if not any(isinstance(kept, _NoStoppedTrace) for kept in handler.filters):
@@ -153,7 +155,7 @@ def _open_study(optuna: Any, name: str, storage: str, seed: int) -> Any:
                 storage=storage,
                 load_if_exists=True,
                 direction="maximize",
-                sampler=_trial_seeded_sampler(optuna, seed),
+                sampler=_trial_seeded_sampler(seed),
                 pruner=optuna.pruners.MedianPruner(n_startup_trials=2),
             )
         except (IntegrityError, OperationalError) as error:
@@ -190,7 +192,7 @@ def trial_seed(seed: int, number: int) -> int:
     return int(np.random.SeedSequence([seed, number]).generate_state(1)[0])
 
 
-def _trial_seeded_sampler(optuna: Any, seed: int) -> Any:
+def _trial_seeded_sampler(seed: int) -> Any:
     """A TPE sampler seeded afresh for each trial with `trial_seed(seed, trial.number)`.
 
     One sampler seeded once draws the same startup values in every process: a second call of

@@ -23,6 +23,11 @@ from agents.scripts import cli, shutdown
 from agents.scripts.arg_types import positive_int, seed
 from agents.training import progress
 
+try:  # The video extra: optional (`visualize` says how to install it where it is missing).
+    import imageio.v2 as imageio
+except ImportError:
+    imageio = None
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -72,10 +77,8 @@ def run_episode(env, policy: Policy, seed: int, render: bool = True) -> tuple[fl
 
 def visualize(args: argparse.Namespace) -> list[float]:
     """Write the videos and return the episode returns."""
-    try:
-        import imageio.v2 as imageio  # The video extra: optional.
-    except ImportError:
-        raise UsageError("Writing videos needs imageio: pip install -e '.[video]'.") from None
+    if imageio is None:
+        raise UsageError("Writing videos needs imageio: pip install -e '.[video]'.")
 
     # Frames are rendered offscreen: no display or sound device is needed (or wanted).
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")

@@ -79,14 +79,12 @@ def _is_kernel_stream(stream: IO[str]) -> bool:
 
 
 def _widget_bar() -> type[tqdm] | None:
-    """`tqdm.auto`'s bar where it is the notebook widget; None without ipywidgets."""
-    from tqdm import notebook  # Imports quietly without ipywidgets; `tqdm.auto` warns.
+    """tqdm's notebook widget bar (what `tqdm.auto` gives in a notebook); None without
+    ipywidgets."""
+    # Notebooks only: it imports ipywidgets, and quietly where they are missing (`tqdm.auto` warns).
+    from tqdm import notebook
 
-    if notebook.IProgress is None:
-        return None
-    from tqdm.auto import tqdm as auto
-
-    return auto
+    return None if notebook.IProgress is None else notebook.tqdm
 
 
 def warn(line: str) -> None:

@@ -71,7 +71,7 @@ def test_a_space_given_in_python_is_checked_before_any_trial(tmp_path):
 def _quick_study(tmp_path, seed, trials, name="s"):
     """A study of `tuning`'s sampler over a space of two keys, on an objective of no training."""
     tmp_path.mkdir(exist_ok=True)
-    study = tuning._open_study(optuna, name, f"sqlite:///{tmp_path / 'tune.db'}", seed)
+    study = tuning._open_study(name, f"sqlite:///{tmp_path / 'tune.db'}", seed)
     space = {"learning_rate": tuning_space.DEFAULT_SPACE["learning_rate"],
              "clip_ratio": tuning_space.DEFAULT_SPACE["clip_ratio"]}  # fmt: skip
     study.optimize(lambda trial: -tuning_space.suggest(trial, space)["learning_rate"], trials)
@@ -99,7 +99,7 @@ def test_processes_creating_one_study_at_once_all_open_it(tmp_path):
 
 
 def test_a_trial_stopped_by_a_signal_is_tried_again_with_its_values_once(tmp_path):
-    study = tuning._open_study(optuna, "s", f"sqlite:///{tmp_path / 'tune.db'}", 0)
+    study = tuning._open_study("s", f"sqlite:///{tmp_path / 'tune.db'}", 0)
     space = {"learning_rate": tuning_space.DEFAULT_SPACE["learning_rate"]}
 
     def stopped(trial):

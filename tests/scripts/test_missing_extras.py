@@ -61,3 +61,33 @@ def test_envpool_steps_mujoco_envs_without_the_mujoco_extra_in_a_dry_run(tmp_pat
     argv = ["--config=cheetah", f"--logdir={tmp_path}", "--set", "env_backend=envpool"]
     ((code, stderr),) = _without(["mujoco"], [*argv, "--dry-run"])
     assert code == 0 and stderr == ""
+
+
+# A child lacking `MISSING` that runs each (script module, argv) with that script's `main`.
+_SCRIPTS_CHILD = """
+import contextlib, importlib, io, json, sys
+for name in sys.argv[2].split(","):
+    sys.modules[name] = None
+results = []
+for module, argv in json.loads(sys.argv[1]):
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr):
+        results.append((importlib.import_module(module).main(argv), stderr.getvalue()))
+print(json.dumps(results))
+"""
+
+
+@pytest.mark.slow
+def test_tuning_without_optuna_and_videos_without_imageio_are_one_line_each(tmp_path):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    runs = [
+        ("agents.scripts.tune", ["--config=pendulum", "--trials=1", f"--logdir={tmp_path}/tune"]),
+        ("agents.scripts.visualize", [f"--logdir={tmp_path}", f"--outdir={tmp_path}/videos"]),
+    ]
+    command = [sys.executable, "-c", _SCRIPTS_CHILD, json.dumps(runs), "optuna,imageio.v2"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+    assert result.returncode == 0, result.stderr
+    tune, visualize = json.loads(result.stdout.splitlines()[-1])
+    assert tune == [2, 'error: Tuning needs Optuna: pip install -e ".[tune]".\n']
+    assert visualize == [2, "error: Writing videos needs imageio: pip install -e '.[video]'.\n"]
+    assert os.listdir(tmp_path) == []  # No study database, no video folder.

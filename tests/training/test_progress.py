@@ -167,15 +167,15 @@ def test_notebook_bar_is_the_widget_of_tqdm_auto_when_ipywidgets_is_there(monkey
         assert type(bar) is tqdm and bar.disable  # MPI ranks other than 0.
 
 
-def test_widget_bar_is_tqdm_auto_only_with_ipywidgets(monkeypatch):
-    from tqdm import auto
+def test_widget_bar_is_the_notebook_widget_only_with_ipywidgets(monkeypatch):
+    from tqdm import notebook
 
     monkeypatch.setattr("tqdm.notebook.IProgress", None)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert progress._widget_bar() is None
     monkeypatch.setattr("tqdm.notebook.IProgress", object)
-    assert progress._widget_bar() is auto.tqdm
+    assert progress._widget_bar() is notebook.tqdm
 
 
 def test_notebook_bar_follows_a_redirected_stdout(monkeypatch):

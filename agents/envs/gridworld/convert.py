@@ -7,6 +7,7 @@ import gymnasium as gym
 import numpy as np
 
 from agents.envs.gridworld.encoding import EMPTY_CELL, pack
+from agents.envs.python.extras import optional_package
 
 # Envs (or their bases) whose episode ends when the agent picks up `env.obj` (their `step` says so).
 FETCH_ENVS = ("KeyCorridorEnv", "ObstructedMazeEnv")
@@ -19,13 +20,7 @@ def make_minigrid(env_id: str):
         ValueError: minigrid is not installed (native MiniGrid reads its rules' constants and
             makes its layouts with it).
     """
-    try:
-        import minigrid  # noqa: F401  (registers the MiniGrid ids)
-    except ImportError:
-        raise ValueError(
-            f"Native {env_id} makes its layouts with minigrid, which is not installed: "
-            'pip install -e ".[minigrid]".'
-        ) from None
+    optional_package("minigrid", "minigrid", f"Native {env_id}")  # Registers the MiniGrid ids.
     return gym.make(env_id).unwrapped
 
 

@@ -16,6 +16,7 @@ import numpy as np
 import tensorflow as tf
 
 from agents.envs.gridworld.encoding import UNSEEN, VIEW_SIZE
+from agents.envs.python.extras import optional_package
 
 TILE = 8  # `minigrid_pixels`' tile size: 7 cells x 8 = 56 pixels.
 _OBJECTS, _COLORS, _STATES = 11, 6, 3
@@ -30,7 +31,8 @@ def _code(obj, color, state):
 def tile_table(tile_size: int = TILE) -> np.ndarray:
     """[codes, 2, tile, tile] uint8: the grayscale tile of every cell encoding, without and with
     the agent on it, as minigrid renders the partial view (visible cells highlighted)."""
-    from minigrid.core import grid, world_object  # The minigrid extra's: only for its pixels.
+    core = optional_package("minigrid", "minigrid", "MiniGrid's pixels").core
+    grid, world_object = core.grid, core.world_object
 
     table = np.zeros([_OBJECTS * _COLORS * _STATES, 2, tile_size, tile_size], np.uint8)
     for obj in range(_OBJECTS):

@@ -20,6 +20,8 @@ from typing import Any
 
 import gymnasium as gym
 
+from agents.envs.python.extras import optional_package
+
 # MuJoCo's default log file, relative to the working directory.
 MUJOCO_LOG_FILE = "MUJOCO_LOG.TXT"
 # The env attribute that carries the warnings recorded in an env process to the parent.
@@ -41,7 +43,7 @@ def quiet_mujoco(env_id: str) -> None:
     """
     if not _uses_mujoco(env_id):
         return
-    import mujoco  # The mujoco extra: optional.
+    mujoco = optional_package("mujoco", "mujoco", env_id)
 
     show_once()
     if mujoco.get_mju_user_warning() is None:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from agents.envs import registry
 from agents.envs.python import env_warnings
+from agents.envs.python.extras import optional_package
+from agents.tools.import_paths import import_path
 from agents.tools.observation_wrappers import InfoActionMask, PackDictObservation
 from agents.tools.wrappers import ExternalProcess, VisitedCells
 
@@ -107,16 +107,11 @@ def make_envs(
     return envs
 
 
-def install_hint(extra: str) -> str:
-    """The command that installs the package's `extra` (of setup.py's extras_require)."""
-    return f'pip install -e ".[{extra}]"'
-
-
 def _register(env_id: str) -> None:
     """Import the package that registers `env_id`'s family, with a hint if it is missing."""
     for prefix, (module, extra) in ID_PACKAGES.items():
         if env_id.startswith(prefix):
-            package = _imported(env_id, module, extra)
+            package = optional_package(module, extra, env_id)
             if module == "ale_py":
                 gym.register_envs(package)
 
@@ -131,14 +126,7 @@ def check_packages(env_id: str) -> None:
     location = str(getattr(entry_point, "__module__", entry_point))
     for prefix, (module, extra) in ENTRY_POINT_PACKAGES.items():
         if location.startswith(prefix):
-            _imported(env_id, module, extra)
-
-
-def _imported(env_id: str, module: str, extra: str) -> Any:
-    try:
-        return importlib.import_module(module)  # The module an env id names (`module:Env-v0`).
-    except ImportError:
-        raise ValueError(f"{env_id} needs the {module} package: {install_hint(extra)}.") from None
+            optional_package(module, extra, env_id)
 
 
 def check_env(env_id: str, wrapper: str | None, packages: bool = True) -> None:
@@ -167,7 +155,7 @@ def _check_known(env_id: str) -> None:
     _register(env_id)
     not_found = (gym.error.NameNotFound, gym.error.VersionNotFound, gym.error.NamespaceNotFound)
     try:
-        gym.spec(registry.import_env_module(env_id))  # "module:Name-v0" imports `module` first.
+        gym.spec(import_path(env_id)[1])  # "module:Name-v0" imports `module` first.
     except (ImportError, *not_found) as error:
         _check_api_env(env_id)
         raise ValueError(f"Unknown environment {env_id!r}: {error}") from None
@@ -188,9 +176,7 @@ def _check_api_env(env_id: str) -> None:
 
 def _minigrid_wrappers() -> Any:
     """minigrid's observation wrappers (an optional package: the `minigrid` extra)."""
-    from minigrid import wrappers
-
-    return wrappers
+    return optional_package("minigrid", "minigrid", "The minigrid env wrappers").wrappers
 
 
 def _minigrid_pixels(env: gym.Env) -> gym.Env:

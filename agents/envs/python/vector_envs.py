@@ -15,6 +15,7 @@ import gymnasium as gym
 import numpy as np
 
 from agents.envs.python import environments
+from agents.envs.python.extras import optional_package
 
 BACKENDS = ("python", "gymnasium-sync", "gymnasium-async", "envpool")
 # EnvPool's own options for each wrapper it can stand in for (None: its envs as they are).
@@ -148,18 +149,13 @@ def envpool_id(env_id: str) -> str | None:
 def _envpool_module() -> Any:
     """EnvPool (an optional package: the `envpool` extra), or None where it is not installed."""
     try:
-        import envpool  # The envpool extra: optional.
-    except ImportError:
+        return optional_package("envpool", "envpool", "env_backend='envpool'")
+    except ValueError:
         return None
-    return envpool
 
 
 def _envpool(env_id, count, max_episode_steps, wrapper, seed) -> Any:
-    envpool = _envpool_module()
-    if envpool is None:
-        raise ValueError(
-            "env_backend='envpool' needs the envpool package: pip install -e '.[envpool]'."
-        )
+    envpool = optional_package("envpool", "envpool", "env_backend='envpool'")
     name = envpool_id(env_id)
     if name is None:
         raise ValueError(
