@@ -651,8 +651,18 @@ _TEN_MILLION = 9_437_184  # 9 phases of 16 calls of 4 x 128 x 128 steps, within 
 @_task(keycorridor_rnd)
 def keycorridor_s6_rnd() -> dict[str, Any]:
     """MiniGrid-KeyCorridorS6R3 with RND: `keycorridor_rnd` in rooms of size 6 (a 16x16 grid),
-    10M env steps at four times the updates per sample (see `_FIVE_MILLION`)."""
-    return dict(env="MiniGrid-KeyCorridorS6R3-v0", train_steps=_TEN_MILLION, num_minibatches=32)
+    10M env steps at four times the updates per sample (see `_FIVE_MILLION`).
+
+    The entropy bonus decays to zero over the run (`entropy_schedule: linear`): with it constant
+    the count bonus's sampled policy solved 0.99-1.00 of minigrid's episodes in 5 of 5 seeds but
+    its mode 0.75-0.90 (0 of 5 at >= 0.9); decayed, the mode scored 0.898-0.95 (4 of 5 at >= 0.9),
+    5 seeds each (the exploration page's ablation)."""
+    return dict(
+        env="MiniGrid-KeyCorridorS6R3-v0",
+        train_steps=_TEN_MILLION,
+        num_minibatches=32,
+        entropy_schedule="linear",
+    )
 
 
 @_task(keycorridor_s6_rnd)
