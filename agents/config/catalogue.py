@@ -14,9 +14,8 @@ an `agents.ppo.networks.contract.Network` (see there for the contract).
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from typing import Any
-
-from agents.tools.import_paths import import_path
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,9 +120,9 @@ def load(path: str, what: str) -> Any:
     Raises:
         ValueError: The module cannot be imported or has no such attribute (one line).
     """
-    module_name = path.partition(":")[0]
+    module_name, attribute = path.split(":")
     try:
-        module, attribute = import_path(path)
+        module = importlib.import_module(module_name)  # The module a config names, known only then.
     except ImportError as error:
         raise ValueError(f"{what} {path!r}: cannot import {module_name!r} ({error}).") from None
     try:

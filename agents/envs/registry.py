@@ -7,7 +7,6 @@ from collections.abc import Callable
 from typing import Any
 
 from agents.runtime import tf_loading
-from agents.tools.import_paths import import_path
 
 # gymnasium id -> (module in this package, class, keyword arguments); the registered time limits.
 BUILTIN: dict[str, tuple[str, str, dict[str, Any]]] = {
@@ -85,10 +84,23 @@ def native_class(module: str, name: str) -> Any:
     return getattr(importlib.import_module(f"agents.envs.{module}"), name)
 
 
+def import_env_module(env_id: str) -> str:
+    """The id without its module: `module:Name-v0` imports `module` first, as gymnasium does,
+    so that the module can register `Name-v0` (here or in gymnasium).
+
+    Raises:
+        ImportError: The module cannot be imported.
+    """
+    module, _, name = env_id.rpartition(":")
+    if module:
+        importlib.import_module(module)  # A user's module, named only in the env id.
+    return name
+
+
 def _resolve(env_id: str) -> str:
     """The id itself; `module:Name-v0` imports `module` first (which may `register` it)."""
     try:
-        return import_path(env_id)[1]  # As gymnasium does: the module may register the id.
+        return import_env_module(env_id)
     except ImportError as error:
         module = env_id.rpartition(":")[0]
         raise ValueError(f"env {env_id!r}: cannot import {module!r} ({error}).") from None

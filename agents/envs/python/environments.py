@@ -9,9 +9,9 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from agents.envs import registry
 from agents.envs.python import env_warnings
 from agents.envs.python.extras import optional_package
-from agents.tools.import_paths import import_path
 from agents.tools.observation_wrappers import InfoActionMask, PackDictObservation
 from agents.tools.wrappers import ExternalProcess, VisitedCells
 
@@ -155,7 +155,7 @@ def _check_known(env_id: str) -> None:
     _register(env_id)
     not_found = (gym.error.NameNotFound, gym.error.VersionNotFound, gym.error.NamespaceNotFound)
     try:
-        gym.spec(import_path(env_id)[1])  # "module:Name-v0" imports `module` first.
+        gym.spec(registry.import_env_module(env_id))  # "module:Name-v0" imports `module` first.
     except (ImportError, *not_found) as error:
         _check_api_env(env_id)
         raise ValueError(f"Unknown environment {env_id!r}: {error}") from None
