@@ -2,8 +2,8 @@
 
 Per task (DoorKey-16x16, KeyCorridorS3R3, MultiRoom-N4-S5-v1: v1 has four rooms, v0 six;
 the frontier of published exploration work, KeyCorridorS4R3 and MultiRoom-N6, at 5M env steps;
-KeyCorridorS6R3 and ObstructedMaze-1Q at 10M; and, only where named, KeyCorridorS5R3,
-ObstructedMaze-2Dlh and ObstructedMaze-Full at 50M), arm (`<task>_rnd`; the control `<task>`:
+KeyCorridorS6R3 and ObstructedMaze-1Q at 10M; and, only where named, ObstructedMaze-2Dlh at
+20M, KeyCorridorS5R3 and ObstructedMaze-Full at 50M), arm (`<task>_rnd`; the control `<task>`:
 the same agent with `int_coef=0`; `<task>_noveld`: the same agent with NovelD's episodic bonus
 in place of RND's; where named, and where the task has the config, `<task>_count` and
 `<task>_e3b`: the episodic count bonus and E3B) and seed, `python -m

@@ -19,7 +19,7 @@ TASKS = (
     "obstructedmaze_1q",
     "obstructedmaze_full",
 )
-# 50M env steps: run only where named.
+# 20M-50M env steps: run only where named.
 LONG_TASKS = ("keycorridor_s5", "obstructedmaze", "obstructedmaze_full")
 DEFAULT_TASKS = tuple(task for task in TASKS if task not in LONG_TASKS)
 # Every task's arms: RND, its control (int_coef=0) and NovelD; the episodic count bonus and E3B
