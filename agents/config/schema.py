@@ -370,6 +370,16 @@ GROUPS: dict[str, tuple[Key, ...]] = {
             choices=("constant", "linear"),
             agents=_PIXEL,
         ),
+        Key(
+            "int_reward_scale",
+            "return",
+            "How intrinsic rewards are scaled: return divides them by the running std of their "
+            "discounted return (RND's); reward by the running std of the rewards themselves, "
+            "then clips them to [-1, 1] (E3B's reference), so that a few very large bonuses do "
+            "not set the scale of all the others.",
+            choices=("return", "reward"),
+            agents=_PIXEL,
+        ),
         Key("ext_coef", 2.0, "Weight of the extrinsic advantage.", low=0.0, agents=_PIXEL),
         _positive("rnd_feature_size", 512, "Output size of RND's networks.", agents=_PIXEL),
         Key(

@@ -157,6 +157,46 @@ def test_a_step_that_ends_an_episode_earns_no_e3b_bonus():
     assert not np.allclose(agent.components["e3b"].inverse.numpy()[0], fresh)
 
 
+def _rollout(random, ends):
+    return {
+        "observ": tf.constant(random.integers(0, 6, [8, 2, 7, 7, 3]).astype(np.float32)),
+        "terminated": tf.constant(ends),
+        "truncated": tf.zeros([8, 2], tf.bool),
+        "reward": tf.zeros([8, 2]),
+        "value": tf.zeros([8, 2]),
+        "value_int": tf.zeros([8, 2]),
+    }
+
+
+@pytest.mark.parametrize("scale", ["return", "reward"])
+def test_intrinsic_rewards_are_scaled_by_the_std_of_their_returns_or_of_themselves(scale):
+    """`return` (RND's): the bonuses over the std of their discounted return, unclipped;
+    `reward` (E3B's reference): over the std of the bonuses themselves, clipped to 1."""
+    _, agent = _agent(gym.spaces.Discrete(3), int_reward_scale=scale)
+    random = np.random.default_rng(1)
+    data = _rollout(random, np.zeros([8, 2], bool))
+    next_observ = tf.constant(random.integers(0, 6, [2, 7, 7, 3]).astype(np.float32))
+    inverse = agent.components["e3b"].inverse.numpy()
+    rewards, _ = agent._stream_rewards(data, next_observ)
+    frames = np.concatenate([data["observ"].numpy()[1:], next_observ.numpy()[None]])
+    phi = agent.components["e3b"].embed(frames).numpy().astype(np.float64)
+    bonus = np.zeros([8, 2])
+    for n in range(2):  # The elliptical bonus, by explicit inverses.
+        covariance = np.linalg.inv(inverse[n].astype(np.float64))
+        for t in range(8):
+            bonus[t, n] = phi[t, n] @ np.linalg.solve(covariance, phi[t, n])
+            covariance += np.outer(phi[t, n], phi[t, n])
+    gamma = agent._config.gamma_int if scale == "return" else 0.0
+    returns = np.zeros_like(bonus)
+    for t in range(8):
+        returns[t] = bonus[t] + (gamma * returns[t - 1] if t else 0.0)
+    expected = bonus / np.sqrt(returns.var() + 1e-8)
+    if scale == "reward":
+        assert expected.max() > 1.0  # The first bonuses of an episode, |phi|^2 / ridge.
+        expected = np.minimum(expected, 1.0)
+    np.testing.assert_allclose(rewards["_int"].numpy(), expected, rtol=1e-3)
+
+
 def test_e3b_on_continuous_actions_is_one_line_naming_the_other_bonuses():
     with pytest.raises(ValueError, match=r"^bonus=e3b needs a discrete action space .*count\.$"):
         _agent(gym.spaces.Box(-1.0, 1.0, (2,)))

@@ -81,8 +81,14 @@ class RNDPPO(PPO):
             self.episodic = EpisodicVisits(len(batch_env), shape, config.episodic_buckets, seed)
         # RND's update averages over ranks (see `compilation.replicated_update`): no gather.
         super().__init__(batch_env, config, seed, ranks._replace(all_gather=None))
-        self.intrinsic_scaler = RewardScaler(  # Unclipped, as in RND.
-            len(batch_env), config.gamma_int, clip=None, cross_replica_sum=ranks.cross_replica_sum
+        # RND's: over the std of the intrinsic return, unclipped. E3B's reference: over the std
+        # of the rewards themselves (a return of discount 0), clipped to 1.
+        by_reward = config.int_reward_scale == "reward"
+        self.intrinsic_scaler = RewardScaler(
+            len(batch_env),
+            0.0 if by_reward else config.gamma_int,
+            clip=1.0 if by_reward else None,
+            cross_replica_sum=ranks.cross_replica_sum,
         )
 
     def checkpointables(self) -> dict:
