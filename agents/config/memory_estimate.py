@@ -5,10 +5,11 @@ they are, anything normalized as float32), the action, the recurrent state and a
 scalars (log-probability, reward, flags, advantage, values per stream). The update reads the
 whole rollout into its targets and minibatches, about twice the buffer again, so the estimate is
 three buffers, plus the environments (a Python env with its wrappers, or a native env's state
-and observation, per env of training and evaluation) and `BASE_BYTES` for TensorFlow and the
-networks. A run whose estimate exceeds the memory available (Linux's `MemAvailable`) is refused
-before anything is allocated, with the estimate in its line: on a machine without swap it would
-otherwise die by the OOM killer, or thrash with it.
+and observation, per env of training and evaluation), E3B's inverse covariance per env where the
+agent has one, and `BASE_BYTES` for TensorFlow and the networks. A run whose estimate exceeds
+the memory available (Linux's `MemAvailable`) is refused before anything is allocated, with the
+estimate in its line: on a machine without swap it would otherwise die by the OOM killer, or
+thrash with it.
 
 It is checked twice: when the config is read, before TensorFlow loads and before any env is
 built, with the smallest observation and action any space has (a lower bound, so that an absurd
@@ -62,7 +63,15 @@ def estimate(
         per_env = 2 * _observation_bytes(config, observation_space)
     else:
         per_env = PYTHON_ENV_BYTES
-    return 3 * buffer + envs * per_env + BASE_BYTES
+    return 3 * buffer + envs * per_env + _bonus_bytes(config) + BASE_BYTES
+
+
+def _bonus_bytes(config: Any) -> int:
+    """E3B's inverse covariance per training env (float32 [d, d]), twice: the variable and the
+    rollout's copy of it."""
+    if config["agent"] != "rnd_ppo" or config["bonus"] != "e3b":
+        return 0
+    return 2 * 4 * config["e3b_embedding_size"] ** 2 * config["num_agents"]
 
 
 def available() -> int | None:

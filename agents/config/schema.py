@@ -372,12 +372,12 @@ GROUPS: dict[str, tuple[Key, ...]] = {
         ),
         Key(
             "int_reward_scale",
-            "return",
+            "auto",
             "How intrinsic rewards are scaled: return divides them by the running std of their "
             "discounted return (RND's); reward by the running std of the rewards themselves, "
             "then clips them to [-1, 1] (E3B's reference), so that a few very large bonuses do "
-            "not set the scale of all the others.",
-            choices=("return", "reward"),
+            "not set the scale of all the others; auto is reward for bonus e3b, else return.",
+            choices=("auto", "return", "reward"),
             agents=_PIXEL,
         ),
         Key("ext_coef", 2.0, "Weight of the extrinsic advantage.", low=0.0, agents=_PIXEL),
@@ -425,9 +425,9 @@ GROUPS: dict[str, tuple[Key, ...]] = {
         ),
         _positive(
             "e3b_embedding_size",
-            32,
+            256,
             "Size of E3B's learned embedding (bonus: e3b); the inverse each env keeps is its "
-            "square.",
+            "square. E3B's reference embeds in 1,024; at 32, E3B never solved KeyCorridorS4R3.",
             agents=_PIXEL,
         ),
         Key(

@@ -39,6 +39,11 @@ def test_the_estimate_by_hand():
     assert memory_estimate.estimate(native, box, box) == (
         3 * (12 + 12 + 48) * 100 * 10 + 12 * 2 * 12 + memory_estimate.BASE_BYTES
     )
+    e3b = dict(config, agent="rnd_ppo", bonus="e3b", e3b_embedding_size=256)
+    inverses = 2 * 4 * 256 * 256 * 10  # float32 [256, 256] per env, the variable and a copy.
+    assert memory_estimate.estimate(e3b, box, box) == (
+        memory_estimate.estimate(config, box, box) + inverses
+    )
 
 
 def test_without_spaces_the_estimate_is_a_lower_bound():

@@ -168,10 +168,11 @@ def _rollout(random, ends):
     }
 
 
-@pytest.mark.parametrize("scale", ["return", "reward"])
+@pytest.mark.parametrize("scale", ["return", "reward", "auto"])
 def test_intrinsic_rewards_are_scaled_by_the_std_of_their_returns_or_of_themselves(scale):
     """`return` (RND's): the bonuses over the std of their discounted return, unclipped;
-    `reward` (E3B's reference): over the std of the bonuses themselves, clipped to 1."""
+    `reward` (E3B's reference, and E3B's `auto`): over the std of the bonuses themselves,
+    clipped to 1."""
     _, agent = _agent(gym.spaces.Discrete(3), int_reward_scale=scale)
     random = np.random.default_rng(1)
     data = _rollout(random, np.zeros([8, 2], bool))
@@ -191,7 +192,7 @@ def test_intrinsic_rewards_are_scaled_by_the_std_of_their_returns_or_of_themselv
     for t in range(8):
         returns[t] = bonus[t] + (gamma * returns[t - 1] if t else 0.0)
     expected = bonus / np.sqrt(returns.var() + 1e-8)
-    if scale == "reward":
+    if scale != "return":
         assert expected.max() > 1.0  # The first bonuses of an episode, |phi|^2 / ridge.
         expected = np.minimum(expected, 1.0)
     np.testing.assert_allclose(rewards["_int"].numpy(), expected, rtol=1e-3)

@@ -83,7 +83,7 @@ class E3B(tf.Module):
         observation_shape: Sequence[int],
         num_actions: int,
         num_envs: int,
-        embedding_size: int = 32,
+        embedding_size: int = 256,
         ridge: float = 0.1,
         torso: str = "mlp",
         torso_width: int = 256,

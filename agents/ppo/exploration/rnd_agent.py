@@ -40,7 +40,10 @@ class RNDPPO(PPO):
     With `bonus: e3b` it is E3B's elliptical episodic bonus (Henaff et al., 2022; `E3B`): the
     norm of `s'`'s learned embedding under the inverse of the episode's embeddings so far (none
     for a step that ends an episode, whose `s'` is the next episode's first observation); the
-    embedding trains by inverse dynamics (a loss beside PPO's); discrete actions only.
+    embedding trains by inverse dynamics (a loss beside PPO's); discrete actions only. Its
+    rewards are scaled as its reference scales them (`int_reward_scale: auto`): over the std of
+    the bonuses themselves, clipped to 1, since an episode's first observations score
+    `|phi|^2 / ridge`, orders above the rest.
 
     Args: as `PPO`; the config also needs `policy_size`, `hidsize`, `memsize`, `extrahid`,
     `rec_gate_init`, `gamma_int`, `int_coef`, `ext_coef`, `rnd_feature_size` and
@@ -83,7 +86,8 @@ class RNDPPO(PPO):
         super().__init__(batch_env, config, seed, ranks._replace(all_gather=None))
         # RND's: over the std of the intrinsic return, unclipped. E3B's reference: over the std
         # of the rewards themselves (a return of discount 0), clipped to 1.
-        by_reward = config.int_reward_scale == "reward"
+        scale = config.int_reward_scale
+        by_reward = scale == "reward" or scale == "auto" and config.bonus == "e3b"
         self.intrinsic_scaler = RewardScaler(
             len(batch_env),
             0.0 if by_reward else config.gamma_int,
