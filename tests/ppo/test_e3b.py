@@ -117,6 +117,17 @@ def _agent(action_space, **overrides):
     return batch_env, RNDPPO(batch_env, tools.AttrDict(config), seed=0)
 
 
+def _rollout(random, ends):
+    return {
+        "observ": tf.constant(random.integers(0, 6, [8, 2, 7, 7, 3]).astype(np.float32)),
+        "terminated": tf.constant(ends),
+        "truncated": tf.zeros([8, 2], tf.bool),
+        "reward": tf.zeros([8, 2]),
+        "value": tf.zeros([8, 2]),
+        "value_int": tf.zeros([8, 2]),
+    }
+
+
 def test_the_agent_with_e3b_trains_its_embedding_and_builds_no_rnd():
     batch_env, agent = _agent(gym.spaces.Discrete(3))
     assert set(agent.components) == {"e3b"} and agent.warm_up_steps == 0
@@ -137,17 +148,9 @@ def test_a_step_that_ends_an_episode_earns_no_e3b_bonus():
     (|phi|^2 / ridge) would dwarf the others; the inverse still starts from it."""
     _, agent = _agent(gym.spaces.Discrete(3))
     random = np.random.default_rng(0)
-    observ = random.integers(0, 6, [8, 2, 7, 7, 3]).astype(np.float32)
     ends = np.zeros([8, 2], bool)
     ends[2, 0] = ends[5, 1] = True
-    data = {
-        "observ": tf.constant(observ),
-        "terminated": tf.constant(ends),
-        "truncated": tf.zeros([8, 2], tf.bool),
-        "reward": tf.zeros([8, 2]),
-        "value": tf.zeros([8, 2]),
-        "value_int": tf.zeros([8, 2]),
-    }
+    data = _rollout(random, ends)
     next_observ = tf.constant(random.integers(0, 6, [2, 7, 7, 3]).astype(np.float32))
     rewards, _ = agent._stream_rewards(data, next_observ)
     intrinsic = rewards["_int"].numpy()
@@ -155,17 +158,6 @@ def test_a_step_that_ends_an_episode_earns_no_e3b_bonus():
     # The inverse took the new episode's first observation: it is no longer I / ridge.
     fresh = np.eye(4) / agent.components["e3b"].ridge
     assert not np.allclose(agent.components["e3b"].inverse.numpy()[0], fresh)
-
-
-def _rollout(random, ends):
-    return {
-        "observ": tf.constant(random.integers(0, 6, [8, 2, 7, 7, 3]).astype(np.float32)),
-        "terminated": tf.constant(ends),
-        "truncated": tf.zeros([8, 2], tf.bool),
-        "reward": tf.zeros([8, 2]),
-        "value": tf.zeros([8, 2]),
-        "value_int": tf.zeros([8, 2]),
-    }
 
 
 @pytest.mark.parametrize("scale", ["return", "reward", "auto"])
