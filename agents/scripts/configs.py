@@ -566,7 +566,7 @@ def keycorridor_s4_e3b() -> dict[str, Any]:
     trained by inverse dynamics, no RND network.
 
     With a 32-dim embedding E3B never solved this task within 5M env steps (training success
-    never above 0.8%, four runs), with or without its reference's reward scaling; with 256
+    never above 0.8%: four runs under RND's return scaling, one under its reference's); with 256
     dims (its reference's is 1,024) the sampled policy solved 0.81 and 1.00 of minigrid's
     episodes under RND's return scaling, 0.97 and 0.98 under its reference's (the modes 0.31,
     0.97 and 0.66, 0.83; 2 seeds each: the exploration page's ablation)."""
