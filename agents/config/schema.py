@@ -417,6 +417,16 @@ GROUPS: dict[str, tuple[Key, ...]] = {
             low=0.0,
             agents=_PIXEL,
         ),
+        Key(
+            "visit_key",
+            "observation",
+            "What the episodic visits (bonus: noveld, count) count: observation (a hash of "
+            "the observation the bonus reads) or agent (a native grid env's agent: its cell, "
+            "direction and carried object, so that views changed by a moved object are not "
+            "new; one process).",
+            choices=("observation", "agent"),
+            agents=_PIXEL,
+        ),
         _positive(
             "episodic_buckets",
             16384,

@@ -85,6 +85,11 @@ def check_rules(config: Mapping[str, Any]) -> None:
         )
     if config.get("native_env"):
         _check_native(config)
+    elif config.get("visit_key") == "agent" and config.get("bonus") in ("noveld", "count"):
+        raise ValueError(
+            "visit_key='agent' counts the agent of a native env (a native MiniGrid id's cell, "
+            "direction and carried object): set native_env=True, or visit_key='observation'."
+        )
     _check_backend(config)
     sequences = config["rollout_length"] // config["chunk_length"] * config["num_agents"]
     if config["num_minibatches"] > sequences:

@@ -117,6 +117,15 @@ class NativeBatchEnv(Transitions):
 
     resets_in_place = True
 
+    @property
+    def has_agent_key(self) -> bool:
+        """Whether the env defines `agent_key` (see `NativeEnv`)."""
+        return callable(getattr(self.env, "agent_key", None))
+
+    def agent_keys(self) -> tf.Tensor:
+        """The env's `agent_key` of the current states, [B, K] int32."""
+        return tf.cast(self.env.agent_key(self._read_state()), tf.int32)
+
     def reset_where(self, mask: tf.Tensor) -> None:
         """Start new episodes where `mask` [B] is True, from freshly drawn initial states.
 

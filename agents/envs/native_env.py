@@ -34,7 +34,10 @@ class NativeEnv(abc.ABC):
             that can cost a cheap env as much as its step. Rewards are checked still.
 
     An env may also define `render(state) -> np.ndarray`, the [H, W, 3] uint8 frame of a batch
-    of one state (eager, not traced), which `visualize` and `NativeGymEnv` use.
+    of one state (eager, not traced), which `visualize` and `NativeGymEnv` use, and
+    `agent_key(state) -> tf.Tensor`, the agent's own part of each state as small integers
+    [B, K] (a grid world's cell, direction and carried object), which the episodic bonuses
+    count visits of with `visit_key: agent`.
     """
 
     observation_space: gym.spaces.Box

@@ -65,3 +65,11 @@ def test_accepts_none_and_values_in_range_for_optional_settings(key, value):
 @pytest.mark.parametrize("name", sorted(configs.CONFIGS))
 def test_every_shipped_config_is_valid(name):
     validate_config(configs.CONFIGS[name]())
+
+
+def test_visit_key_agent_needs_a_native_env_and_is_free_without_an_episodic_bonus():
+    config = dict(configs.obstructedmaze_count(), visit_key="agent", native_env=False)
+    with pytest.raises(ValueError, match="visit_key='agent' counts the agent of a native env"):
+        validate_config(config)
+    validate_config(dict(config, native_env=True))
+    validate_config(dict(config, bonus="rnd"))  # RND counts no visits: nothing to refuse.

@@ -7,6 +7,8 @@ import pytest
 import tensorflow as tf
 
 from agents import tools
+from agents.envs.gridworld.env import MiniGridEnv
+from agents.envs.native_batch_env import NativeBatchEnv
 from agents.ppo.exploration.rnd_agent import RNDPPO
 from agents.scripts import configs
 
@@ -227,3 +229,36 @@ def test_the_count_bonus_pays_one_over_the_root_of_the_visits_in_the_episode_wit
     # Scaled by one std (of the intrinsic return): the rewards keep their ratios.
     scaled = rewards["_int"].numpy()
     np.testing.assert_allclose(scaled / scaled[0, 0], counts**-0.5, rtol=1e-5)
+
+
+def test_visit_key_agent_is_refused_for_an_env_without_an_agent_to_key():
+    with pytest.raises(ValueError, match="visit_key: agent counts a native grid env's agent"):
+        _setup(bonus="count", visit_key="agent")
+
+
+def test_visit_key_agent_counts_cell_direction_and_carried_object_not_moved_objects():
+    batch_env = NativeBatchEnv(MiniGridEnv("MiniGrid-DoorKey-5x5-v0", layout_bank=2), 2)
+    config = dict(configs.obstructedmaze_count(), visit_key="agent")
+    config.update(num_agents=2, rollout_length=8, chunk_length=4, num_minibatches=2)
+    agent = RNDPPO(batch_env, tools.AttrDict(config), seed=0)
+    state = batch_env.state
+    np.testing.assert_array_equal(
+        batch_env.agent_keys().numpy(),
+        np.concatenate(
+            [state.pos.numpy(), state.direction.numpy()[:, None], state.carried.numpy()[:, :2]],
+            axis=1,
+        ),
+    )
+    keys = agent._visit_keys(batch_env.observ).numpy()
+    # An object moved (the key's cell emptied) changes the view, not the agent's key.
+    grid = state.grid.numpy()
+    grid[:, 1:-1, 1:-1] = np.where(grid[:, 1:-1, 1:-1, :1] == 5, 1, grid[:, 1:-1, 1:-1])
+    state.grid.assign(grid)
+    np.testing.assert_array_equal(agent._visit_keys(batch_env.observ).numpy(), keys)
+    # The agent turned in env 0, and picked up a key in env 1: both are new.
+    state.direction.assign((state.direction.numpy() + [1, 0]) % 4)
+    carried = state.carried.numpy()
+    carried[1] = [5, 4, 0, 0]  # A yellow key.
+    state.carried.assign(carried)
+    turned = agent._visit_keys(batch_env.observ).numpy()
+    assert (turned != keys).all()

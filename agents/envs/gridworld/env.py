@@ -120,6 +120,14 @@ class MiniGridEnv(NativeEnv):
     def observe(self, state):
         return self._observation(view.observe(GridState(*state), self.see_through_walls))
 
+    def agent_key(self, state) -> tf.Tensor:
+        """The agent's cell, direction and carried object (its object and color) [B, 5]: what
+        a step of the agent changes, without the objects it moved (minigrid's `PositionBonus`
+        wrapper counts the cell alone)."""
+        state = GridState(*state)
+        carried = tf.cast(state.carried[:, :2], tf.int32)
+        return tf.concat([state.pos, state.direction[:, None], carried], axis=1)
+
     def _observation(self, image: tf.Tensor) -> tf.Tensor:
         """The observation of view encodings: the image itself, or its frame."""
         return tf.cast(pixels.frames(image) if self.pixels else image, tf.float32)

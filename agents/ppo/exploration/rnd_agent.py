@@ -79,8 +79,12 @@ class RNDPPO(PPO):
             self.METRICS = self.METRICS + ("inverse_dynamics_loss",)
         if config.bonus == "noveld":
             self.METRICS = self.METRICS + ("first_visits",)  # The share of steps that were.
+        self._agent_keys = None
         if config.bonus in ("noveld", "count"):
             shape = rnd_view(batch_env.observation_space).shape
+            if config.visit_key == "agent":
+                self._agent_keys = _agent_keys(batch_env)
+                shape = tuple(self._agent_keys().shape[1:])
             self.episodic = EpisodicVisits(len(batch_env), shape, config.episodic_buckets, seed)
         # RND's update averages over ranks (see `compilation.replicated_update`): no gather.
         super().__init__(batch_env, config, seed, ranks._replace(all_gather=None))
@@ -170,7 +174,14 @@ class RNDPPO(PPO):
     def _observation_fields(self, observ):
         if self.episodic is None:
             return {}
-        return {"episodic_key": self.episodic.keys(self._rnd_view(observ))}
+        return {"episodic_key": self._visit_keys(observ)}
+
+    def _visit_keys(self, observ):
+        """The episodic keys of observations [N, ...]: of their hash, or of the env's agent
+        (`visit_key: agent`; the env's current states are those of `observ`)."""
+        if self._agent_keys is not None:
+            return self.episodic.keys(self._agent_keys())
+        return self.episodic.keys(self._rnd_view(observ))
 
     def _stream_rewards(self, data, next_observ):
         """The intrinsic reward (RND's error on the next frames, NovelD's bonus, or the
@@ -240,7 +251,7 @@ class RNDPPO(PPO):
 
     def _next_keys(self, data, next_observ):
         """The episodic keys of each step's next observation, [T, N]."""
-        last = self.episodic.keys(self._rnd_view(next_observ))
+        last = self._visit_keys(next_observ)
         return tf.concat([data["episodic_key"][1:], last[None]], 0)
 
     def _noveld_reward(self, data, next_observ, next_frames):
@@ -283,3 +294,18 @@ def _check_discrete(action_space) -> None:
             f"bonus=e3b needs a discrete action space (its inverse dynamics predict the "
             f"action); got {action_space}: use bonus=rnd, noveld or count."
         )
+
+
+def _agent_keys(batch_env):
+    """The batch env's `agent_keys` (`visit_key: agent`).
+
+    Raises:
+        ValueError: For an env without them.
+    """
+    if not getattr(batch_env, "has_agent_key", False):
+        raise ValueError(
+            "visit_key: agent counts a native grid env's agent (its cell, direction and "
+            "carried object); this env has none (a native MiniGrid id has). Use visit_key: "
+            "observation."
+        )
+    return batch_env.agent_keys
