@@ -25,7 +25,7 @@ class AgentEntry:
     Attributes:
         builder: "module:attribute" of its class, built as
             `cls(batch_env, config, seed, ranks)` (`ranks`: the MPI ranks' size and
-            collectives, `agents.tools.ranks.Ranks`).
+            collectives, `agents.tools.collectives.Ranks`).
         doc: One line for `--help` and the docs.
         xla_update: Whether its update compiles with XLA by default (`update_compiler: auto`);
             else graph mode.

@@ -21,17 +21,15 @@ from agents.ppo import advantages, compilation, losses, streams
 from agents.ppo.evaluator import Evaluator  # noqa: F401 (re-exported)
 from agents.ppo.export import EXPORT_MODULE
 from agents.ppo.memory import RolloutBuffer, transition_specs
-from agents.ppo.networks.contract import act
+from agents.ppo.networks.contract import RecurrentState, Weights, act
 from agents.ppo.networks.mlp import make_network
-from agents.ppo.networks.recurrent_state import RecurrentState
 from agents.ppo.networks.sde import exploration_noise
-from agents.ppo.networks.weights import Weights
 from agents.ppo.nonfinite import FINITE, NonfiniteFlag, nonfinite_code
 from agents.ppo.optimizers import make_optimizer
 from agents.ppo.streams import ValueStream, extrinsic
+from agents.tools.collectives import ONE_PROCESS, Ranks
 from agents.tools.dict_observations import normalized_entries
 from agents.tools.normalize import RewardScaler, StreamingNormalize
-from agents.tools.ranks import ONE_PROCESS, Ranks
 
 
 class PPO(tf.Module):
@@ -46,7 +44,7 @@ class PPO(tf.Module):
         batch_env: The `InGraphBatchEnv` to learn on.
         config: The run's config (see `agents.config.schema`).
         seed: Seed of action sampling and minibatch shuffling.
-        ranks: The MPI ranks (`agents.tools.ranks.Ranks`; default: one process). With its
+        ranks: The MPI ranks (`agents.tools.collectives.Ranks`; default: one process). With its
             `cross_replica_sum`, gradients and normalizer statistics are averaged over all
             ranks; with its `all_gather`, where `compilation.replicated_update` says so, the
             ranks gather their rollouts and each runs the update of all of them, compiled by

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from agents.ppo.networks.contract import act
-from agents.ppo.networks.recurrent_state import RecurrentState
+from agents.ppo.networks.contract import RecurrentState, act
 
 
 class Evaluator(tf.Module):

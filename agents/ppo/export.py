@@ -25,8 +25,7 @@ import numpy as np
 import tensorflow as tf
 from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
 
-from agents.ppo.networks.contract import act
-from agents.ppo.networks.weights import Weights
+from agents.ppo.networks.contract import Weights, act
 from agents.tools.dict_observations import PackedDict, describe
 
 SIGNATURE_INPUT = "observation"

@@ -6,7 +6,7 @@ from typing import Any
 
 from agents.config import catalogue
 from agents.ppo.algorithm import PPO
-from agents.tools.ranks import ONE_PROCESS, Ranks
+from agents.tools.collectives import ONE_PROCESS, Ranks
 
 
 def make_agent(
@@ -21,7 +21,7 @@ def make_agent(
         batch_env: The `InGraphBatchEnv` to learn on.
         config: The run's config (see `agents.config.schema`).
         seed: Seed of action sampling and minibatch shuffling.
-        ranks: The MPI ranks (`agents.tools.ranks.Ranks`; default: one process).
+        ranks: The MPI ranks (`agents.tools.collectives.Ranks`; default: one process).
 
     Returns:
         A `PPO` (or subclass) instance.

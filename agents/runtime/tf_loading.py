@@ -18,13 +18,14 @@ import contextlib
 import os
 import re
 import sys
-from collections.abc import Iterator
+import tempfile
+from collections.abc import Callable, Iterator
 
 from absl import logging as absl_logging  # TensorFlow's logger (absl-py, light: no TensorFlow).
 
 from agents.runtime import compile_cache
-from agents.runtime.tf_import import LOG_LEVEL, captured_stderr
 
+LOG_LEVEL = "TF_CPP_MIN_LOG_LEVEL"
 ONEDNN = "TF_ENABLE_ONEDNN_OPTS"
 _READ_AT_LOAD = (ONEDNN, compile_cache.FLAGS, "AGENTS_XLA_CACHE")  # What `unapplied` looks at.
 ONEDNN_DEFAULT = "1"  # TensorFlow's own, on x86 Linux, where the variable is unset.
@@ -181,3 +182,38 @@ def _load():
 def _quiet_python_loggers() -> None:
     _load().get_logger().setLevel("ERROR")
     absl_logging.set_verbosity(absl_logging.ERROR)
+
+
+@contextlib.contextmanager
+def captured_stderr(enabled: bool, keep: Callable[[str], bool] | None = None) -> Iterator[None]:
+    """Within the block, what is written to file descriptor 2 goes to a file, not the terminal.
+
+    TensorFlow's libraries print a few lines while they load, before absl's logging starts
+    (oneDNN, the CUDA stubs), and those ignore `TF_CPP_MIN_LOG_LEVEL`: where the level hides
+    info lines they are caught here. After the block, the captured lines for which `keep` is
+    true are written to stderr; on an error all of them are, so a failing import still
+    explains itself.
+    """
+    if not enabled:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile(mode="w+b") as capture:
+        os.dup2(capture.fileno(), 2)
+        failed = False
+        try:
+            yield
+        except BaseException:
+            failed = True
+            raise
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            capture.seek(0)
+            lines = capture.read().decode(errors="replace").splitlines(keepends=True)
+            shown = [line for line in lines if failed or (keep is not None and keep(line))]
+            if shown:
+                sys.stderr.write("".join(shown))
+                sys.stderr.flush()

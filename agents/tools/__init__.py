@@ -26,7 +26,7 @@ _NAMES = {
     "simulate": "simulate",
     "simulate_steps": "simulate",
     "Steps": "simulate",
-    "Algorithm": "protocol",
+    "Algorithm": "simulate",
     "Loop": "loop",
     "StreamingMean": "streaming_mean",
     "RunningMeanStd": "normalize",

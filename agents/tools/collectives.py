@@ -1,5 +1,6 @@
 """TensorFlow across MPI ranks: each rank's share of the host's threads, and the sums and gathers
-of tensors over ranks that run eagerly and inside `tf.function` alike.
+of tensors over ranks that run eagerly and inside `tf.function` alike, and `Ranks`, the ranks
+as an agent sees them (one object instead of three arguments).
 
 The `World` they work on (its communicator, ranks and launch) is `agents.tools.mpi`'s, which
 loads no TensorFlow: environment child processes and the launcher's checks stay light.
@@ -11,7 +12,7 @@ import os
 import sys
 import weakref
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import tensorflow as tf
@@ -147,3 +148,29 @@ def mpi_all_gather(comm: Any | None):
 
     all_gather.rank = comm.Get_rank()
     return all_gather
+
+
+class Ranks(NamedTuple):
+    """How many ranks train together, and the collectives that join them.
+
+    The default is a single process: no collectives.
+
+    Attributes:
+        size: Number of ranks (the learning-rate schedule counts all ranks' steps).
+        cross_replica_sum: Sums a float64 tensor over the ranks (`mpi_cross_replica_sum`);
+            gradients and normalizer statistics are then averaged over them. None: one rank.
+        all_gather: Gathers tensors of all ranks (`mpi_all_gather`), for agents whose ranks
+            share their rollouts. None: one rank.
+    """
+
+    size: int = 1
+    cross_replica_sum: CrossReplicaSum | None = None
+    all_gather: Callable | None = None
+
+
+def ranks_of(world: World) -> Ranks:
+    """The `Ranks` of an MPI world (no collectives in a world of one)."""
+    return Ranks(world.size, mpi_cross_replica_sum(world.comm), mpi_all_gather(world.comm))
+
+
+ONE_PROCESS = Ranks()  # A single process: no collectives.

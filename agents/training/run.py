@@ -27,9 +27,9 @@ from agents.ppo.factory import make_agent
 from agents.ppo.rollouts import rollouts_then_updates
 from agents.runtime import tf_loading, xla_scratch
 from agents.tools import checkpoints, collectives
+from agents.tools.collectives import ranks_of
 from agents.tools.loop import save_checkpoint
 from agents.tools.mpi import World
-from agents.tools.ranks import ranks_of
 from agents.training import agent_pool, tensorboard_log
 
 EVAL_CALL_STEPS = 100  # Simulation steps per compiled evaluation call.

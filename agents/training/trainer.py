@@ -25,7 +25,7 @@ from agents.tools.batch_env import BatchEnvError
 from agents.tools.checkpoints import CheckpointError
 from agents.tools.reports import Report, SummaryError
 from agents.training import callbacks as callbacks_module
-from agents.training import loop, metrics_log, reporting, results, run_lock, run_setup
+from agents.training import loop, metrics_log, reporting, results, run_dirs, run_setup
 from agents.training.callbacks import Callback
 from agents.training.progress import warn
 from agents.training.run_guard import StartUpStopped
@@ -388,7 +388,7 @@ class Trainer:
 
 def _lock(setup: run_setup.RunSetup):
     try:
-        return run_lock.acquire(setup.run_dir)
+        return run_dirs.acquire(setup.run_dir)
     except UsageError:
         if not setup.resumed:
             shutil.rmtree(setup.run_dir, ignore_errors=True)

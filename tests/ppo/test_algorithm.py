@@ -9,7 +9,7 @@ import tensorflow as tf
 from agents import tools
 from agents.ppo.algorithm import PPO, Evaluator
 from agents.scripts import configs
-from agents.tools.ranks import Ranks
+from agents.tools.collectives import Ranks
 
 
 def _config(**overrides):

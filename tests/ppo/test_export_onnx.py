@@ -26,24 +26,39 @@ _TOLERANCE = 1e-5  # Max abs difference of continuous actions and states, SavedM
 _BOUND = 0.002  # The Box action space's bounds: the briefly trained mode falls outside them.
 
 
-def _trained(tmp_path, envs, random_head=False, **config):
+def _trained(tmp_path, envs, random_head=None, **config):
     """A PPO agent trained 16 steps on `envs`, exported and converted: the loaded SavedModel,
     an onnxruntime session of the ONNX file, and its path.
 
-    `random_head` draws the policy head's weights anew (standard normal, zero bias), so that a
+    `random_head` (observations [B, ...] to center on) draws the policy head's weights anew
+    (standard normal), its bias centering the logits of those observations, so that a
     categorical policy's mode varies with the observation: after 16 steps of training it is
-    mostly one action, and which one differs from run to run.
+    mostly one action, and which one differs from run to run; with the features of noise frames
+    alike, an uncentered head's mode was one action for them all in some runs.
     """
     batch_env = tools.InGraphBatchEnv(tools.BatchEnv(envs, blocking=True, clip_actions=True))
     agent = PPO(batch_env, _config(**config), seed=0)
     _run(batch_env, agent, 16)
-    rng = np.random.default_rng(7)
-    for variable in agent.network.policy_head.trainable_variables if random_head else ():
-        drawn = rng.standard_normal(variable.shape) if variable.shape.rank > 1 else 0.0
-        variable.assign(np.broadcast_to(drawn, variable.shape).astype(np.float32))
+    if random_head is not None:
+        _draw_centered_head(agent.network, random_head)
     saved_dir = export_policy(agent, str(tmp_path / "policy"))
     path = agents.export(saved_dir, path=str(tmp_path / "policy.onnx"))
     return tf.saved_model.load(saved_dir), onnxruntime.InferenceSession(path), path
+
+
+def _draw_centered_head(network, observ: np.ndarray) -> None:
+    """Standard normal head weights; the bias subtracts the mean logits of `observ`'s first
+    steps, scaled so that their spread is 1."""
+    kernel, bias = network.policy_head.trainable_variables
+    kernel.assign(np.random.default_rng(7).standard_normal(kernel.shape).astype(np.float32))
+    bias.assign(tf.zeros_like(bias))
+    size = observ.shape[0]
+    logits = network(observ[:, None], tf.ones([size, 1], tf.bool), network.initial_state(size))
+    logits = logits.policy.logits_parameter()[:, 0].numpy()
+    centered = logits - logits.mean(axis=0)
+    scale = 1.0 / centered.std()
+    kernel.assign(kernel * scale)
+    bias.assign(-logits.mean(axis=0) * scale)
 
 
 def _mock_envs(observ_shape, action_space, observ_dtype=np.float32):
@@ -71,7 +86,12 @@ def gru(tmp_path_factory):
 def cnn(tmp_path_factory):
     envs = _mock_envs((44, 44, 1), gym.spaces.Discrete(3), np.uint8)
     config = dict(network="cnn_gru", normalize_observ=False, chunk_length=4, hidsize=8, memsize=8)
-    return _trained(tmp_path_factory.mktemp("cnn"), envs, random_head=True, **config)
+    probe = _frames()[0]
+    return _trained(tmp_path_factory.mktemp("cnn"), envs, random_head=probe, **config)
+
+
+def _frames() -> np.ndarray:
+    return np.random.default_rng(4).integers(0, 256, (20, 50, 44, 44, 1)).astype(np.float32)
 
 
 def _dict_envs():
@@ -155,7 +175,7 @@ def test_a_recurrent_policy_steps_as_the_saved_model_with_its_state_carried(gru)
 
 def test_a_pixel_policy_steps_as_the_saved_model(cnn):
     saved_model, session, _ = cnn
-    frames = np.random.default_rng(4).integers(0, 256, (20, 50, 44, 44, 1)).astype(np.float32)
+    frames = _frames()
     action_gap, state_gap, actions = _stepped(saved_model, session, frames, _resets(20, 50))
     assert action_gap == 0 and state_gap <= _TOLERANCE
     first = _serving(saved_model, frames[0]).numpy()

@@ -182,7 +182,7 @@ def test_second_process_on_a_run_is_refused_naming_the_owner(tmp_path):
         assert sorted(os.listdir(run_dir)) == before
         process.kill()
         process.wait()
-    from agents.training.run_lock import acquire  # A killed owner leaves no lock behind.
+    from agents.training.run_dirs import acquire  # A killed owner leaves no lock behind.
 
     acquire(run_dir).close()
 

@@ -19,9 +19,9 @@ import numpy as np
 import tensorflow as tf
 
 from agents.ppo.exploration.rnd import checked_stack, feature_network
+from agents.ppo.networks.contract import Weights
 from agents.ppo.networks.distributions import orthogonal
 from agents.ppo.networks.patch_conv import conv2d_layer
-from agents.ppo.networks.weights import Weights
 
 TensorLike = tf.types.experimental.TensorLike
 

@@ -10,9 +10,9 @@ import numpy as np
 import tensorflow as tf
 
 from agents.ppo.networks import conv
+from agents.ppo.networks.contract import Weights
 from agents.ppo.networks.distributions import orthogonal
 from agents.ppo.networks.patch_conv import conv2d_layer
-from agents.ppo.networks.weights import Weights
 from agents.tools.collectives import CrossReplicaSum
 from agents.tools.normalize import RunningMeanStd
 

@@ -12,8 +12,8 @@ from agents.ppo.exploration.rnd import RND, choose_torso
 from agents.ppo.exploration.rnd_view import rnd_view
 from agents.ppo.networks.cnn_gru import cnn_gru
 from agents.ppo.networks.mlp import make_network
+from agents.tools.collectives import ONE_PROCESS, Ranks
 from agents.tools.normalize import RewardScaler
-from agents.tools.ranks import ONE_PROCESS, Ranks
 
 
 class RNDPPO(PPO):

@@ -8,7 +8,8 @@ there) and the state from `initial_state(B)` or from the previous call. It retur
 `policy_head` turns features into the action distribution (`distributions.make_policy_head`).
 `act` runs one step of B environments. `agents.config.catalogue.NETWORKS` names the networks a
 config can choose; a builder `builder(observation_space, action_space, config) -> Network`
-elsewhere is chosen with `network: "module:builder"`.
+elsewhere is chosen with `network: "module:builder"`. `Weights` lists a network's variables for
+checkpoints and SavedModels; `RecurrentState` holds its state between the steps of B envs.
 """
 
 from __future__ import annotations
@@ -95,3 +96,46 @@ def _defined_below_network(cls: type, name: str) -> bool:
         if name in vars(klass):
             return True
     return False
+
+
+class Weights(tf.Module):
+    """A Keras model's variables as an explicit list, for `tf.train.Checkpoint`.
+
+    TF's object-based checkpoints do not see Keras 3 layers kept in lists or nested inside other
+    layers (only 3 of 9 variables of a small MLP were saved), so the network is saved through this
+    list instead: the architecture fixes the order of `model.variables`.
+    """
+
+    def __init__(self, model: keras.Model) -> None:
+        super().__init__(name="weights")
+        self.weights = list(model.variables)
+
+
+class RecurrentState(tf.Module):
+    """The state a recurrent policy carries between steps, per environment, and episode starts.
+
+    `begin_episode` marks environments whose next step starts an episode (the network zeroes
+    their state then); `advance` stores the state after a step and clears the marks. Both are
+    variables, transient: a resumed run restarts every episode. Feed-forward networks carry an
+    empty [B, 0] state.
+
+    Args:
+        network: Has `initial_state(batch_size)`.
+        size: Number of environments.
+    """
+
+    def __init__(self, network, size: int) -> None:
+        super().__init__(name="recurrent")
+        self.state = tf.Variable(
+            network.initial_state(size), trainable=False, name="recurrent_state"
+        )
+        self.reset = tf.Variable(tf.ones([size], tf.bool), trainable=False, name="episode_start")
+
+    def begin_episode(self, indices: tf.Tensor) -> None:
+        """Episodes start at `indices` with their next step."""
+        self.reset.scatter_nd_update(indices[:, None], tf.ones_like(indices, tf.bool))
+
+    def advance(self, state: tf.Tensor) -> None:
+        """Store the state after a step of every environment."""
+        self.state.assign(state)
+        self.reset.assign(tf.zeros_like(self.reset))

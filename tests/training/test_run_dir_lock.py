@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from agents.config.errors import UsageError
-from agents.training.run_lock import LOCK_FILE, acquire
+from agents.training.run_dirs import LOCK_FILE, acquire
 
 _HOLD = (
     "import fcntl, sys, time; handle = open(sys.argv[1], 'a'); "
@@ -27,7 +27,7 @@ def test_the_running_trainer_holding_the_lock_is_named(tmp_path):
     lock = acquire(str(tmp_path))
     with open(tmp_path / LOCK_FILE) as handle:
         assert handle.read() == f"{os.getpid()}\n"
-    code = f"from agents.training.run_lock import acquire; acquire({str(tmp_path)!r})"
+    code = f"from agents.training.run_dirs import acquire; acquire({str(tmp_path)!r})"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert f"is in use by process {os.getpid()} (it holds run.lock)" in result.stderr
     lock.close()
