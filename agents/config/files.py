@@ -1,14 +1,17 @@
-"""config.yaml: how a run records the config, seed and MPI ranks it trains with."""
+"""config.yaml: how a run records the config, seed and MPI ranks it trains with, and the YAML
+reader of config files and search spaces (`load_yaml`: the safe loader, without aliases, with
+floats in any of their usual spellings)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
-from typing import Any, NamedTuple
+import re
+from typing import IO, Any, NamedTuple
 
 import yaml
 
-from agents.config import schema, yaml_loader
+from agents.config import schema
 from agents.config.config import Config
 from agents.config.errors import UsageError
 from agents.tools.attr_dict import AttrDict
@@ -72,7 +75,7 @@ def read_saved(path: str, defaults: dict[str, Any] | None = None) -> SavedConfig
         raise UsageError(f"No config file {path!r}.")
     try:
         with open(path) as handle:
-            data = yaml_loader.load(handle)
+            data = load_yaml(handle)
     except (yaml.YAMLError, UnicodeDecodeError) as error:
         where = getattr(error, "problem_mark", None)
         line = f" (line {where.line + 1})" if where else ""
@@ -123,10 +126,47 @@ def load_config(
 def saved_seed(path: str) -> int | None:
     """The seed a `config.yaml` records, or None (files written before it was recorded)."""
     with open(path) as handle:
-        data = yaml_loader.load(handle)
+        data = load_yaml(handle)
     return _seed_of(data)
 
 
 def _seed_of(data: Any) -> int | None:
     seed = data.get("seed") if isinstance(data, dict) else None
     return int(seed) if isinstance(seed, int) and not isinstance(seed, bool) else None
+
+
+class PlainLoader(yaml.SafeLoader):
+    """YAML's safe loader without anchors and aliases, which config files never hold: a few
+    nested aliases (a "billion laughs" file of 1.5 KB) would expand without end.
+
+    Numbers follow YAML 1.2 and Python: PyYAML's YAML 1.1 resolver reads `1e-3` (no dot) as the
+    string "1e-3", so a learning rate written that way would be refused as a string.
+    """
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.composer.ComposerError(
+                None,
+                None,
+                "an alias (*), which config files do not use",
+                self.peek_event().start_mark,
+            )
+        return super().compose_node(parent, index)
+
+
+# Checked after YAML 1.1's own int and float resolvers: only spellings they leave as strings
+# (an exponent without a dot, `1e-3`, `2E+5`) reach it.
+PlainLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"),
+)
+
+
+def load_yaml(handle: IO[str]) -> Any:
+    """The document in `handle`, read with `PlainLoader`.
+
+    Raises:
+        yaml.YAMLError: If it is not valid YAML or uses an alias.
+    """
+    return yaml.load(handle, PlainLoader)  # noqa: S506 (a SafeLoader, without aliases)

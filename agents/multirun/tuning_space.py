@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from agents.config import schema, validate, yaml_loader
+from agents.config import files, schema, validate
 from agents.config.errors import UsageError
 
 # Without a space of the user's: RL-Zoo's PPO sampler's ranges (rl_zoo3/hyperparams_opt.py).
@@ -45,7 +45,7 @@ def load_space(path: str | None) -> dict[str, dict[str, Any]]:
         return dict(DEFAULT_SPACE)
     try:
         with open(path) as handle:
-            space = yaml_loader.load(handle)
+            space = files.load_yaml(handle)
     except (OSError, yaml.YAMLError) as error:
         raise UsageError(f"Search space {path!r} cannot be read: {error}") from None
     if not isinstance(space, dict) or not space:

@@ -5,7 +5,7 @@ import io
 import pytest
 import yaml
 
-from agents.config import files, yaml_loader
+from agents.config import files
 from agents.config.errors import UsageError
 from agents.multirun import tuning_space
 
@@ -31,13 +31,13 @@ from agents.multirun import tuning_space
     ],
 )
 def test_numbers_read_as_python_reads_them_and_other_words_stay_strings(text, value):
-    loaded = yaml_loader.load(io.StringIO(f"key: {text}\n"))["key"]
+    loaded = files.load_yaml(io.StringIO(f"key: {text}\n"))["key"]
     assert loaded == value and type(loaded) is type(value)
 
 
 def test_an_alias_is_refused():
     with pytest.raises(yaml.YAMLError, match="an alias"):
-        yaml_loader.load(io.StringIO("a: &x 1\nb: *x\n"))
+        files.load_yaml(io.StringIO("a: &x 1\nb: *x\n"))
 
 
 def test_a_config_file_takes_a_learning_rate_written_1e_minus_3(tmp_path):
