@@ -5,6 +5,8 @@ import re
 
 import pytest
 
+from agents.scripts import configs
+
 ROOT = pathlib.Path(__file__).parent.parent
 
 
@@ -101,3 +103,18 @@ def test_tensorflow_imported_first_gets_one_warning_and_no_log_lines_from_the_ru
         "call agents.runtime.prepare() before importing tensorflow, or set them in the "
         "environment before it loads.\n"
     )
+
+
+def test_every_named_config_is_named_in_readme():
+    """README's Configs section names each config, or its task where a pattern names the arms."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Configs") :]
+    section = section[: section.index("\n## ", 1)]
+    arms = ("_rnd", "_noveld", "_count", "_e3b")
+    missing = [
+        name
+        for name in configs.CONFIGS
+        if f"`{name}`" not in section
+        and f"`{next((name[: -len(a)] for a in arms if name.endswith(a)), name)}`" not in section
+    ]
+    assert missing == []
