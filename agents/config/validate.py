@@ -85,11 +85,7 @@ def check_rules(config: Mapping[str, Any]) -> None:
         )
     if config.get("native_env"):
         _check_native(config)
-    elif config.get("visit_key") == "agent" and config.get("bonus") in ("noveld", "count"):
-        raise ValueError(
-            "visit_key='agent' counts the agent of a native env (a native MiniGrid id's cell, "
-            "direction and carried object): set native_env=True, or visit_key='observation'."
-        )
+    _check_visit_key(config)
     _check_backend(config)
     sequences = config["rollout_length"] // config["chunk_length"] * config["num_agents"]
     if config["num_minibatches"] > sequences:
@@ -127,6 +123,22 @@ def _check_native(config: Mapping[str, Any]) -> None:
                 f"{key}={config[key]!r} applies to Python environments; a native env "
                 "(native_env=True) runs inside the compiled call: leave it unset."
             )
+
+
+def _check_visit_key(config: Mapping[str, Any]) -> None:
+    """visit_key=agent counts visits of a native env's agent: for the bonuses that count."""
+    if config.get("visit_key") != "agent":
+        return
+    if config.get("bonus") not in ("noveld", "count"):
+        raise ValueError(
+            f"visit_key='agent' applies to bonus noveld or count, which count visits; "
+            f"bonus={config.get('bonus')!r} counts none: leave visit_key unset."
+        )
+    if not config.get("native_env"):
+        raise ValueError(
+            "visit_key='agent' counts the agent of a native env (a native MiniGrid id's cell, "
+            "direction and carried object): set native_env=True, or visit_key='observation'."
+        )
 
 
 def _check_backend(config: Mapping[str, Any]) -> None:

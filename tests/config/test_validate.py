@@ -67,9 +67,11 @@ def test_every_shipped_config_is_valid(name):
     validate_config(configs.CONFIGS[name]())
 
 
-def test_visit_key_agent_needs_a_native_env_and_is_free_without_an_episodic_bonus():
+def test_visit_key_agent_needs_a_native_env_and_a_bonus_that_counts_visits():
     config = dict(configs.obstructedmaze_count(), visit_key="agent", native_env=False)
     with pytest.raises(ValueError, match="visit_key='agent' counts the agent of a native env"):
         validate_config(config)
     validate_config(dict(config, native_env=True))
-    validate_config(dict(config, bonus="rnd"))  # RND counts no visits: nothing to refuse.
+    validate_config(dict(config, native_env=True, bonus="noveld"))
+    with pytest.raises(ValueError, match="bonus='e3b' counts none: leave visit_key unset"):
+        validate_config(dict(config, native_env=True, bonus="e3b"))
