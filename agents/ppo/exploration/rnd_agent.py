@@ -37,6 +37,10 @@ class RNDPPO(PPO):
     Exploration" (Henaff et al., 2023): `1 / sqrt(N(s'))`, with `N(s')` the visits to the hash
     bucket of `s'` so far in its episode; no RND is built or trained.
 
+    NovelD's and the count's visits count observations, or with `visit_key: agent` the agent
+    of a native env that says what it is (`agent_key`: a grid world's cell, direction and
+    carried object), read from the env's states as each observation is made.
+
     With `bonus: e3b` it is E3B's elliptical episodic bonus (Henaff et al., 2022; `E3B`): the
     norm of `s'`'s learned embedding under the inverse of the episode's embeddings so far (none
     for a step that ends an episode, whose `s'` is the next episode's first observation); the
@@ -47,7 +51,7 @@ class RNDPPO(PPO):
 
     Args: as `PPO`; the config also needs `policy_size`, `hidsize`, `memsize`, `extrahid`,
     `rec_gate_init`, `gamma_int`, `int_coef`, `ext_coef`, `rnd_feature_size` and
-    `rnd_predictor_proportion`, and `bonus`, `noveld_alpha`, `episodic_buckets`.
+    `rnd_predictor_proportion`, and `bonus`, `noveld_alpha`, `visit_key`, `episodic_buckets`.
     """
 
     LOSS_METRICS = PPO.LOSS_METRICS + ("predictor_loss",)
