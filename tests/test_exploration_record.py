@@ -6,6 +6,7 @@ import pytest
 from agents.multirun import aggregates
 from benchmarks import common
 from benchmarks.pages import (
+    exploration_aggregates,
     exploration_orderings,
     exploration_page,
     exploration_runs,
@@ -83,7 +84,9 @@ def test_a_rerun_seed_is_a_second_run_and_both_count(monkeypatch):
     assert "The aggregates count every run on the record: 11 runs of 10 seeds" in " ".join(
         page.split()
     )
-    (row,) = [line for line in page.splitlines() if line.startswith("| keycorridor | noveld | 6")]
+    (row,) = [
+        line for line in page.splitlines() if line.startswith("| keycorridor | noveld | 6 (5)")
+    ]
     assert row.split(" | ")[2] == "6 (5)"
     assert row.split(" | ")[6] == f"{21.5 / 30:.2f} [{low:.2f}, {high:.2f}]"
     # Both runs of seed 3 are rows of the runs' table, each with its own score.
@@ -180,3 +183,24 @@ def test_the_episodic_count_and_e3b_arms_are_tabled_and_ordered_beside_the_core_
         for better, other, p, _ in exploration_runs.improvements(records, "keycorridor")
     }
     assert pairs[("count", "control")] == 1.0 and pairs[("e3b", "control")] == 0.8
+
+
+def test_wall_time_to_solve_is_the_runs_wall_at_its_mean_rate_and_never_outweighs_half():
+    # 600 s for 100 env steps: a run held from 20 steps solved at 2 minutes, from 50 at 5.
+    runs = [
+        _run("count", 0, 1.0, 20, wall_seconds=600.0, load=1.5),
+        _run("count", 1, 1.0, 50, wall_seconds=600.0, load=2.5),
+        _run("count", 2, 0.0, None, wall_seconds=600.0, load=2.0),
+        _run("control", 0, 0.0, None, wall_seconds=300.0),
+        _run("control", 1, 0.0, 50, wall_seconds=300.0),
+    ]
+    assert exploration_runs.minutes_to_solve(runs[0], True) == pytest.approx(2.0)
+    assert exploration_runs.minutes_to_solve(runs[2], True) is None
+    # By the return (records without a success rate): the curve holds 0.5 from step 100.
+    assert exploration_runs.minutes_to_solve(runs[0], False) == pytest.approx(10.0)
+    rows = [line for line in exploration_aggregates.wall_lines(runs) if "| keycorridor |" in line]
+    # The median of 2, 5 and never is 5; of never and 2.5 (half the runs unsolved), never.
+    assert rows == [
+        "| keycorridor | control | 2 | 1 | 0 | never | 2.5-2.5 | 1.0-1.0 |",
+        "| keycorridor | count | 3 | 2 | 0 | 5.0 | 2.0-5.0 | 1.5-2.5 |",
+    ]

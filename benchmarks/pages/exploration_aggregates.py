@@ -3,6 +3,9 @@ counted, and each arm's probability of improving on the control."""
 
 from __future__ import annotations
 
+import math
+import statistics
+
 from benchmarks.pages import exploration_runs as runs_of
 from benchmarks.pages.exploration_runs import (
     ARMS,
@@ -11,6 +14,7 @@ from benchmarks.pages.exploration_runs import (
     SOLVED_SUCCESS,
     criterion,
     interval,
+    minutes_to_solve,
     solved_by_success,
     steps_to_solve,
 )
@@ -61,5 +65,45 @@ def aggregate_lines(runs: list[dict]) -> list[str]:
             lines.append(
                 f"| {arm_runs[0]['env_id']} | {arm} | {counted} | {interval(success, 2)} | "
                 f"{interval(held, 1, 1e6)} | {said} | {versus[0]} | {versus[1]} |"
+            )
+    return lines
+
+
+def wall_lines(runs: list[dict]) -> list[str]:
+    """Per task and arm: the median env steps per second and the median wall time to solve, a
+    run that never solved counting as never."""
+    lines = [
+        "",
+        "## Wall time to solve",
+        "",
+        "Per task and arm over the same runs: the median env steps per second (a run's env steps",
+        "over its wall time, process start and compiling included) and the median wall time until",
+        "the sampled training policy solved the task (as the steps to solve above; at the run's",
+        "mean rate: its wall time times the share of its env steps trained by then). A run that",
+        "never solved counts as never, so a median of *never* means half the runs or more did not;",
+        "the range spans the runs that solved. Runs trained at once share the cores (the first",
+        "table says how many); the load column is the machine's load over the runs.",
+        "",
+        "| task | arm | runs | solved | env steps/s, median | wall to solve (min), median "
+        "| range (min) | load |",
+        "|---|---|---:|---:|---:|---:|---|---|",
+    ]
+    for task in dict.fromkeys(r["task"] for r in runs):
+        mine = [r for r in runs if r["task"] == task]
+        by_success = solved_by_success(mine)
+        for arm in ARMS:
+            arm_runs = [r for r in mine if r["arm"] == arm]
+            if not arm_runs:
+                continue
+            rate = statistics.median(r["train_steps"] / r["wall_seconds"] for r in arm_runs)
+            minutes = [minutes_to_solve(r, by_success) for r in arm_runs]
+            solved = sorted(m for m in minutes if m is not None)
+            median = statistics.median(math.inf if m is None else m for m in minutes)
+            said = "never" if math.isinf(median) else f"{median:.1f}"
+            spread = f"{solved[0]:.1f}-{solved[-1]:.1f}" if solved else "-"
+            loads = [r["load"] for r in arm_runs]
+            lines.append(
+                f"| {arm_runs[0]['env_id']} | {arm} | {len(arm_runs)} | {len(solved)} | "
+                f"{rate:,.0f} | {said} | {spread} | {min(loads):.1f}-{max(loads):.1f} |"
             )
     return lines

@@ -11,7 +11,7 @@ from benchmarks.pages import claims, exploration_figures
 from benchmarks.pages import exploration_runs as runs_of
 from benchmarks.pages import exploration_superseded as superseded_of
 from benchmarks.pages.exploration_ablations import ablation_lines, ablations, baselines, compared
-from benchmarks.pages.exploration_aggregates import aggregate_lines
+from benchmarks.pages.exploration_aggregates import aggregate_lines, wall_lines
 from benchmarks.pages.exploration_runs import (
     ARMS,
     ORDER_SEEDS,
@@ -138,6 +138,7 @@ def page(records: list[dict], peer: list[dict] = ()) -> str:
                 env_id = next(r["env_id"] for r in runs if r["task"] == task)
                 lines.append(f"| {env_id} | {arm} | {mode} of {total} | {sampled} of {total} |")
     lines += aggregate_lines(runs)
+    lines += wall_lines(runs)
     lines += _under_way_lines(newer)
     lines += superseded_of.superseded_lines(records)
     lines += [

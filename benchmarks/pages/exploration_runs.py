@@ -209,6 +209,17 @@ def steps_to_solve(run: dict, by_success: bool) -> int:
     return held_or_budget(dict(run, curve=run["success_curve"]), SOLVED_SUCCESS)
 
 
+def minutes_to_solve(run: dict, by_success: bool) -> float | None:
+    """Wall minutes until the run's sampled training policy solved its task (`steps_to_solve`),
+    at the run's mean rate: its wall time, process start and compiling included, times the
+    share of its env steps trained by then. None for a run that never solved it."""
+    level = SOLVED_SUCCESS if by_success else SOLVED_RETURN
+    first = held_from(run["success_curve"] if by_success else run["curve"], level)
+    if first is None or not run["train_steps"]:
+        return None
+    return run["wall_seconds"] * first / run["train_steps"] / 60
+
+
 def criterion(runs: list[dict]) -> str:
     """What steps to solve count for these runs, in words."""
     if solved_by_success(runs):
