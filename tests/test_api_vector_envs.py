@@ -24,6 +24,7 @@ def _pendulum(count: int, mode: str = "NextStep"):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["NextStep", "SameStep"])
 def test_a_vector_env_instance_trains_and_its_size_sets_the_env_counts(tmp_path, mode):
     debug = configs.debug.differences()
@@ -100,6 +101,7 @@ def test_an_async_vector_env_trains_exactly_as_the_sync_one_of_the_same_envs(tmp
     assert scores[0] == scores[1] and len(scores[0]) >= 4
 
 
+@pytest.mark.slow
 def test_a_run_on_a_vector_env_resumes_from_python_with_the_same_env(tmp_path):
     first = agents.train("debug", logdir=str(tmp_path), env=_pendulum(2), train_steps=64)
     result = agents.train(resume=first.run_dir, env=_pendulum(2), train_steps=128, verbose=0)

@@ -1,9 +1,12 @@
 """The results pages that benchmarks' records make equal what those records give today."""
 
+import pytest
+
 from benchmarks import common
 from benchmarks.pages import checks, readme_timings, registry
 
 
+@pytest.mark.slow
 def test_every_generated_results_page_equals_what_its_records_give():
     # A page edited by hand, or records appended without `--page`, fail here:
     # `python -m benchmarks.pages` writes them again.

@@ -128,6 +128,7 @@ def _rollout(random, ends):
     }
 
 
+@pytest.mark.slow
 def test_the_agent_with_e3b_trains_its_embedding_and_builds_no_rnd():
     batch_env, agent = _agent(gym.spaces.Discrete(3))
     assert set(agent.components) == {"e3b"} and agent.warm_up_steps == 0

@@ -173,6 +173,7 @@ def test_a_recurrent_policy_steps_as_the_saved_model_with_its_state_carried(gru)
     assert np.abs(actions[0] - first).max() <= _TOLERANCE
 
 
+@pytest.mark.slow
 def test_a_pixel_policy_steps_as_the_saved_model(cnn):
     saved_model, session, _ = cnn
     frames = _frames()
@@ -183,6 +184,7 @@ def test_a_pixel_policy_steps_as_the_saved_model(cnn):
     assert len(np.unique(actions)) > 1  # The mode follows the frames: no constant action.
 
 
+@pytest.mark.slow
 def test_a_dict_policy_takes_the_packed_vector_and_keeps_its_action_mask(dict_masked):
     saved_model, session, path = dict_masked
     space = _DictEnv.observation_space

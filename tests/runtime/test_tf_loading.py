@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from agents.runtime import tf_loading
 
 _CLEAN = {k: v for k, v in os.environ.items() if not k.startswith(("TF_", "AGENTS_"))}
@@ -28,6 +30,7 @@ def test_unapplied_names_what_a_tensorflow_loaded_first_lacks():
     assert tf_loading.unapplied(True, {}) == ["XLA's compile cache is off"]
 
 
+@pytest.mark.slow
 def test_importing_tensorflow_through_tf_loading_applies_them_before_it_loads():
     # A fresh interpreter: TensorFlow reads the variables only when it loads.
     code = (

@@ -223,6 +223,7 @@ def test_a_raising_callback_stops_the_run_with_one_line_and_a_checkpoint(tmp_pat
         assert [json.loads(line)["phase"] for line in file] == ["train", "eval"]
 
 
+@pytest.mark.slow
 def test_leaving_the_reports_early_stops_the_run_saved_and_exported(tmp_path):
     overrides = {"env": "Pendulum-v1", "max_episode_steps": 50}
     trainer = Trainer(configs.debug.differences(), str(tmp_path), overrides=overrides)

@@ -87,6 +87,7 @@ class _Ticker(gym.Env):
 gym.register("Ticker-v0", _Ticker, max_episode_steps=100)
 
 
+@pytest.mark.slow
 def test_an_evaluation_plays_whole_episodes_each_env_its_quota_short_ones_not_favoured(
     tmp_path,
 ):
