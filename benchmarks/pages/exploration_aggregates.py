@@ -100,10 +100,16 @@ def wall_lines(runs: list[dict]) -> list[str]:
             solved = sorted(m for m in minutes if m is not None)
             median = statistics.median(math.inf if m is None else m for m in minutes)
             said = "never" if math.isinf(median) else f"{median:.1f}"
-            spread = f"{solved[0]:.1f}-{solved[-1]:.1f}" if solved else "-"
+            spread = _span(f"{solved[0]:.1f}", f"{solved[-1]:.1f}") if solved else "-"
             loads = [r["load"] for r in arm_runs]
+            load = _span(f"{min(loads):.1f}", f"{max(loads):.1f}")
             lines.append(
                 f"| {arm_runs[0]['env_id']} | {arm} | {len(arm_runs)} | {len(solved)} | "
-                f"{rate:,.0f} | {said} | {spread} | {min(loads):.1f}-{max(loads):.1f} |"
+                f"{rate:,.0f} | {said} | {spread} | {load} |"
             )
     return lines
+
+
+def _span(low: str, high: str) -> str:
+    """A range as written, one value where its ends agree."""
+    return low if low == high else f"{low}-{high}"
