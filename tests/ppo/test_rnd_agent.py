@@ -236,9 +236,10 @@ def test_visit_key_agent_is_refused_for_an_env_without_an_agent_to_key():
         _setup(bonus="count", visit_key="agent")
 
 
-def test_visit_key_agent_counts_cell_direction_and_carried_object_not_moved_objects():
+@pytest.mark.parametrize("named", ["obstructedmaze_count", "obstructedmaze_noveld"])
+def test_visit_key_agent_counts_cell_direction_and_carried_object_not_moved_objects(named):
     batch_env = NativeBatchEnv(MiniGridEnv("MiniGrid-DoorKey-5x5-v0", layout_bank=2), 2)
-    config = dict(configs.obstructedmaze_count(), visit_key="agent")
+    config = dict(getattr(configs, named)(), visit_key="agent")
     config.update(num_agents=2, rollout_length=8, chunk_length=4, num_minibatches=2)
     agent = RNDPPO(batch_env, tools.AttrDict(config), seed=0)
     state = batch_env.state
@@ -249,16 +250,18 @@ def test_visit_key_agent_counts_cell_direction_and_carried_object_not_moved_obje
             axis=1,
         ),
     )
-    keys = agent._visit_keys(batch_env.observ).numpy()
+    keys = agent._observation_fields(batch_env.observ)["episodic_key"].numpy()
     # An object moved (the key's cell emptied) changes the view, not the agent's key.
     grid = state.grid.numpy()
     grid[:, 1:-1, 1:-1] = np.where(grid[:, 1:-1, 1:-1, :1] == 5, 1, grid[:, 1:-1, 1:-1])
     state.grid.assign(grid)
-    np.testing.assert_array_equal(agent._visit_keys(batch_env.observ).numpy(), keys)
+    np.testing.assert_array_equal(
+        agent._observation_fields(batch_env.observ)["episodic_key"].numpy(), keys
+    )
     # The agent turned in env 0, and picked up a key in env 1: both are new.
     state.direction.assign((state.direction.numpy() + [1, 0]) % 4)
     carried = state.carried.numpy()
     carried[1] = [5, 4, 0, 0]  # A yellow key.
     state.carried.assign(carried)
-    turned = agent._visit_keys(batch_env.observ).numpy()
+    turned = agent._observation_fields(batch_env.observ)["episodic_key"].numpy()
     assert (turned != keys).all()
