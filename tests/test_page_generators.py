@@ -247,8 +247,8 @@ def test_exploration_aggregates_count_never_as_the_budget_and_order_arms_only_wi
 ):
     control = _arm_runs("multiroom", "control", [0.0, 0.1, 0.0, 0.2, 0.05])
     rnd = _arm_runs("multiroom", "rnd", [0.95, 0.9, 0.97, 0.92, 0.99], held=20)
-    assert exploration_runs.held_or_budget(control[0]) == 100  # Never held: the budget.
-    assert exploration_runs.held_or_budget(rnd[0]) == 20
+    assert exploration_runs.steps_to_solve(control[0], False) == 100  # Never held: the budget.
+    assert exploration_runs.steps_to_solve(rnd[0], False) == 20
     lines = exploration_page.page(control + rnd).splitlines()
     (row,) = [line for line in lines if line.startswith("| multiroom | rnd | 5 (5) |")]
     # IQM of 5 seeds: the mean of the middle three (0.92, 0.95, 0.97) with its interval; every

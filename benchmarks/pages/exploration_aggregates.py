@@ -48,24 +48,19 @@ def aggregate_lines(runs: list[dict]) -> list[str]:
         "[95% CI] | P(sampled training policy solves sooner than control's) [95% CI] |",
         "|---|---|---:|---:|---:|---|---:|---:|",
     ]
-    for task in dict.fromkeys(r["task"] for r in runs):
-        mine = [r for r in runs if r["task"] == task]
+    for mine, arm, arm_runs in _task_arms(runs):
         by_success, said = solved_by_success(mine), criterion(mine).removeprefix("training ")
         control = [r for r in mine if r["arm"] == "control"]
-        for arm in ARMS:
-            arm_runs = [r for r in mine if r["arm"] == arm]
-            if not arm_runs:
-                continue
-            success = [r["success_mode"] for r in arm_runs]
-            held = [steps_to_solve(r, by_success) for r in arm_runs]
-            versus = ["-", "-"]
-            if control and arm != "control":
-                versus = runs_of.versus(arm_runs, control, by_success)
-            counted = f"{len(arm_runs)} ({runs_of.seeds(arm_runs)})"
-            lines.append(
-                f"| {arm_runs[0]['env_id']} | {arm} | {counted} | {interval(success, 2)} | "
-                f"{interval(held, 1, 1e6)} | {said} | {versus[0]} | {versus[1]} |"
-            )
+        success = [r["success_mode"] for r in arm_runs]
+        held = [steps_to_solve(r, by_success) for r in arm_runs]
+        versus = ["-", "-"]
+        if control and arm != "control":
+            versus = runs_of.versus(arm_runs, control, by_success)
+        counted = f"{len(arm_runs)} ({runs_of.seeds(arm_runs)})"
+        lines.append(
+            f"| {arm_runs[0]['env_id']} | {arm} | {counted} | {interval(success, 2)} | "
+            f"{interval(held, 1, 1e6)} | {said} | {versus[0]} | {versus[1]} |"
+        )
     return lines
 
 
@@ -88,26 +83,32 @@ def wall_lines(runs: list[dict]) -> list[str]:
         "| range (min) | load |",
         "|---|---|---:|---:|---:|---:|---|---|",
     ]
+    for mine, arm, arm_runs in _task_arms(runs):
+        by_success = solved_by_success(mine)
+        rate = statistics.median(r["train_steps"] / r["wall_seconds"] for r in arm_runs)
+        minutes = [minutes_to_solve(r, by_success) for r in arm_runs]
+        solved = sorted(m for m in minutes if m is not None)
+        median = statistics.median(math.inf if m is None else m for m in minutes)
+        said = "never" if math.isinf(median) else f"{median:.1f}"
+        spread = _span(f"{solved[0]:.1f}", f"{solved[-1]:.1f}") if solved else "-"
+        loads = [r["load"] for r in arm_runs]
+        load = _span(f"{min(loads):.1f}", f"{max(loads):.1f}")
+        lines.append(
+            f"| {arm_runs[0]['env_id']} | {arm} | {len(arm_runs)} | {len(solved)} | "
+            f"{rate:,.0f} | {said} | {spread} | {load} |"
+        )
+    return lines
+
+
+def _task_arms(runs: list[dict]):
+    """(a task's runs, an arm, the arm's runs) for each task in record order and each arm it
+    has, in `ARMS` order."""
     for task in dict.fromkeys(r["task"] for r in runs):
         mine = [r for r in runs if r["task"] == task]
-        by_success = solved_by_success(mine)
         for arm in ARMS:
             arm_runs = [r for r in mine if r["arm"] == arm]
-            if not arm_runs:
-                continue
-            rate = statistics.median(r["train_steps"] / r["wall_seconds"] for r in arm_runs)
-            minutes = [minutes_to_solve(r, by_success) for r in arm_runs]
-            solved = sorted(m for m in minutes if m is not None)
-            median = statistics.median(math.inf if m is None else m for m in minutes)
-            said = "never" if math.isinf(median) else f"{median:.1f}"
-            spread = _span(f"{solved[0]:.1f}", f"{solved[-1]:.1f}") if solved else "-"
-            loads = [r["load"] for r in arm_runs]
-            load = _span(f"{min(loads):.1f}", f"{max(loads):.1f}")
-            lines.append(
-                f"| {arm_runs[0]['env_id']} | {arm} | {len(arm_runs)} | {len(solved)} | "
-                f"{rate:,.0f} | {said} | {spread} | {load} |"
-            )
-    return lines
+            if arm_runs:
+                yield mine, arm, arm_runs
 
 
 def _span(low: str, high: str) -> str:

@@ -15,7 +15,6 @@ from benchmarks.pages.exploration_aggregates import aggregate_lines, wall_lines
 from benchmarks.pages.exploration_runs import (
     ARMS,
     ORDER_SEEDS,
-    SOLVED_SUCCESS,
     TASKS,
     held_from,
     policy,
@@ -118,7 +117,7 @@ def page(records: list[dict], peer: list[dict] = ()) -> str:
         first = _steps(held_from(run["curve"]))
         solved_at = "-"  # Runs whose reports gave no success rate.
         if run.get("success_curve"):
-            solved_at = _steps(held_from(run["success_curve"], SOLVED_SUCCESS))
+            solved_at = _steps(runs_of.solved_at(run, True))
         lines.append(
             f"| {run['env_id']} | {run['arm']} | {run['seed']} | {run['train_steps']:,} | "
             f"{run['wall_seconds']:.0f} | {first} | {solved_at} | "

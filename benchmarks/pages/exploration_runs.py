@@ -185,12 +185,6 @@ def held_from(points: list[list[float]], level: float = 0.5) -> int | None:
     return first
 
 
-def held_or_budget(run: dict, level: float = 0.5) -> int:
-    """`held_from` of a run's training curve; a run that never held `level` counts its budget."""
-    first = held_from(run["curve"], level)
-    return int(run["train_steps"]) if first is None else first
-
-
 # What solving a task means: the training success rate holds 0.9 (records of runs whose reports
 # gave no success rate fall back on the training return holding 0.5).
 SOLVED_SUCCESS, SOLVED_RETURN = 0.9, 0.5
@@ -201,20 +195,25 @@ def solved_by_success(runs: list[dict]) -> bool:
     return bool(runs) and all(run.get("success_curve") for run in runs)
 
 
+def solved_at(run: dict, by_success: bool) -> int | None:
+    """The env step from which the training success rate held 0.9 (`by_success`), else the
+    training return 0.5; None for a run that never held it."""
+    if by_success:
+        return held_from(run["success_curve"], SOLVED_SUCCESS)
+    return held_from(run["curve"], SOLVED_RETURN)
+
+
 def steps_to_solve(run: dict, by_success: bool) -> int:
-    """The env steps from which the training success rate held 0.9 (`by_success`), else the
-    training return 0.5; a run that never held it counts its budget."""
-    if not by_success:
-        return held_or_budget(run, SOLVED_RETURN)
-    return held_or_budget(dict(run, curve=run["success_curve"]), SOLVED_SUCCESS)
+    """`solved_at`; a run that never held it counts its budget."""
+    first = solved_at(run, by_success)
+    return int(run["train_steps"]) if first is None else first
 
 
 def minutes_to_solve(run: dict, by_success: bool) -> float | None:
-    """Wall minutes until the run's sampled training policy solved its task (`steps_to_solve`),
-    at the run's mean rate: its wall time, process start and compiling included, times the
-    share of its env steps trained by then. None for a run that never solved it."""
-    level = SOLVED_SUCCESS if by_success else SOLVED_RETURN
-    first = held_from(run["success_curve"] if by_success else run["curve"], level)
+    """Wall minutes until the run's sampled training policy solved its task (`solved_at`), at
+    the run's mean rate: its wall time, process start and compiling included, times the share
+    of its env steps trained by then. None for a run that never solved it."""
+    first = solved_at(run, by_success)
     if first is None or not run["train_steps"]:
         return None
     return run["wall_seconds"] * first / run["train_steps"] / 60
