@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import types
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "agents"
@@ -163,17 +164,22 @@ def _traced(out: pathlib.Path) -> None:
     run: list[str] = []
     imported: list[str] = []
     found: dict[str, list[str]] = {}
+    walk = ArgsWalk()
 
-    def profile(frame, event, arg):  # noqa: ARG001 (the profiler's signature)
+    def profile(frame, event, arg):
+        name = frame.f_globals.get("__name__") or ""
+        ours = name == "agents" or name.startswith("agents.")
+        if ours and "path" not in found:
+            walk.see(frame, event, arg, name)
         if event != "call" or frame.f_code in seen_codes:
             return
         code = frame.f_code
         seen_codes.add(code)
-        name = frame.f_globals.get("__name__") or ""
-        if name != "agents" and not name.startswith("agents."):
+        if not ours:
             return
         if (name, code.co_name.removeprefix("tf__")) == GRADIENT_STEP and "path" not in found:
             found["path"], found["imported"] = list(run), list(imported)
+            found["args"] = list(walk.stays)
         listed = imported if code.co_name == "<module>" else run
         if name not in listed:
             listed.append(name)
@@ -189,6 +195,67 @@ def _traced(out: pathlib.Path) -> None:
     if code != 0 or "path" not in found:
         raise SystemExit(f"the traced run exited {code}, gradient step reached: {'path' in found}")
     out.write_text(json.dumps(dict(found, run=run)), encoding="utf-8")
+
+
+# Methods a reader does not step into: reading a value of the config is not a visit.
+_ACCESSORS = {"__getattr__", "__getattribute__", "__getitem__", "__contains__", "__iter__"}
+_ACCESSORS |= {"__len__", "__eq__", "__hash__", "__setattr__", "__setitem__", "__repr__"}
+
+
+class ArgsWalk:
+    """The library modules a reader enters following the command line's `args`, as a profiler
+    sees calls: a call follows `args` when one of its arguments is the parsed
+    `argparse.Namespace`, one of its values (not a number, a bool or None), or what a call that
+    followed `args` returned (the config built from them, ...). A reader reads each function
+    once, at its first such call (a loop's later calls, a value's accessors, `_ACCESSORS`, and
+    a module's import add nothing). `stays` lists the modules in the order the walk enters
+    them, a module once per stay (functions read in a row in one module are one stay), so a
+    module listed twice is one the walk left and came back to."""
+
+    def __init__(self) -> None:
+        self.followed: dict[int, object] = {}  # id -> the object (kept, so ids stay unique)
+        self.open: set[int] = set()  # Frames of calls that follow `args`: their results follow.
+        self.read: set = set()  # Functions met already: a reader reads each once.
+        self.stays: list[str] = []
+
+    def see(self, frame, event: str, value, module: str) -> None:
+        """Takes one profiler event of a frame of the package's `module`."""
+        if event == "return" and id(frame) in self.open:
+            self.open.discard(id(frame))
+            self._follow(value)
+            return
+        if event != "call":
+            return
+        values = list(frame.f_locals.values())  # At a call: its arguments.
+        if not self.followed:
+            spaces = [v for v in values if isinstance(v, argparse.Namespace)]
+            if not spaces:
+                return
+            for field in (spaces[0], *vars(spaces[0]).values()):
+                self._follow(field)
+        if any(self.followed.get(id(v)) is v for v in values):
+            self.open.add(id(frame))
+            code = frame.f_code
+            if code in self.read or code.co_name in _ACCESSORS or code.co_name == "<module>":
+                return
+            self.read.add(code)
+            if not self.stays or self.stays[-1] != module:
+                self.stays.append(module)
+
+    def _follow(self, value) -> None:
+        """Follows a value: data, not a number (every 0 is one object), a module, a class or a
+        function (TensorFlow returned by the call that imports it is not `args`)."""
+        code = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)
+        if value is not None and not isinstance(value, (bool, int, float, *code)):
+            self.followed[id(value)] = value
+
+
+def entries(stays: list[str]) -> dict[str, int]:
+    """How many times a walk's `stays` enter each module, the most entered first."""
+    counts: dict[str, int] = {}
+    for module in stays:
+        counts[module] = counts.get(module, 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: -item[1]))
 
 
 def _short(package: str) -> str:
@@ -315,6 +382,7 @@ def _traced_section(found: dict[str, list[str]]) -> list[str]:
         "| --- | --- | --- |",
     ]
     lines += [f"| {i} | `{m}` | {docstring(m, first_only=True)} |" for i, m in enumerate(path, 1)]
+    lines += ["", *_args_lines(found["args"])]
     counts = _package_counts()
     lines += [
         "",
@@ -330,6 +398,26 @@ def _traced_section(found: dict[str, list[str]]) -> list[str]:
     lines += ["", "After the first gradient step these run for the first time: "]
     lines[-1] += ", ".join(f"`{m}`" for m in later) + "." if later else "none."
     return [*lines, TRACED_END]
+
+
+def _args_lines(stays: list[str]) -> list[str]:
+    """The paragraph on the walk that follows `args` (`ArgsWalk`) to the first gradient step."""
+    counted = entries(stays)
+    again = {module: count for module, count in counted.items() if count > 1}
+    most = max(counted.values(), default=0)
+    line = (
+        f"**Following `args` to the first gradient step: {len(stays)} stays in {len(counted)} "
+        f"modules; the most entered, {most} times.** The walk follows the parsed command "
+        "line, its values and what the calls given them return (the config built from them, "
+        "...): a call follows it when one of its arguments is one of these, and a reader reads "
+        "each function once (a loop's later calls, a value's accessors add nothing). In the "
+        "order the walk enters them (a module once per stay): "
+    )
+    line += " -> ".join(f"`{_short(m)}`" for m in stays) + "."
+    if again:
+        line += " Entered more than once: "
+        line += ", ".join(f"`{_short(m)}` {n} times" for m, n in again.items()) + "."
+    return [line]
 
 
 LOOP = "agents/training/loop.py"  # The training loop, one file.

@@ -1,8 +1,10 @@
 """docs/architecture.md is the one the code gives: its import graph, module counts and package
 paragraphs from the source (fast), its traced path of a training step from a run (slow)."""
 
+import argparse
 import ast
 import pathlib
+import sys
 
 import pytest
 
@@ -71,7 +73,7 @@ def test_the_picture_draws_each_package_with_its_modules_and_an_upward_edge_dott
 
 
 def test_a_new_import_not_regenerated_makes_the_page_differ(package):
-    trace = {"path": ["agents.ppo.b"], "imported": ["agents.ppo.b"], "run": ["agents.ppo.b"]}
+    trace = {"path": ["agents.ppo.b"], "imported": [], "run": ["agents.ppo.b"], "args": []}
     before = architecture.page(trace)
     (package / "scripts" / "configs.py").write_text('"""Configs."""\n\nimport agents.tools.a\n')
     after = architecture.page(trace)
@@ -87,7 +89,7 @@ def test_package_paragraphs_join_prose_and_leave_code_out(package):
 
 
 def test_a_traced_module_that_is_gone_names_the_command(package):
-    trace = {"path": ["agents.ppo.gone"], "imported": [], "run": ["agents.ppo.gone"]}
+    trace = {"path": ["agents.ppo.gone"], "imported": [], "run": ["agents.ppo.gone"], "args": []}
     with pytest.raises(ValueError, match="agents.ppo.gone.*python -m benchmarks.architecture"):
         architecture.page(trace)
 
@@ -104,3 +106,46 @@ def test_the_traced_path_is_the_one_a_run_takes_now():
     # About 15 s: the command line trains 64 env steps under a profiler in a child process.
     stored = architecture.stored_trace(architecture.PAGE.read_text(encoding="utf-8"))
     assert architecture.trace() == stored, f"the traced path changed: run {architecture.COMMAND}"
+
+
+# Three "modules" for the walk below, named by their functions' prefixes.
+def _ma_main(args):
+    config = _mb_parse(args.set)  # Given a value of `args`: returns the config, followed.
+    _mc_other(args.seed)  # A number: not followed (every 0 is one object).
+    _ma_build(config)
+    used = _mb_use(config)
+    _ma_build(config)  # Read already: no new stay.
+    return used
+
+
+def _mb_parse(words):
+    return {word.split("=")[0]: word.split("=")[1] for word in words}
+
+
+def _mc_other(seed):
+    return seed + 1
+
+
+def _ma_build(config):
+    return None
+
+
+def _mb_use(config):
+    return len(config)
+
+
+def test_the_args_walk_follows_the_namespace_its_values_and_what_calls_given_them_return():
+    walk = architecture.ArgsWalk()
+
+    def profile(frame, event, arg):
+        if frame.f_code.co_name.startswith(("_ma_", "_mb_", "_mc_")):
+            walk.see(frame, event, arg, frame.f_code.co_name[1:3])
+
+    sys.setprofile(profile)
+    try:
+        _ma_main(argparse.Namespace(set=["a=1", "b=2"], seed=0))
+    finally:
+        sys.setprofile(None)
+    assert walk.stays == ["ma", "mb", "ma", "mb"]
+    assert architecture.entries(walk.stays) == {"ma": 2, "mb": 2}
+    assert architecture.entries(["x", "y", "x", "z", "x"]) == {"x": 3, "y": 1, "z": 1}
