@@ -18,6 +18,7 @@ from benchmarks.pages import (
     mujoco_page,
     native_page,
     readme_numbers,
+    speed_matrix_page,
     speed_page,
     trees,
 )
@@ -604,6 +605,33 @@ def test_speed_matrix_against_another_checkout_alternates_which_runs_first(tmp_p
     # Each record still says which checkout it measured, whatever the order.
     assert [r["against"] for r in written] == [False, True, True, False, False, True]
     assert all((r["steps_per_second"] == 200.0) == r["against"] for r in written)
+
+
+def test_speed_matrix_page_pairs_a_family_measured_twice_and_names_another_machine():
+    def row(started, family, speed, against, machine="CPU, 2 cores"):
+        return dict(
+            _sitting(started), family=family, steps_per_second=speed, against=against,
+            calls=3, first_call_s=1.0, seconds=20.0, machine=machine,
+            commit="old0000" if against else "abc1234",
+        )  # fmt: skip
+
+    whole = [row("2026-12-01 10:00:00", f, 100.0, False) for f in speed_matrix.FAMILIES]
+    other = "slow CPU, 2 cores"
+    partial = [  # Two pairs of one family, each in its own order, then one of another.
+        row("2026-12-02 10:00:00", "minigrid_native_noveld", 80.0, False, other),
+        row("2026-12-02 10:00:00", "minigrid_native_noveld", 100.0, True, other),
+        row("2026-12-02 10:00:00", "minigrid_native_noveld", 50.0, True, other),
+        row("2026-12-02 10:00:00", "minigrid_native_noveld", 60.0, False, other),
+        row("2026-12-02 10:00:00", "minigrid_native_rnd", 30.0, False, other),
+    ]
+    text = speed_matrix_page.page(whole + partial)
+    assert (
+        "- 2026-12-02 10:00, slow CPU, 2 cores, commit abc1234, calls timed for 20 s: "
+        "`minigrid_native_noveld` 80 (0.80x old0000), `minigrid_native_noveld` 60 (1.20x "
+        "old0000), `minigrid_native_rnd` 30." in text
+    )
+    same = [dict(record, machine="CPU, 2 cores") for record in partial]
+    assert "- 2026-12-02 10:00, commit abc1234" in speed_matrix_page.page(whole + same)
 
 
 def test_a_sitting_plans_the_steps_not_at_the_commit_and_machine_shortest_first():

@@ -57,25 +57,42 @@ def _families(rows: list[dict]) -> set[str]:
     return {record["family"] for record in rows}
 
 
-def _partial_lines(partial: list[list[dict]]) -> list[str]:
-    """One line per later partial sitting: its families' figures and ratios to the other tree."""
+def _pairs(rows: list[dict]) -> list[tuple[dict, dict | None]]:
+    """Each record of the measured checkout with the other checkout's record of its pair: the
+    k-th of a family with the k-th of it (a sitting may measure a family several times; each
+    pair ran side by side)."""
+    others: dict[str, list[dict]] = {}
+    for record in rows:
+        if record["against"]:
+            others.setdefault(record["family"], []).append(record)
+    pairs, taken = [], {}
+    for record in rows:
+        if not record["against"]:
+            family = record["family"]
+            k = taken[family] = taken.get(family, -1) + 1
+            found = others.get(family, [])
+            pairs.append((record, found[k] if k < len(found) else None))
+    return pairs
+
+
+def _partial_lines(partial: list[list[dict]], machine: str) -> list[str]:
+    """One line per later partial sitting: its families' figures and ratios to the other tree,
+    and its machine where it is not `machine` (the table's)."""
     if not partial:
         return []
     lines = ["", "Families measured again after it (a partial sitting each):", ""]
     for rows in partial:
-        measured = [record for record in rows if not record["against"]]
-        other = {record["family"]: record for record in rows if record["against"]}
         figures = []
-        for record in measured:
+        for record, against in _pairs(rows):
             figure = f"`{record['family']}` {record['steps_per_second']:,.0f}"
-            against = other.get(record["family"])
             if against:
                 ratio = record["steps_per_second"] / against["steps_per_second"]
                 figure += f" ({ratio:.2f}x {against['commit']})"
             figures.append(figure)
-        first = measured[0]
+        first = next(record for record in rows if not record["against"])
+        where = f", {first['machine']}" if first["machine"] != machine else ""
         lines.append(
-            f"- {first['started'][:16]}, commit {first['commit']}, calls timed for "
+            f"- {first['started'][:16]}{where}, commit {first['commit']}, calls timed for "
             f"{first['seconds']:g} s: {', '.join(figures)}."
         )
     return lines
@@ -117,4 +134,6 @@ def page(records: list[dict]) -> str:
             f"{record['load']:.1f}",
         ]
         lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join([_INTRO, header, "", *lines, *_partial_lines(partial), _FAMILIES])
+    return "\n".join(
+        [_INTRO, header, "", *lines, *_partial_lines(partial, first["machine"]), _FAMILIES]
+    )
