@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import collections
 import difflib
 import json
 import pathlib
@@ -252,10 +253,7 @@ class ArgsWalk:
 
 def entries(stays: list[str]) -> dict[str, int]:
     """How many times a walk's `stays` enter each module, the most entered first."""
-    counts: dict[str, int] = {}
-    for module in stays:
-        counts[module] = counts.get(module, 0) + 1
-    return dict(sorted(counts.items(), key=lambda item: -item[1]))
+    return dict(collections.Counter(stays).most_common())
 
 
 def _short(package: str) -> str:
