@@ -31,7 +31,9 @@ from benchmarks import common
 
 RECORDS = os.path.join(common.RESULTS, "first_line.jsonl")
 TARGET_SECONDS = 60.0
-TRAIN_LINE = re.compile(r"^\s*train\s+env step")
+# A train report's line (`reporting.report_line`), after the date and time that stdout's lines
+# carry where it is no terminal (`progress.write`).
+TRAIN_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d )?\s*train\s+env step")
 CONFIGS = (
     "doorkey_native",
     "doorkey16_noveld",
@@ -122,12 +124,12 @@ def main(argv: list[str] | None = None) -> int:
         common.append_record(RECORDS, sitting, config=config, timeout_s=args.timeout, **result)
         seconds = result["first_train_line_s"]
         met = seconds is not None and seconds <= TARGET_SECONDS
-        shown = f"{seconds:.1f}" if seconds is not None else f"none in {args.timeout:g} s"
+        shown = f"{seconds:.1f} s" if seconds is not None else f"none in {args.timeout:g} s"
         first = result["first_line_s"]
-        rows.append([config, f"{first:.1f}" if first else "-", shown, "yes" if met else "NO"])
-        print(f"{config}: first training line {shown} s", flush=True)
+        rows.append([config, f"{first:.1f} s" if first else "-", shown, "yes" if met else "NO"])
+        print(f"{config}: first training line {shown}", flush=True)
     print(common.machine_line())
-    header = ["config", "first line s", "first training line s", f"<= {TARGET_SECONDS:g} s"]
+    header = ["config", "first line", "first training line", f"<= {TARGET_SECONDS:g} s"]
     print(common.table(header, rows))
     return 0
 

@@ -5,20 +5,25 @@ import sys
 import time
 
 from agents.tools.reports import Report
-from agents.training import reporting
+from agents.training import progress, reporting
 from benchmarks import first_line
 
 
-def test_the_train_line_is_the_one_the_console_prints_for_a_train_report_only():
+def test_the_train_line_is_the_one_the_console_prints_for_a_train_report_only(
+    tmp_path, monkeypatch
+):
     metrics = {"env_steps": 16384.0, "policy_loss": 0.1}
-    assert first_line.TRAIN_LINE.match(
-        reporting.report_line(Report("train", 16384, 0.5, 3, metrics))
-    )
-    assert not first_line.TRAIN_LINE.match(
-        reporting.report_line(Report("eval", 16384, 0.5, 3, metrics))
-    )
+    train = reporting.report_line(Report("train", 16384, 0.5, 3, metrics))
+    evaluation = reporting.report_line(Report("eval", 16384, 0.5, 3, metrics))
     building = "Building the first 8,192 layouts of the layout bank of MiniGrid-DoorKey-16x16-v0"
-    assert not first_line.TRAIN_LINE.match(building)
+    with open(tmp_path / "stdout", "w") as file:  # A pipe's lines carry the date and time.
+        monkeypatch.setattr(sys, "stdout", file)
+        for line in (train, evaluation, building):
+            progress.write(line)
+    piped = (tmp_path / "stdout").read_text().splitlines()
+    assert piped[0].endswith(train) and piped[0] != train
+    for lines in ([train, evaluation, building], piped):  # On a terminal, and piped.
+        assert [bool(first_line.TRAIN_LINE.match(line)) for line in lines] == [True, False, False]
 
 
 def test_lines_come_as_printed_and_stop_at_the_deadline():
