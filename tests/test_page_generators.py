@@ -15,6 +15,7 @@ from benchmarks.pages import (
     exploration_ablations,
     exploration_page,
     exploration_runs,
+    first_line_page,
     mujoco_page,
     native_page,
     readme_numbers,
@@ -632,6 +633,25 @@ def test_speed_matrix_page_pairs_a_family_measured_twice_and_names_another_machi
     )
     same = [dict(record, machine="CPU, 2 cores") for record in partial]
     assert "- 2026-12-02 10:00, commit abc1234" in speed_matrix_page.page(whole + same)
+
+
+def test_first_line_section_judges_each_config_of_the_newest_sitting_against_a_minute():
+    def row(started, config, first, trained):
+        return dict(
+            _sitting(started), config=config, first_line_s=first, first_train_line_s=trained,
+            timeout_s=600.0,
+        )  # fmt: skip
+
+    old = row("2026-12-01 10:00:00", "keycorridor_noveld", 9.0, 1049.0)
+    new = [row("2026-12-02 10:00:00", "keycorridor_noveld", 9.3, 55.8)]
+    new.append(row("2026-12-02 10:00:00", "multiroom_noveld", 9.8, 60.2))
+    new.append(row("2026-12-02 10:00:00", "doorkey_native", None, None))
+    text = first_line_page.section([old, *new])
+    assert "| `keycorridor_noveld` | 9.3 | 55.8 | yes |" in text
+    assert "| `multiroom_noveld` | 9.8 | 60.2 | no |" in text
+    assert "| `doorkey_native` | - | none in 600 | no |" in text
+    assert "1049" not in text and "2026-12-02 10:00 | CPU, 2 cores | commit abc1234" in text
+    assert first_line_page.section([]) == ""
 
 
 def test_a_sitting_plans_the_steps_not_at_the_commit_and_machine_shortest_first():

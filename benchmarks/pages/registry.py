@@ -13,6 +13,7 @@ from benchmarks.pages import (
     env_throughput_page,
     exploration_figures,
     exploration_page,
+    first_line_page,
     layouts_page,
     learning_page,
     minigrid_native_page,
@@ -35,7 +36,7 @@ SOURCES = {
     "docs/results/env_backends.md": ("env_backends",),
     "docs/results/env_throughput.md": ("env_throughput",),
     "docs/results/exploration.md": ("exploration", "peer"),
-    "docs/results/layouts.md": ("layouts",),
+    "docs/results/layouts.md": ("layouts", "first_line"),
     "docs/results/learning.md": ("learning",),
     "docs/results/minigrid_native.md": ("minigrid_native",),
     "docs/results/mpi_scaling.md": ("mpi_scaling",),
@@ -88,7 +89,11 @@ def _texts() -> dict[str, Callable[[], str]]:
         "docs/results/exploration.md": lambda: (
             exploration_page.page(_records("exploration"), _records("peer")) + "\n"
         ),
-        "docs/results/layouts.md": lambda: layouts_page.page(_records("layouts")) + "\n",
+        "docs/results/layouts.md": lambda: (
+            layouts_page.page(_records("layouts"))
+            + "\n\n"
+            + first_line_page.section(_records("first_line"))
+        ),
         "docs/results/learning.md": lambda: learning_page.page(_records("learning")),
         "docs/results/minigrid_native.md": lambda: (
             minigrid_native_page.page(_records("minigrid_native")) + "\n"
@@ -118,6 +123,7 @@ def shown() -> dict[str, Callable[[list[dict]], list[dict]]]:
         "env_backends": env_backends_page.latest,
         "env_throughput": common.sitting,
         "exploration": exploration_page.shown,
+        "first_line": common.sitting,
         "fixed_cost": common.sitting,
         "layouts": common.sitting,
         "learning": per("task", learning_page.newest),
