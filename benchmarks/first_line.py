@@ -28,9 +28,9 @@ import tempfile
 import time
 
 from benchmarks import common
+from benchmarks.pages.first_line_page import TARGET_SECONDS
 
 RECORDS = os.path.join(common.RESULTS, "first_line.jsonl")
-TARGET_SECONDS = 60.0
 # A train report's line (`reporting.report_line`), after the date and time that stdout's lines
 # carry where it is no terminal (`progress.write`).
 TRAIN_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d )?\s*train\s+env step")
@@ -52,7 +52,8 @@ CONFIGS = (
 
 def first_lines(config: str, timeout: float) -> dict:
     """Seconds from spawning a fresh-cache training run of `config` to its first line and to
-    its first training line (None if it did not come within `timeout`), and the lines before."""
+    its first training line (None if it did not come within `timeout`; then also the end of the
+    run's stderr), and the last lines before it."""
     from agents.runtime import tf_loading
 
     scratch = tempfile.mkdtemp(prefix="first_line_")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from benchmarks import common
 
-TARGET_SECONDS = 60.0  # As `benchmarks.first_line` judges.
+TARGET_SECONDS = 60.0  # A run on empty caches should print its first training line by then.
 
 
 def section(records: list[dict]) -> str:
@@ -14,7 +14,7 @@ def section(records: list[dict]) -> str:
     if not rows:
         return ""
     loads = [row["load"] for row in rows]
-    table = ["| config | first line (s) | first training line (s) | within 60 s |"]
+    table = [f"| config | first line (s) | first training line (s) | within {TARGET_SECONDS:g} s |"]
     table.append("| --- | ---: | ---: | --- |")
     for row in rows:
         seconds = row["first_train_line_s"]
