@@ -90,6 +90,17 @@ def test_ci_and_the_suite_benchmark_run_readmes_test_command(tmp_path):
     records += [dict(quick, seconds=200.0, returncode=1)]  # A failing run is no figure.
     assert [r["seconds"] for r in readme_timings.quick_suite(records)] == [320.0]
     assert [r["seconds"] for r in readme_timings.shown_suites(records)] == [600.0, 320.0]
+    # Of several machines, the one whose newest run took longest, however old.
+    slow = [dict(records[1], machine="slow", commit="a", seconds=s) for s in (1500.0, 1600.0)]
+    fast = [dict(records[1], machine="fast", commit="b", seconds=s) for s in (700.0, 500.0)]
+    assert [r["seconds"] for r in readme_timings.recent_suites(slow + fast)] == [1500.0, 1600.0]
+    fast[-1]["seconds"] = 1700.0  # Now the other machine's newest is the slowest.
+    assert [r["seconds"] for r in readme_timings.recent_suites(slow + fast)] == [700.0, 1700.0]
+    quick_runs = [
+        dict(quick, machine="slow", seconds=400.0),
+        dict(quick, machine="fast", seconds=90.0),
+    ]
+    assert [r["seconds"] for r in readme_timings.quick_suite(quick_runs)] == [400.0]
     readme = tmp_path / "README.md"
     readme.write_text("# x\n\n```sh\npip install x && run\n```\n\n```sh\na && b && pytest t\n```\n")
     assert readme_timings.readme_command(str(readme)) == "pytest t"
