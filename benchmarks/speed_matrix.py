@@ -27,7 +27,9 @@ family against the latest earlier record of the same machine, or, with `--agains
 against that checkout's `agents` measured alternately in the same run (one child at a time;
 which of the two runs first alternates from family to family).
 `--quick` (calls timed for 4 s per family) runs the whole matrix in about five minutes on a 2-core
-CPU.
+CPU. To compare two trees on the native MiniGrid families, time 60 s (`--seconds 60`): their calls
+take longer or shorter as episodes lengthen or end (1.7-3.5 s within one NovelD run on a 2-core
+CPU), and two trees' runs draw other layouts, so 20 s windows of one pair spread by +-20%.
 
 Run: `python -m benchmarks.speed_matrix [--quick] [--families pendulum cartpole] [--seconds 20]`
      `python -m benchmarks.speed_matrix --quick --against ../main-worktree --page`
