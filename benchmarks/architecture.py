@@ -165,13 +165,13 @@ def _traced(out: pathlib.Path) -> None:
     run: list[str] = []
     imported: list[str] = []
     found: dict[str, list[str]] = {}
-    walk = ArgsWalk()
+    walk, main = ArgsWalk(), threading.main_thread()
 
     def profile(frame, event, arg):
         name = frame.f_globals.get("__name__") or ""
         ours = name == "agents" or name.startswith("agents.")
-        if ours and "path" not in found:
-            walk.see(frame, event, arg, name)
+        if ours and "path" not in found and threading.current_thread() is main:
+            walk.see(frame, event, arg, name)  # The main thread's: others' interleave at random.
         if event != "call" or frame.f_code in seen_codes:
             return
         code = frame.f_code
